@@ -1,0 +1,1 @@
+"""The policy language: parser, checks and diagnostics, the policy IR and its interpreters."""

@@ -1,0 +1,107 @@
+"""Diagnostics: what a user mistake becomes (never a traceback), and their rendering."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+from attrs import field, frozen
+from rich.markup import escape
+
+
+@frozen
+class Span:
+    """A source range; columns are 1-based, ``end_col`` is exclusive (Lark's convention)."""
+
+    file: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+    def location(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+@frozen
+class Diagnostic:
+    message: str
+    file: str | None = None
+    line: int | None = None
+    col: int | None = None
+    end_line: int | None = None
+    end_col: int | None = None
+    help: str | None = None
+    severity: str = "error"
+    # The source line(s) of the span, kept so rendering needs no file access (and works for
+    # ``compile_source`` text that has no file).
+    source: str | None = field(default=None, eq=False, repr=False)
+
+    @classmethod
+    def at(
+        cls, span: Span | None, message: str, help: str | None = None, source: str | None = None
+    ) -> Diagnostic:
+        if span is None:
+            return cls(message, help=help)
+        return cls(
+            message, span.file, span.line, span.col, span.end_line, span.end_col, help,
+            source=source,
+        )
+
+
+class DiagnosticError(Exception):
+    """Raised by the compiler API when a policy has errors; carries all of them."""
+
+    def __init__(self, diagnostics: Iterable[Diagnostic]):
+        self.diagnostics = tuple(diagnostics)
+        super().__init__(render_diagnostics(self.diagnostics))
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
+    """A help line naming the closest candidate, or None when nothing is close."""
+    close = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.6)
+    return f"did you mean `{close[0]}`?" if close else None
+
+
+def sort_key(d: Diagnostic) -> tuple:
+    return (d.file or "", d.line or 0, d.col or 0, d.message)
+
+
+def dedupe(diags: Iterable[Diagnostic]) -> tuple[Diagnostic, ...]:
+    """Drop repeats (a faulty def inlined at several sites reports once), sorted by position."""
+    seen: dict[Diagnostic, None] = {}
+    for d in diags:
+        seen.setdefault(d, None)
+    return tuple(sorted(seen, key=sort_key))
+
+
+def _render_one(d: Diagnostic, color: bool) -> str:
+    def style(text: str, markup: str) -> str:
+        return f"[{markup}]{escape(text)}[/{markup}]" if color else text
+
+    out = [style(f"{d.severity}:", "bold red") + " " + style(d.message, "bold")]
+    if d.file is not None and d.line is not None:
+        out.append(f"  {style('-->', 'blue')} {d.file}:{d.line}:{d.col}")
+        if d.source is not None:
+            text = d.source.split("\n")[0]
+            gutter = str(d.line)
+            pad = " " * len(gutter)
+            col = d.col or 1
+            end = d.end_col if d.end_line == d.line and d.end_col else len(text) + 1
+            width = max(1, end - col)
+            out.append(f"{pad} |")
+            out.append(f"{gutter} | {escape(text) if color else text}")
+            out.append(f"{pad} | " + " " * (col - 1) + style("^" * width, "bold red"))
+    if d.help:
+        out.append(style("help:", "bold cyan") + " " + (escape(d.help) if color else d.help))
+    return "\n".join(out)
+
+
+def render_diagnostics(diags: Iterable[Diagnostic], color: bool = False) -> str:
+    """Elm/Rust style text; with ``color`` the text carries rich markup for a console."""
+    diags = tuple(diags)
+    blocks = [_render_one(d, color) for d in diags]
+    errors = sum(1 for d in diags if d.severity == "error")
+    if errors > 1:
+        blocks.append(f"{errors} errors")
+    return "\n\n".join(blocks) + ("\n" if blocks else "")

@@ -1,0 +1,1 @@
+"""The shared event simulator: jobs, workloads, the scheduling pass, metrics and the CLI."""

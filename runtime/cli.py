@@ -1,0 +1,332 @@
+"""The `schedc` command line: check, compile, run and compare policies.
+
+Every user mistake ends in a diagnostic and exit status 2, never a traceback. The heavy
+modules (the simulator, rich) are imported inside the commands that need them, so that
+`schedc --help` and `schedc check` start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from importlib import resources as importlib_resources
+from pathlib import Path
+
+EXIT_OK = 0
+EXIT_VIOLATION = 1
+EXIT_USER_ERROR = 2
+
+BUNDLED_TRACE = "KTH-SP2-1996-2.1-cln.swf.gz"
+
+
+class UserError(Exception):
+    """A mistake in the command line itself (not in a file): one message and a help line."""
+
+    def __init__(self, message: str, help: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.help = help
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("schedc")
+    except PackageNotFoundError:  # running from a checkout that is not installed
+        return "unknown"
+
+
+def bundled_trace() -> Path:
+    """The KTH-SP2 trace shipped inside the package (the default workload of `run`)."""
+    return Path(str(importlib_resources.files("schedc.runtime") / "data" / BUNDLED_TRACE))
+
+
+def _parse_assignments(items: Sequence[str], flag: str) -> dict[str, str]:
+    result: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise UserError(
+                f"{flag} {item!r} is not of the form NAME=VALUE",
+                help=f"for example {flag} cpus=128" if flag == "--capacity" else
+                f"for example {flag} depth=2",
+            )
+        result[name.strip()] = value.strip()
+    return result
+
+
+def _parse_capacities(items: Sequence[str]) -> dict[str, int]:
+    capacities: dict[str, int] = {}
+    for name, value in _parse_assignments(items, "--capacity").items():
+        try:
+            number = int(value)
+        except ValueError:
+            raise UserError(
+                f"--capacity {name}={value}: the capacity must be a whole number",
+                help="capacities count units of a resource, e.g. --capacity cpus=128",
+            ) from None
+        if number < 1:
+            raise UserError(
+                f"--capacity {name}={value}: the capacity must be at least 1",
+                help="a resource with no capacity can run no job",
+            )
+        capacities[name] = number
+    return capacities
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="schedc",
+        description="Compile, check, run and compare parallel-job scheduling policies "
+        "written in the .pol language.",
+    )
+    parser.add_argument("--version", action="version", version=f"schedc {_version()}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.required = True
+
+    check = commands.add_parser(
+        "check", help="parse and type-check policy files", description="Parse and check "
+        ".pol files; report every error of every file at once.")
+    check.add_argument("files", nargs="+", metavar="FILE", help=".pol file(s)")
+
+    compile_ = commands.add_parser(
+        "compile", help="compile a policy to its IR", description="Compile a policy and "
+        "print its intermediate representation.")
+    compile_.add_argument("file", metavar="FILE", help=".pol file")
+    compile_.add_argument("--policy", help="which policy of the file (if it defines several)")
+    compile_.add_argument("--emit", choices=["json"], default="json",
+                          help="output format (default: json)")
+    compile_.add_argument("-o", "--output", metavar="PATH",
+                          help="write to PATH instead of standard output")
+
+    run = commands.add_parser(
+        "run", help="simulate a policy on a workload",
+        description="Simulate a policy on a workload (SWF trace, .swf.gz or CSV job table) "
+        "and print its metrics. Without --workload, runs on the bundled KTH-SP2 trace.")
+    run.add_argument("policy_file", metavar="POLICY", help=".pol file")
+    _add_simulation_options(run)
+    run.add_argument("--jobs-out", metavar="FILE.csv", help="write one row per job")
+    run.add_argument("--swf-out", metavar="FILE.swf", help="write the simulated schedule as SWF")
+
+    compare = commands.add_parser(
+        "compare", help="simulate several policies on one workload",
+        description="Simulate several policies on the same workload; one table row per "
+        "policy.")
+    compare.add_argument("policy_files", nargs="+", metavar="POLICY", help=".pol files")
+    _add_simulation_options(compare, several=True)
+    compare.add_argument("--csv", metavar="FILE.csv", dest="csv_out",
+                         help="also write the comparison table as CSV")
+    return parser
+
+
+def _add_simulation_options(sub: argparse.ArgumentParser, several: bool = False) -> None:
+    sub.add_argument("--workload", metavar="TRACE",
+                     help="SWF trace (.swf, .swf.gz) or CSV job table; default: the bundled "
+                     "KTH-SP2 trace")
+    if not several:
+        sub.add_argument("--policy", help="which policy of the file (if it defines several)")
+    sub.add_argument("--capacity", action="append", default=[], metavar="NAME=VALUE",
+                     help="machine capacity of a resource (repeatable), e.g. cpus=128")
+    sub.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                     help="value of a policy parameter (repeatable)")
+    sub.add_argument("--lenient", action="store_true",
+                     help="skip and count malformed workload lines instead of stopping")
+    sub.add_argument("--json", action="store_true", help="print results as JSON")
+    sub.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+
+
+# --- commands ---------------------------------------------------------------------------
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from schedc.dsl import check_file, render_diagnostics
+
+    failed = False
+    for file in args.files:
+        _require_file(file, "policy")
+        result = check_file(file)
+        if result.diagnostics:
+            failed = True
+            _err(render_diagnostics(result.diagnostics, color=_color(sys.stderr)))
+        else:
+            names = ", ".join(result.policies) or "no policy"
+            print(f"ok: {file} ({names})")
+    return EXIT_USER_ERROR if failed else EXIT_OK
+
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    from schedc.dsl import compile_file, policy_to_json
+
+    _require_file(args.file, "policy")
+    policy = compile_file(args.file, args.policy)
+    text = json.dumps(policy_to_json(policy), indent=2) + "\n"
+    if args.output:
+        from schedc.runtime.atomicio import write_text_atomic
+
+        write_text_atomic(args.output, text)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from schedc.runtime import report
+
+    outcome = _simulate_one(args.policy_file, args.policy, args)
+    if args.jobs_out:
+        from schedc.runtime.metrics import write_jobs_csv
+
+        write_jobs_csv(outcome.schedule, args.jobs_out)
+    if args.swf_out:
+        from schedc.runtime.swf import write_swf
+
+        write_swf(outcome.schedule, args.swf_out)
+    if args.json:
+        print(json.dumps(report.run_json(outcome), indent=2))
+    else:
+        report.print_run(outcome)
+    return EXIT_OK
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from schedc.runtime import report
+
+    outcomes = [_simulate_one(path, None, args) for path in args.policy_files]
+    if args.csv_out:
+        report.write_compare_csv(outcomes, args.csv_out)
+    if args.json:
+        print(json.dumps(report.compare_json(outcomes), indent=2))
+    else:
+        report.print_compare(outcomes)
+    return EXIT_OK
+
+
+def _simulate_one(policy_file: str, policy_name: str | None, args: argparse.Namespace):
+    from schedc.dsl import compile_file, to_runtime
+    from schedc.runtime.report import RunOutcome
+    from schedc.runtime.simulator import simulate
+    from schedc.runtime.workload import load_workload
+
+    _require_file(policy_file, "policy")
+    policy_ir = compile_file(policy_file, policy_name)
+    policy = to_runtime(policy_ir, _parse_assignments(args.param, "--param"))
+    capacities = _resolve_capacities(policy.resources, policy.capacities, args.capacity)
+    workload_path = args.workload or str(bundled_trace())
+    _require_file(workload_path, "workload")
+    workload = load_workload(workload_path, resources=policy.resources, capacities=capacities,
+                             lenient=args.lenient)
+    with _progress(args, f"{policy.name} on {Path(workload_path).name}") as progress:
+        schedule = simulate(policy, workload, progress=progress)
+    return RunOutcome(policy_file=policy_file, policy=policy, workload=workload,
+                      schedule=schedule)
+
+
+def _resolve_capacities(resources: tuple[str, ...], declared: tuple[int | None, ...],
+                        items: Sequence[str]) -> dict[str, int | None]:
+    """CLI --capacity overrides the policy's machine block, which overrides the trace."""
+    given = _parse_capacities(items)
+    for name in given:
+        if name not in resources:
+            import difflib
+
+            close = difflib.get_close_matches(name, resources, n=1)
+            hint = f"did you mean `{close[0]}`? " if close else ""
+            raise UserError(
+                f"--capacity {name}: the policy's machine has no resource `{name}`",
+                help=f"{hint}its resources are: {', '.join(resources)}",
+            )
+    return {name: given.get(name, cap) for name, cap in zip(resources, declared, strict=True)}
+
+
+class _progress:
+    """A rich progress bar on a terminal; nothing when piped or with --no-progress."""
+
+    def __init__(self, args: argparse.Namespace, label: str) -> None:
+        self.enabled = not args.no_progress and not args.json and sys.stderr.isatty()
+        self.label = label
+        self._bar = None
+        self._task = None
+
+    def __enter__(self):
+        if not self.enabled:
+            return None
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        from schedc.runtime.report import stderr_console
+
+        self._bar = Progress(TextColumn("{task.description}"), BarColumn(),
+                             TextColumn("{task.completed:,}/{task.total:,} jobs"),
+                             TimeElapsedColumn(), console=stderr_console(), transient=True)
+        self._bar.__enter__()
+        self._task = self._bar.add_task(self.label, total=None)
+
+        def update(done: int, total: int) -> None:
+            self._bar.update(self._task, completed=done, total=total)
+
+        return update
+
+    def __exit__(self, *exc) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(*exc)
+
+
+def _require_file(path: str, what: str) -> None:
+    p = Path(path)
+    if not p.exists():
+        raise UserError(f"{what} file not found: {path}",
+                        help="check the path; it is relative to the current directory")
+    if p.is_dir():
+        raise UserError(f"{what} file is a directory: {path}", help="give a file")
+
+
+def _color(stream) -> bool:
+    return stream.isatty()
+
+
+def _err(text: str) -> None:
+    sys.stderr.write(text if text.endswith("\n") else text + "\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handlers = {"check": cmd_check, "compile": cmd_compile, "run": cmd_run,
+                "compare": cmd_compare}
+    from schedc.dsl import DiagnosticError, render_diagnostics
+    from schedc.runtime.workload import WorkloadError
+
+    try:
+        return handlers[args.command](args)
+    except UserError as error:
+        _err(f"error: {error.message}")
+        if error.help:
+            _err(f"help: {error.help}")
+        return EXIT_USER_ERROR
+    except DiagnosticError as error:
+        _err(render_diagnostics(error.diagnostics, color=_color(sys.stderr)))
+        return EXIT_USER_ERROR
+    except WorkloadError as error:
+        _err(str(error))
+        return EXIT_USER_ERROR
+    except _monitor_violation() as error:
+        _err(f"runtime monitor: {error}")
+        return EXIT_VIOLATION
+    except OSError as error:  # unreadable input, unwritable output
+        _err(f"error: {error.strerror or error}: {error.filename or ''}".rstrip(": "))
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        _err("interrupted")
+        return 130
+
+
+def _monitor_violation() -> type[Exception]:
+    from schedc.runtime.monitor import MonitorViolation
+
+    return MonitorViolation
+
+
+if __name__ == "__main__":
+    sys.exit(main())

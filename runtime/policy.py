@@ -1,0 +1,64 @@
+"""What the simulator needs from a compiled policy.
+
+The DSL compiles a policy IR into a ``RuntimePolicy``: plain callables generated from the IR
+(see ``schedc.dsl.codegen``), plus the facts the simulator uses to skip work (which
+expressions are static). Tests may also build a ``RuntimePolicy`` by hand.
+
+Every callable takes ``(job, state)``: ``job`` is a ``Job`` of the queue, ``state`` the
+``PassState`` of the pass in progress (read-only for the callable).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+from attrs import define, frozen
+
+from schedc.runtime.jobs import Job, RunningJob
+
+BackfillKind = Literal["none", "first_fit", "best"]
+
+
+@define(slots=True)
+class PassState:
+    """The machine and queue as a pass sees them; updated by the simulator as jobs start."""
+
+    now: int
+    queue: Sequence[Job]  # in policy order
+    running: Sequence[RunningJob]
+    capacity: tuple[int, ...]
+    used: list[int]  # per resource, current
+
+    def free(self, k: int) -> int:
+        return self.capacity[k] - self.used[k]
+
+
+KeyFn = Callable[[Job, PassState], tuple]
+NumFn = Callable[[Job, PassState], float]
+IntFn = Callable[[Job, PassState], int]
+BoolFn = Callable[[Job, PassState], bool]
+
+
+@frozen
+class RuntimeInvariant:
+    text: str  # the invariant's source text
+    location: str  # file:line:col
+    check: BoolFn  # evaluated for each job started, with the state right after it started
+
+
+@frozen
+class RuntimePolicy:
+    name: str
+    resources: tuple[str, ...]  # names in vector order; resources[0] == "cpus"
+    capacities: tuple[int | None, ...]  # declared by the policy's machine, None = from trace/CLI
+    depth: int | None  # reservations per pass; None = all (conservative)
+    backfill: BackfillKind
+    order_key: KeyFn | None = None  # None = FCFS; the simulator appends (submit, index)
+    order_static: bool = True  # the key depends only on the job and params
+    score: NumFn | None = None  # backfill "best": the candidate with the smallest score starts
+    size: IntFn | None = None  # None = rigid: the cpus request
+    invariants: tuple[RuntimeInvariant, ...] = ()
+    # True when no expression reads now, queue, running or machine state: then a pass after
+    # submissions alone only has to consider the new jobs (see simulator.py for the proof).
+    state_free: bool = True

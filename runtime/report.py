@@ -1,0 +1,135 @@
+"""Human tables (rich) and machine-readable results (JSON, CSV) of simulation runs."""
+
+from __future__ import annotations
+
+import csv
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from attrs import frozen
+
+from schedc.runtime.atomicio import open_atomic
+from schedc.runtime.metrics import compute_metrics
+from schedc.runtime.policy import RuntimePolicy
+from schedc.runtime.schedule import Schedule
+from schedc.runtime.workload import Workload
+
+
+@frozen
+class RunOutcome:
+    policy_file: str
+    policy: RuntimePolicy
+    workload: Workload
+    schedule: Schedule
+
+    def metrics(self) -> dict[str, Any]:
+        return compute_metrics(self.schedule).to_dict()
+
+
+def stderr_console():
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def _stdout_console():
+    from rich.console import Console
+
+    # Piped output keeps a fixed width so that files compare byte for byte across terminals.
+    return Console(width=None if sys.stdout.isatty() else 120)
+
+
+def _machine(outcome: RunOutcome) -> dict[str, int]:
+    return dict(zip(outcome.workload.resources, outcome.workload.capacities, strict=True))
+
+
+def _format(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:,.3f}" if abs(value) < 1e6 else f"{value:,.0f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def _scalar_items(metrics: dict[str, Any]) -> list[tuple[str, Any]]:
+    return [(k, v) for k, v in metrics.items() if not isinstance(v, dict | list)]
+
+
+def run_json(outcome: RunOutcome) -> dict[str, Any]:
+    return {
+        "policy": outcome.policy.name,
+        "policy_file": outcome.policy_file,
+        "workload": outcome.workload.source,
+        "machine": _machine(outcome),
+        "skipped": dict(sorted(outcome.workload.skipped.items())),
+        "passes": outcome.schedule.passes,
+        "metrics": outcome.metrics(),
+    }
+
+
+def print_run(outcome: RunOutcome) -> None:
+    from rich.table import Table
+
+    metrics = outcome.metrics()
+    machine = ", ".join(f"{k}={v:,}" for k, v in _machine(outcome).items())
+    table = Table(title=f"{outcome.policy.name} on {outcome.workload.source} ({machine})")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for key, value in _scalar_items(metrics):
+        table.add_row(key, _format(value))
+    console = _stdout_console()
+    console.print(table)
+    categories = metrics.get("category_mean_response")
+    if isinstance(categories, dict) and categories:
+        cat_table = Table(title="mean response per area category")
+        for column in ("category", "jobs", "mean response"):
+            cat_table.add_column(column, justify="right")
+        for name, row in categories.items():
+            cat_table.add_row(str(name), _format(row["jobs"]), _format(row["mean_response"]))
+        console.print(cat_table)
+    skipped = outcome.workload.skipped
+    if skipped:
+        detail = ", ".join(f"{n:,} {reason}" for reason, n in sorted(skipped.items()))
+        console.print(f"skipped jobs: {detail}")
+
+
+def compare_json(outcomes: Sequence[RunOutcome]) -> dict[str, Any]:
+    first = outcomes[0]
+    return {
+        "workload": first.workload.source,
+        "machine": _machine(first),
+        "policies": [
+            {"policy": o.policy.name, "policy_file": o.policy_file, "metrics": o.metrics()}
+            for o in outcomes
+        ],
+    }
+
+
+def _compare_rows(outcomes: Sequence[RunOutcome]) -> tuple[list[str], list[list[Any]]]:
+    per_policy = [(o.policy.name, _scalar_items(o.metrics())) for o in outcomes]
+    columns = ["policy"] + [key for key, _ in per_policy[0][1]]
+    rows = [[name] + [value for _, value in items] for name, items in per_policy]
+    return columns, rows
+
+
+def print_compare(outcomes: Sequence[RunOutcome]) -> None:
+    from rich.table import Table
+
+    columns, rows = _compare_rows(outcomes)
+    first = outcomes[0]
+    machine = ", ".join(f"{k}={v:,}" for k, v in _machine(first).items())
+    table = Table(title=f"{first.workload.source} ({machine})")
+    for i, column in enumerate(columns):
+        table.add_column(column, justify="left" if i == 0 else "right")
+    for row in rows:
+        table.add_row(*(_format(v) for v in row))
+    _stdout_console().print(table)
+
+
+def write_compare_csv(outcomes: Sequence[RunOutcome], path: str) -> None:
+    columns, rows = _compare_rows(outcomes)
+    with open_atomic(path, newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(columns)
+        writer.writerows(rows)

@@ -1,0 +1,34 @@
+"""The outcome of a simulation: when each job ran and what it held."""
+
+from __future__ import annotations
+
+from attrs import frozen
+
+from schedc.runtime.jobs import Job
+from schedc.runtime.workload import Workload
+
+
+@frozen(slots=True)
+class JobRecord:
+    job: Job
+    start: int
+    end: int  # start + job.run_time
+    alloc: tuple[int, ...]  # per resource, what it held
+
+    @property
+    def wait(self) -> int:
+        return self.start - self.job.submit
+
+    @property
+    def response(self) -> int:
+        return self.end - self.job.submit
+
+
+@frozen
+class Schedule:
+    records: tuple[JobRecord, ...]  # file order: records[i].job is workload.jobs[i]
+    capacities: tuple[int, ...]
+    resources: tuple[str, ...]
+    policy_name: str
+    passes: int  # scheduling passes run
+    workload: Workload

@@ -1,0 +1,83 @@
+"""A workload: the jobs of a trace or table, the machine they ran on, and what was skipped."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from attrs import field, frozen
+
+from schedc.runtime.jobs import Job
+
+
+@frozen
+class Workload:
+    jobs: tuple[Job, ...]  # file order; jobs[i].index == i
+    resources: tuple[str, ...]  # resources[0] == "cpus"
+    capacities: tuple[int, ...]  # one per resource
+    skipped: dict[str, int] = field(factory=dict)  # reason -> count
+    source: str = ""  # the file it came from
+    header: dict[str, str] = field(factory=dict)  # SWF header lines ("MaxProcs" -> "100")
+
+    @property
+    def skipped_total(self) -> int:
+        return sum(self.skipped.values())
+
+
+class WorkloadError(Exception):
+    """A user mistake in a workload file or its machine: rendered like a compiler diagnostic."""
+
+    def __init__(
+        self,
+        path: str,
+        line: int | None,
+        col: int | None,
+        message: str,
+        help: str | None = None,
+        source_line: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.path = path
+        self.line = line
+        self.col = col
+        self.message = message
+        self.help = help
+        self.source_line = source_line
+
+    def __str__(self) -> str:
+        where = self.path
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.col is not None:
+                where += f":{self.col}"
+        out = [f"{where}: {self.message}"]
+        if self.source_line is not None:
+            out.append(f"  | {self.source_line}")
+            if self.col is not None:
+                out.append("  | " + " " * (self.col - 1) + "^")
+        if self.help:
+            out.append(f"help: {self.help}")
+        return "\n".join(out)
+
+
+def load_workload(
+    path: str | Path,
+    resources: tuple[str, ...] = ("cpus",),
+    capacities: Mapping[str, int | None] | None = None,
+    lenient: bool = False,
+) -> Workload:
+    """Read a workload, choosing the reader by extension (.swf, .swf.gz, .csv)."""
+    # Imported here: each reader imports this module for Workload and WorkloadError.
+    from schedc.runtime import jobtable, swf
+
+    caps = dict(capacities or {})
+    name = str(path)
+    if not resources or resources[0] != "cpus":
+        raise WorkloadError(name, None, None, "the first resource must be `cpus`",
+                            help=f"got resources {list(resources)}")
+    if name.endswith((".swf", ".swf.gz")):
+        return swf.read_swf(path, resources, caps, lenient)
+    if name.endswith((".csv", ".csv.gz")):
+        return jobtable.read_jobtable(path, resources, caps, lenient)
+    raise WorkloadError(name, None, None, "unknown workload format",
+                        help="expected a .swf, .swf.gz or .csv file")
