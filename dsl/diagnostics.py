@@ -105,3 +105,23 @@ def render_diagnostics(diags: Iterable[Diagnostic], color: bool = False) -> str:
     if errors > 1:
         blocks.append(f"{errors} errors")
     return "\n\n".join(blocks) + ("\n" if blocks else "")
+
+
+class Reporter:
+    """Collects diagnostics, attaching the source line of each span from known texts."""
+
+    def __init__(self, sources: dict[str, str] | None = None):
+        self.sources: dict[str, str] = sources if sources is not None else {}
+        self.diagnostics: list[Diagnostic] = []
+
+    def source_line(self, span: Span | None) -> str | None:
+        if span is None or span.file not in self.sources:
+            return None
+        lines = self.sources[span.file].split("\n")
+        return lines[span.line - 1] if 0 < span.line <= len(lines) else None
+
+    def error(self, span: Span | None, message: str, help: str | None = None) -> None:
+        self.diagnostics.append(Diagnostic.at(span, message, help, self.source_line(span)))
+
+    def add(self, diag: Diagnostic) -> None:
+        self.diagnostics.append(diag)

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
 
-def write_atomic(path: str | os.PathLike[str], fill: Callable[[TextIO], None]) -> None:
-    """Call ``fill`` on a temp file in the target's folder and move it over ``path``.
+@contextmanager
+def open_atomic(path: str | os.PathLike[str], newline: str | None = "\n") -> Iterator[TextIO]:
+    """A text handle on a temp file in the target's folder, moved over ``path`` on success.
 
     Same folder so that ``os.replace`` is a rename on one file system (atomic on POSIX); on
     any error the temp file is removed and the old target, if any, is left untouched.
@@ -18,9 +20,20 @@ def write_atomic(path: str | os.PathLike[str], fill: Callable[[TextIO], None]) -
     target = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
-            fill(out)
+        with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as out:
+            yield out
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_atomic(path: str | os.PathLike[str], fill: Callable[[TextIO], None]) -> None:
+    """Call ``fill`` on the handle of ``open_atomic(path)``."""
+    with open_atomic(path) as out:
+        fill(out)
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
+    with open_atomic(path) as out:
+        out.write(text)

@@ -194,7 +194,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     from schedc.runtime import report
 
-    outcomes = [_simulate_one(path, None, args) for path in args.policy_files]
+    loaded: dict = {}  # policies on the same machine share one parsed workload
+    outcomes = [_simulate_one(path, None, args, loaded) for path in args.policy_files]
     if args.csv_out:
         report.write_compare_csv(outcomes, args.csv_out)
     if args.json:
@@ -204,7 +205,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _simulate_one(policy_file: str, policy_name: str | None, args: argparse.Namespace):
+def _simulate_one(policy_file: str, policy_name: str | None, args: argparse.Namespace,
+                  loaded: dict | None = None):
     from schedc.dsl import compile_file, to_runtime
     from schedc.runtime.report import RunOutcome
     from schedc.runtime.simulator import simulate
@@ -216,8 +218,13 @@ def _simulate_one(policy_file: str, policy_name: str | None, args: argparse.Name
     capacities = _resolve_capacities(policy.resources, policy.capacities, args.capacity)
     workload_path = args.workload or str(bundled_trace())
     _require_file(workload_path, "workload")
-    workload = load_workload(workload_path, resources=policy.resources, capacities=capacities,
-                             lenient=args.lenient)
+    key = (workload_path, policy.resources, tuple(capacities.items()))
+    workload = (loaded or {}).get(key)
+    if workload is None:
+        workload = load_workload(workload_path, resources=policy.resources,
+                                 capacities=capacities, lenient=args.lenient)
+        if loaded is not None:
+            loaded[key] = workload
     with _progress(args, f"{policy.name} on {Path(workload_path).name}") as progress:
         schedule = simulate(policy, workload, progress=progress)
     return RunOutcome(policy_file=policy_file, policy=policy, workload=workload,

@@ -32,7 +32,8 @@ class Job:
 class RunningJob:
     job: Job
     start: int
-    alloc: tuple[int, ...]  # what it holds, per resource (the request unless a size rule changed cpus)
+    # what it holds, per resource (the request unless a size rule changed cpus)
+    alloc: tuple[int, ...]
 
     @property
     def expected_end(self) -> int:

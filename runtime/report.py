@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from attrs import frozen
@@ -68,26 +69,50 @@ def run_json(outcome: RunOutcome) -> dict[str, Any]:
     }
 
 
+LABELS = {
+    "jobs": "jobs simulated",
+    "skipped": "jobs skipped",
+    "mean_wait": "mean wait (s)",
+    "max_wait": "max wait (s)",
+    "mean_response": "mean response (s)",
+    "mean_slowdown": "mean slowdown",
+    "mean_bounded_slowdown": "mean bounded slowdown (10 s)",
+    "utilisation": "utilisation",
+    "makespan": "makespan (s)",
+    "artww": "ARTwW (s)",
+    "sldwa": "SLDwA",
+}
+
+
+def _title(outcome: RunOutcome) -> str:
+    machine = ", ".join(f"{k}={v:,}" for k, v in _machine(outcome).items())
+    return f"{Path(outcome.workload.source).name} ({machine})"
+
+
 def print_run(outcome: RunOutcome) -> None:
     from rich.table import Table
 
+    from schedc.runtime.metrics import NCATEGORIES
+
     metrics = outcome.metrics()
-    machine = ", ".join(f"{k}={v:,}" for k, v in _machine(outcome).items())
-    table = Table(title=f"{outcome.policy.name} on {outcome.workload.source} ({machine})")
+    table = Table(title=f"{outcome.policy.name} on {_title(outcome)}")
     table.add_column("metric")
     table.add_column("value", justify="right")
     for key, value in _scalar_items(metrics):
-        table.add_row(key, _format(value))
+        table.add_row(LABELS.get(key, key), _format(value))
     console = _stdout_console()
     console.print(table)
-    categories = metrics.get("category_mean_response")
-    if isinstance(categories, dict) and categories:
-        cat_table = Table(title="mean response per area category")
-        for column in ("category", "jobs", "mean response"):
-            cat_table.add_column(column, justify="right")
-        for name, row in categories.items():
-            cat_table.add_row(str(name), _format(row["jobs"]), _format(row["mean_response"]))
-        console.print(cat_table)
+    categories = Table(title="mean response per area category (procs x run time)")
+    for column in ("category", "area", "jobs", "mean response (s)"):
+        categories.add_column(column, justify="right")
+    for c in range(NCATEGORIES):
+        jobs = metrics["category_jobs"][c]
+        if jobs:
+            low = "0" if c == 0 else f"1e{c}"
+            high = "" if c == NCATEGORIES - 1 else f"1e{c + 1}"
+            categories.add_row(str(c), f"[{low}, {high})" if high else f">= {low}",
+                               _format(jobs), _format(metrics["category_mean_response"][c]))
+    console.print(categories)
     skipped = outcome.workload.skipped
     if skipped:
         detail = ", ".join(f"{n:,} {reason}" for reason, n in sorted(skipped.items()))
@@ -108,7 +133,7 @@ def compare_json(outcomes: Sequence[RunOutcome]) -> dict[str, Any]:
 
 def _compare_rows(outcomes: Sequence[RunOutcome]) -> tuple[list[str], list[list[Any]]]:
     per_policy = [(o.policy.name, _scalar_items(o.metrics())) for o in outcomes]
-    columns = ["policy"] + [key for key, _ in per_policy[0][1]]
+    columns = ["policy"] + [key for key, _ in per_policy[0][1]]  # stable metric keys
     rows = [[name] + [value for _, value in items] for name, items in per_policy]
     return columns, rows
 
@@ -117,9 +142,7 @@ def print_compare(outcomes: Sequence[RunOutcome]) -> None:
     from rich.table import Table
 
     columns, rows = _compare_rows(outcomes)
-    first = outcomes[0]
-    machine = ", ".join(f"{k}={v:,}" for k, v in _machine(first).items())
-    table = Table(title=f"{first.workload.source} ({machine})")
+    table = Table(title=_title(outcomes[0]))
     for i, column in enumerate(columns):
         table.add_column(column, justify="left" if i == 0 else "right")
     for row in rows:

@@ -1,6 +1,6 @@
 """Standard Workload Format (v2.2) reader and writer.
 
-Reading is column-wise for speed: the data lines are joined and split once, and each needed
+Reading is column-wise for speed: the data lines are split once as bytes, and each needed
 field is converted with ``map(int, ...)`` over a column slice (a per-line loop costs about
 5 us a line, too slow for LANL-CM5's 122k lines). Only when that fast path meets a bad line
 (wrong field count or a non-integer) do we fall back to the per-line reader, which reports the
@@ -9,15 +9,14 @@ line and column, or skips and counts the line in lenient mode.
 
 from __future__ import annotations
 
-import gzip
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from schedc.runtime.atomicio import write_atomic
+from schedc.runtime.gcpause import paused_gc
 from schedc.runtime.jobs import Job
-from schedc.runtime.workload import Workload, WorkloadError
+from schedc.runtime.workload import Workload, WorkloadError, read_source
 
 if TYPE_CHECKING:
     from schedc.runtime.schedule import Schedule
@@ -38,33 +37,39 @@ def read_swf(
 ) -> Workload:
     name = str(path)
     caps = dict(capacities or {})
-    text = _read_text(name)
-    lines = text.split("\n")
-    header = _header(lines)
-    capacity = _capacities(name, resources, caps, header)
-    numbered = [(i, ln) for i, ln in enumerate(lines, 1) if ln and not ln.startswith(";")
-                and not ln.isspace()]
-    skipped: dict[str, int] = {}
-    cols = _columns_fast(numbered)
-    if cols is None:
-        cols = _columns_slow(name, numbered, lenient, skipped)
-    jobs = _admit(cols, resources, capacity, skipped)
+    raw = read_source(name)
+    with paused_gc():
+        body_at = _header_end(raw)
+        header = _header(raw[:body_at].decode("utf-8", errors="replace"))
+        capacity = _capacities(name, resources, caps, header)
+        skipped: dict[str, int] = {}
+        cols = _columns_fast(raw[body_at:], "memory" in resources)
+        if cols is None:
+            text = raw.decode("utf-8", errors="replace")
+            cols = _columns_slow(name, text.split("\n"), lenient, skipped)
+        jobs = _admit(cols, resources, capacity, skipped)
     return Workload(jobs=jobs, resources=tuple(resources), capacities=capacity,
                     skipped=dict(sorted(skipped.items())), source=name, header=header)
 
 
-def _read_text(name: str) -> str:
-    try:
-        raw = gzip.open(name).read() if name.endswith(".gz") else Path(name).read_bytes()
-    except (OSError, EOFError) as exc:  # missing file, bad gzip stream
-        raise WorkloadError(name, None, None, f"cannot read the workload: {exc}") from None
-    return raw.decode("utf-8", errors="replace")
+def _header_end(raw: bytes) -> int:
+    """Offset just past the leading block of comment (``;``) and blank lines."""
+    pos = 0
+    while pos < len(raw):
+        nl = raw.find(b"\n", pos)
+        nl = len(raw) if nl < 0 else nl
+        line = raw[pos:nl].strip()
+        if line and not line.startswith(b";"):
+            return pos
+        pos = nl + 1
+    return len(raw)
 
 
-def _header(lines: list[str]) -> dict[str, str]:
+def _header(text: str) -> dict[str, str]:
     """``; Key: value`` comment lines (the SWF header); later duplicates win."""
     out: dict[str, str] = {}
-    for ln in lines:
+    for ln in text.split("\n"):
+        ln = ln.strip()
         if ln.startswith(";") and ":" in ln:
             key, _, value = ln[1:].partition(":")
             key = key.strip()
@@ -83,7 +88,7 @@ def _capacities(name: str, resources: tuple[str, ...], caps: dict[str, int | Non
         given = caps.get(res)
         if given is None and res == "cpus":
             for key in ("MaxProcs", "MaxNodes"):  # DESIGN: MaxProcs, else MaxNodes
-                if header.get(key, "").lstrip("-").isdigit() and int(header[key]) > 0:
+                if header.get(key, "").isdigit() and int(header[key]) > 0:
                     given = int(header[key])
                     break
         if given is None:
@@ -96,21 +101,44 @@ def _capacities(name: str, resources: tuple[str, ...], caps: dict[str, int | Non
     return tuple(out)
 
 
-def _columns_fast(numbered: list[tuple[int, str]]) -> list[list[int]] | None:
-    """The needed fields as int columns, or None if any line is malformed."""
-    tokens = " ".join(ln for _, ln in numbered).split()
-    if len(tokens) != NFIELDS * len(numbered):
+def _columns_fast(body: bytes, memory: bool) -> list[list[int]] | None:
+    """The needed fields as int columns, or None if any line is malformed or not plain.
+
+    Each newline becomes a ``|`` token, so a well-formed body is exactly 19 tokens a line with
+    ``|`` at every 19th place: that proves every line has 18 fields without a per-line loop.
+    Columns we do not need (memory without a memory resource, requested procs when every
+    line has allocated procs) are filled with zeros instead of converted. Any other oddity
+    (blank or comment line in the middle, a non-integer) sends us to the per-line reader,
+    which knows line numbers.
+    """
+    tokens = body.replace(b"\n", b" | ").split()
+    if tokens and tokens[-1] != b"|":
+        tokens.append(b"|")  # last line without a newline
+    width = NFIELDS + 1
+    nlines = len(tokens) // width
+    if len(tokens) != width * nlines or tokens[NFIELDS::width].count(b"|") != nlines:
         return None
     try:
-        return [list(map(int, tokens[f::NFIELDS])) for f in NEEDED]
+        cols = [list(map(int, tokens[f::width])) for f in (F_ID, F_SUBMIT, F_RUN, F_PROCS)]
+        cols.append([0] * nlines if not memory else list(map(int, tokens[F_USED_MEM::width])))
+        procs = cols[3]
+        if min(procs, default=1) < 1:
+            cols.append(list(map(int, tokens[F_REQ_PROCS::width])))
+        else:
+            cols.append([0] * nlines)  # never read: every line has allocated procs
+        cols.append(list(map(int, tokens[F_REQ_TIME::width])))
+        cols.append([0] * nlines if not memory else list(map(int, tokens[F_REQ_MEM::width])))
     except ValueError:
         return None
+    return cols
 
 
-def _columns_slow(name: str, numbered: list[tuple[int, str]], lenient: bool,
+def _columns_slow(name: str, lines: list[str], lenient: bool,
                   skipped: dict[str, int]) -> list[list[int]]:
     cols: list[list[int]] = [[] for _ in NEEDED]
-    for lineno, ln in numbered:
+    for lineno, ln in enumerate(lines, 1):
+        if not ln.strip() or ln.lstrip().startswith(";"):
+            continue
         parts = ln.split()
         bad: tuple[int, str, str] | None = None
         if len(parts) != NFIELDS:
@@ -153,36 +181,48 @@ def _field_col(line: str, field: int) -> int:
 
 def _admit(cols: list[list[int]], resources: tuple[str, ...], capacity: tuple[int, ...],
            skipped: dict[str, int]) -> tuple[Job, ...]:
+    """Apply DESIGN's skip and estimate rules; list comprehensions, as this runs per line."""
     ids, submits, runs, procs, used_mem, req_procs, req_time, req_mem = cols
-    want_mem = "memory" in resources
-    mem_at = resources.index("memory") if want_mem else -1
-    jobs: list[Job] = []
-    for i in range(len(ids)):
-        p = procs[i] if procs[i] >= 1 else req_procs[i]  # field 5, else field 8
-        run = runs[i]
-        reason = None
-        if run < 0:
-            reason = "run time < 0"
-        elif p < 1:
-            reason = "procs < 1"
-        if reason is None:
-            if want_mem:
-                per = req_mem[i] if req_mem[i] > 0 else max(used_mem[i], 0)
-                request = tuple(p * per if r == mem_at else p for r in range(len(resources)))
-            else:
-                request = (p,)
-            for r, (need, cap) in enumerate(zip(request, capacity, strict=True)):
-                if need > cap:
-                    reason = f"{resources[r]} request > capacity"
-                    break
-        if reason is not None:
-            skipped[reason] = skipped.get(reason, 0) + 1
-            continue
-        est = req_time[i] if req_time[i] > 0 else run
-        if est < 1:
-            est = 1  # DESIGN: never less than 1 s
-        jobs.append(Job(ids[i], len(jobs), submits[i], run if run < est else est, est, request))
-    return tuple(jobs)
+    # allocated procs (field 5), else requested procs (field 8)
+    procs = [p if p >= 1 else q for p, q in zip(procs, req_procs, strict=True)]
+    if "memory" in resources:
+        # Per-processor memory: requested (field 10), else used (field 7), unknown -> 0.
+        mem = [p * (r if r > 0 else max(u, 0))
+               for p, r, u in zip(procs, req_mem, used_mem, strict=True)]
+        by_name = {"cpus": procs, "memory": mem}
+        requests = list(zip(*(by_name[r] for r in resources), strict=True))
+    else:
+        requests = [(p,) for p in procs]
+    # Find the few bad lines column by column (a per-job test costs ~1 us x 122k jobs).
+    bad = {i for i, r in enumerate(runs) if r < 0}
+    for k, cap in enumerate(capacity):
+        col = procs if k == 0 else [r[k] for r in requests]
+        bad.update(i for i, v in enumerate(col) if v > cap or (k == 0 and v < 1))
+    if bad:
+        for i in sorted(bad):
+            _skip_reason(runs[i], requests[i], resources, capacity, skipped)
+        keep = [i for i in range(len(ids)) if i not in bad]
+        ids, submits, runs, req_time, requests = (
+            [c[i] for i in keep] for c in (ids, submits, runs, req_time, requests))
+    ests = [q if q > 0 else (r if r > 0 else 1) for q, r in zip(req_time, runs, strict=True)]
+    caps = [r if r < e else e for r, e in zip(runs, ests, strict=True)]  # killed at its estimate
+    return tuple(map(Job, ids, range(len(ids)), submits, caps, ests, requests))
+
+
+def _skip_reason(run: int, request: tuple[int, ...], resources: tuple[str, ...],
+                 capacity: tuple[int, ...], skipped: dict[str, int]) -> None:
+    reason = None
+    if run < 0:
+        reason = "run time < 0"
+    elif request[0] < 1:
+        reason = "procs < 1"
+    else:
+        for name, need, cap in zip(resources, request, capacity, strict=True):
+            if need > cap:
+                reason = f"{name} request > capacity"
+                break
+    if reason is not None:
+        skipped[reason] = skipped.get(reason, 0) + 1
 
 
 def write_swf(schedule: Schedule, path: str | os.PathLike[str]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -58,6 +59,17 @@ class WorkloadError(Exception):
         if self.help:
             out.append(f"help: {self.help}")
         return "\n".join(out)
+
+
+def read_source(name: str, what: str = "workload") -> bytes:
+    """The file's bytes, gunzipped if it ends in ``.gz``; unreadable -> WorkloadError."""
+    try:
+        if name.endswith(".gz"):
+            with gzip.open(name) as f:
+                return f.read()
+        return Path(name).read_bytes()
+    except (OSError, EOFError) as exc:  # missing file, bad gzip stream
+        raise WorkloadError(name, None, None, f"cannot read the {what}: {exc}") from None
 
 
 def load_workload(

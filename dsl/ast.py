@@ -1,0 +1,211 @@
+"""The surface syntax tree of a `.pol` file, with source spans (ignored by equality)."""
+
+from __future__ import annotations
+
+from attrs import field, frozen
+
+from schedc.dsl.diagnostics import Span
+
+
+def _span():
+    # Spans never take part in equality: parse(print(ast)) == ast holds modulo positions.
+    return field(default=None, eq=False, repr=False, kw_only=True)
+
+
+# -- expressions ---------------------------------------------------------------------------
+
+
+@frozen
+class Num:
+    value: int | float  # int for INT literals, float for REAL ones
+    span: Span | None = _span()
+
+
+@frozen
+class Bool:
+    value: bool
+    span: Span | None = _span()
+
+
+@frozen
+class Duration:
+    amount: int
+    unit: str  # s | min | h | d
+    span: Span | None = _span()
+
+    @property
+    def seconds(self) -> int:
+        return self.amount * {"s": 1, "min": 60, "h": 3600, "d": 86400}[self.unit]
+
+
+@frozen
+class Part:
+    """One step of a path: `.name` or `[name]` (an index by a resource variable)."""
+
+    name: str
+    index: bool = False
+    span: Span | None = _span()
+
+
+@frozen
+class Path:
+    """A name with attribute steps: `job.request.memory`, `machine.free.cpus`, `depth`."""
+
+    root: str
+    parts: tuple[Part, ...] = ()
+    span: Span | None = _span()
+    root_span: Span | None = _span()
+
+
+@frozen
+class Unary:
+    op: str  # "-" | "not"
+    operand: Expr
+    span: Span | None = _span()
+
+
+@frozen
+class Binary:
+    op: str  # + - * / // % < <= > >= == != and or   (floor division is written `div`)
+    left: Expr
+    right: Expr
+    span: Span | None = _span()
+
+
+@frozen
+class If:
+    cond: Expr
+    then: Expr
+    otherwise: Expr
+    span: Span | None = _span()
+
+
+@frozen
+class Call:
+    fn: str
+    args: tuple[Expr, ...]
+    span: Span | None = _span()
+    fn_span: Span | None = _span()
+
+
+@frozen
+class Aggregate:
+    fn: str  # sum | count | min | max | avg (checked later, so typos get a did-you-mean)
+    var: str
+    domain: str  # queue | running | resources (checked later)
+    where: Expr | None
+    body: Expr | None
+    default: Expr | None
+    span: Span | None = _span()
+    fn_span: Span | None = _span()
+    domain_span: Span | None = _span()
+
+
+Expr = Num | Bool | Duration | Path | Unary | Binary | If | Call | Aggregate
+
+# -- top-level items -----------------------------------------------------------------------
+
+
+@frozen
+class Import:
+    path: str
+    span: Span | None = _span()
+
+
+@frozen
+class Param:
+    name: str
+    type: str  # int | real | bool
+    lo: Expr | None
+    hi: Expr | None
+    default: Expr
+    span: Span | None = _span()
+
+
+@frozen
+class Def:
+    name: str
+    arg: str | None  # the job parameter of a job function, None for a plain definition
+    body: Expr
+    span: Span | None = _span()
+
+
+@frozen
+class Resource:
+    name: str
+    capacity: int | None
+    span: Span | None = _span()
+
+
+@frozen
+class Machine:
+    name: str
+    resources: tuple[Resource, ...]
+    span: Span | None = _span()
+
+
+@frozen
+class MachineClause:
+    name: str
+    span: Span | None = _span()
+
+
+@frozen
+class OrderKey:
+    expr: Expr
+    descending: bool
+    span: Span | None = _span()
+
+
+@frozen
+class OrderClause:
+    keys: tuple[OrderKey, ...]
+    span: Span | None = _span()
+
+
+@frozen
+class ReserveClause:
+    value: int | str  # an INT, "all", or a param name (as Path)
+    is_name: bool = False
+    span: Span | None = _span()
+
+
+@frozen
+class BackfillClause:
+    kind: str  # none | first_fit | best
+    score: Expr | None = None
+    descending: bool = False
+    span: Span | None = _span()
+
+
+@frozen
+class SizeClause:
+    expr: Expr
+    span: Span | None = _span()
+
+
+@frozen
+class InvariantClause:
+    expr: Expr
+    text: str = field(default="", eq=False)  # the source text, for reports
+    span: Span | None = _span()
+
+
+Clause = MachineClause | OrderClause | ReserveClause | BackfillClause | SizeClause | InvariantClause
+
+
+@frozen
+class Policy:
+    name: str
+    extends: str | None
+    clauses: tuple[Clause, ...]
+    span: Span | None = _span()
+    name_span: Span | None = _span()
+
+
+Item = Import | Param | Def | Machine | Policy
+
+
+@frozen
+class Module:
+    items: tuple[Item, ...]

@@ -1,0 +1,122 @@
+"""Binding param values and building the simulator's `RuntimePolicy` from the IR."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+
+from schedc.dsl import ir
+from schedc.dsl.codegen import compile_functions
+from schedc.dsl.diagnostics import Diagnostic, DiagnosticError, did_you_mean
+from schedc.runtime.policy import RuntimeInvariant, RuntimePolicy
+
+_INT = re.compile(r"[+-]?[0-9]+")
+
+
+def parse_value(p: ir.Param, text: str) -> int | float | bool:
+    """A CLI value for ``p``; raises DiagnosticError with a clear message."""
+    t = text.strip()
+    value: int | float | bool | None = None
+    if p.type == "int" and _INT.fullmatch(t):
+        value = int(t)
+    elif p.type == "real":
+        try:
+            value = float(t)
+        except ValueError:
+            value = None
+        if value is not None and not math.isfinite(value):
+            value = None
+    elif p.type == "bool" and t in ("true", "false"):
+        value = t == "true"
+    if value is None:
+        example = {"int": "an integer like 4", "real": "a number like 0.5",
+                   "bool": "true or false"}[p.type]
+        raise DiagnosticError([Diagnostic(
+            f"bad value `{text}` for param `{p.name}`: it is {p.type}",
+            help=f"give {example}: --param {p.name}=...",
+        )])
+    if p.lo is not None and not p.lo <= value <= p.hi:
+        raise DiagnosticError([Diagnostic(
+            f"value {value} for param `{p.name}` is outside its domain [{p.lo}, {p.hi}]",
+            help=f"choose a value between {p.lo} and {p.hi}",
+        )])
+    return value
+
+
+def bind_params(policy: ir.Policy, given: Mapping[str, str] | None) -> dict[str, object]:
+    """Param values: the defaults overridden by ``given`` (text, as from the CLI)."""
+    known = {p.name: p for p in policy.params}
+    values: dict[str, object] = {p.name: p.default for p in policy.params}
+    errors = []
+    for name, text in (given or {}).items():
+        if name not in known:
+            names = ", ".join(known) or "none"
+            errors.append(Diagnostic(
+                f"policy `{policy.name}` has no param `{name}`",
+                help=did_you_mean(name, known) or f"its params: {names}",
+            ))
+            continue
+        try:
+            values[name] = parse_value(known[name], text)
+        except DiagnosticError as err:
+            errors.extend(err.diagnostics)
+    if errors:
+        raise DiagnosticError(errors)
+    for p in policy.params:
+        if p.type == "real":
+            values[p.name] = float(values[p.name])
+    return values
+
+
+def to_runtime(policy: ir.Policy, params: Mapping[str, str] | None = None) -> RuntimePolicy:
+    """Bind params and generate the simulator's callables from the IR."""
+    values = bind_params(policy, params)
+    depth = policy.depth
+    if isinstance(depth, ir.ParamRef):
+        depth = values[depth.name]
+        if depth < 0:
+            raise DiagnosticError([Diagnostic(
+                f"reservation depth `{policy.depth.name}` = {depth} is negative",
+                help="give a value of at least 0",
+            )])
+    bodies: dict[str, ir.Expr | tuple[ir.Expr, ...]] = {}
+    wrap = {}
+    if policy.order:
+        # Descending keys are negated so that the simulator always sorts ascending.
+        bodies["order_key"] = tuple(
+            _negate(k.expr) if k.descending else k.expr for k in policy.order
+        )
+    if policy.backfill.score is not None:
+        s = policy.backfill.score
+        bodies["score"] = _negate(s) if policy.backfill.descending else s
+    if policy.size is not None:
+        bodies["size"] = policy.size
+        wrap["size"] = "_check_size"
+    for i, inv in enumerate(policy.invariants):
+        bodies[f"invariant_{i}"] = inv.expr
+    fns, _ = compile_functions(bodies, values, rigid=policy.size is None, wrap=wrap)
+    invariants = tuple(
+        RuntimeInvariant(inv.text, inv.span.location() if inv.span else policy.file,
+                         fns[f"invariant_{i}"])
+        for i, inv in enumerate(policy.invariants)
+    )
+    return RuntimePolicy(
+        name=policy.name,
+        resources=tuple(r.name for r in policy.machine.resources),
+        capacities=tuple(r.capacity for r in policy.machine.resources),
+        depth=depth,
+        backfill=policy.backfill.kind,
+        order_key=fns.get("order_key"),
+        order_static=ir.order_static(policy),
+        score=fns.get("score"),
+        size=fns.get("size"),
+        invariants=invariants,
+        state_free=ir.state_free(policy),
+    )
+
+
+def _negate(e: ir.Expr) -> ir.Expr:
+    # A bool key becomes an int so that `desc` puts true first.
+    typ = "int" if e.type == "bool" else e.type
+    return ir.Unary("-", e, typ, span=e.span)

@@ -1,0 +1,189 @@
+"""IR -> Python source -> callables for the simulator.
+
+The source is generated from the IR only (constants via ``repr`` of checked values,
+variables renamed to ``v0, v1, ...``), compiled once, and executed in a namespace that holds
+only the helpers of ``schedc.dsl.numeric``: no user text ever reaches ``compile``.
+Generated code must agree with ``evaluate`` (tested with hypothesis).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from schedc.dsl import ir
+from schedc.dsl import numeric as nm
+
+_NAMESPACE = {
+    "_div": nm.div, "_floordiv": nm.floordiv, "_mod": nm.mod, "_sqrt": nm.sqrt,
+    "_log": nm.log, "_ceil": nm.ceil, "_floor": nm.floor, "_real": nm.real,
+    "_agg_min": nm.agg_min, "_agg_max": nm.agg_max, "_agg_avg": nm.agg_avg,
+    "_job_size": nm.job_size, "_EvaluationError": nm.EvaluationError,
+    "_RANGE": range, "_len": len, "_min": min, "_max": max, "_abs": abs, "_sum": sum,
+}
+_OPS = {"+": "+", "-": "-", "*": "*", "<": "<", "<=": "<=", ">": ">", ">=": ">=",
+        "==": "==", "!=": "!=", "and": "and", "or": "or"}
+_HELPERS = {"/": "_div", "//": "_floordiv", "%": "_mod"}
+
+
+class _Gen:
+    """Expression -> Python expression text, for one function of (job, state)."""
+
+    def __init__(self, params: Mapping[str, object], rigid: bool):
+        self.params = params
+        self.rigid = rigid
+        self.vars: dict[str, tuple[str, str]] = {}  # IR var -> (python name, kind)
+        self.counter = 0
+
+    def expr(self, e: ir.Expr) -> str:
+        text = self._expr(e)
+        # Only these nodes can yield an int where the IR says real (mixed branches/arguments).
+        mixed = isinstance(e, ir.Call | ir.IfThenElse | ir.Aggregate)
+        return f"_real({text})" if e.type == "real" and mixed else text
+
+    def _job(self, var: str) -> tuple[str, str | None]:
+        """(python expression of the Job, python expression of start or None)."""
+        if var == "job":
+            return "job", None
+        name, kind = self.vars[var]
+        return (f"{name}.job", f"{name}.start") if kind == "running" else (name, None)
+
+    def _job_attr(self, e: ir.JobAttr) -> str:
+        job, start = self._job(e.var)
+        since = start if start is not None else "state.now"
+        match e.attr:
+            case "id" | "submit" | "estimate" | "procs" | "area":
+                return f"{job}.{e.attr}"
+            case "wait":
+                return f"({since} - {job}.submit)"
+            case "xfactor":
+                return f"_div({since} - {job}.submit + {job}.estimate, {job}.estimate)"
+            case "start":
+                return start
+            case "elapsed":
+                return f"(state.now - {start})"
+            case "remaining":
+                return f"({start} + {job}.estimate - state.now)"
+            case "end":
+                return f"({start} + {job}.estimate)"
+            case "size":
+                return f"{job}.procs" if self.rigid else f"_job_size({job}, state)"
+        raise AssertionError(e.attr)
+
+    @staticmethod
+    def _resource(attr: str, k: str) -> str:
+        cap, used = f"state.capacity[{k}]", f"state.used[{k}]"
+        return {"capacity": cap, "used": used, "free": f"({cap} - {used})",
+                "util": f"_div({used}, {cap})"}[attr]
+
+    def _expr(self, e: ir.Expr) -> str:
+        match e:
+            case ir.Const(value=v):
+                return repr(v)
+            case ir.ParamRef(name=n):
+                return repr(self.params[n])
+            case ir.JobAttr():
+                return self._job_attr(e)
+            case ir.Request(var=var, resource=r):
+                k = str(r) if isinstance(r, int) else self.vars[r][0]
+                return f"{self._job(var)[0]}.request[{k}]"
+            case ir.MachineAttr(attr=a, resource_index=k):
+                return self._resource(a, str(int(k)))
+            case ir.ResourceAttr(var=var, attr=a):
+                return self._resource(a, self.vars[var][0])
+            case ir.StateAttr(attr="now"):
+                return "state.now"
+            case ir.StateAttr(attr=a):
+                return f"_len(state.{a.split('.')[0]})"
+            case ir.Unary(op="-", operand=x):
+                return f"(-{self.expr(x)})"
+            case ir.Unary(op="not", operand=x):
+                return f"(not {self.expr(x)})"
+            case ir.Binary(op=op, left=a, right=b) if op in _HELPERS:
+                return f"{_HELPERS[op]}({self.expr(a)}, {self.expr(b)})"
+            case ir.Binary(op=op, left=a, right=b):
+                return f"({self.expr(a)} {_OPS[op]} {self.expr(b)})"
+            case ir.Call(fn=fn, args=args):
+                return f"_{fn}({', '.join(self.expr(a) for a in args)})"
+            case ir.IfThenElse(cond=c, then=t, otherwise=o):
+                return f"({self.expr(t)} if {self.expr(c)} else {self.expr(o)})"
+            case ir.Aggregate():
+                return self._aggregate(e)
+        raise AssertionError(f"unknown IR node {e!r}")
+
+    def _aggregate(self, e: ir.Aggregate) -> str:
+        name = f"v{self.counter}"
+        self.counter += 1
+        kind = {"queue": "queue", "running": "running", "resources": "resource"}[e.domain]
+        saved = self.vars.get(e.var)
+        self.vars[e.var] = (name, kind)
+        domain = "_RANGE(_len(state.capacity))" if kind == "resource" else f"state.{e.domain}"
+        cond = "" if e.where is None else f" if {self.expr(e.where)}"
+        loop = f"for {name} in {domain}{cond}"
+        body = None if e.body is None else self.expr(e.body)
+        # The variable's scope ends here: the default is read outside it.
+        if saved is None:
+            del self.vars[e.var]
+        else:
+            self.vars[e.var] = saved
+        if e.fn == "count":
+            return f"_sum(1 {loop})"
+        if e.fn == "sum":
+            return f"_sum({body} {loop})"
+        default = "None" if e.default is None else f"lambda: {self.expr(e.default)}"
+        return f"_agg_{e.fn}([{body} {loop}], {default})"
+
+
+def _function(name: str, body: str) -> str:
+    # Arithmetic failures (float overflow...) surface as EvaluationError, like `evaluate`.
+    return (
+        f"def {name}(job, state):\n"
+        f"    try:\n"
+        f"        return {body}\n"
+        f"    except (ArithmeticError, ValueError) as err:\n"
+        f"        if isinstance(err, _EvaluationError):\n"
+        f"            raise\n"
+        f"        raise _EvaluationError(str(err)) from err\n"
+    )
+
+
+def compile_functions(
+    bodies: Mapping[str, ir.Expr | tuple[ir.Expr, ...]],
+    params: Mapping[str, object],
+    rigid: bool = True,
+    wrap: Mapping[str, str] | None = None,
+) -> tuple[dict[str, Callable], str]:
+    """Compile named expressions (a tuple compiles to a Python tuple) into functions of
+    ``(job, state)``. ``wrap`` names a helper applied to a function's result. Returns the
+    functions and the generated source (for debugging)."""
+    chunks = []
+    for fname, body in bodies.items():
+        gen = _Gen(params, rigid)
+        if isinstance(body, tuple):
+            text = "(" + "".join(f"{gen.expr(x)}, " for x in body) + ")"
+        else:
+            text = gen.expr(body)
+        if wrap and fname in wrap:
+            text = f"{wrap[fname]}({text}, state)"
+        chunks.append(_function(fname, text))
+    source = "\n".join(chunks)
+    namespace = dict(_NAMESPACE)
+    namespace["_check_size"] = check_size
+    exec(compile(source, "<schedc policy>", "exec"), namespace)  # noqa: S102 - IR-generated
+    return {name: namespace[name] for name in bodies}, source
+
+
+def check_size(value, state) -> int:
+    """A size must be an integral number of processors in [1, capacity of cpus]."""
+    if isinstance(value, bool) or value != int(value):
+        raise nm.EvaluationError(f"size {value} is not a whole number of processors")
+    value = int(value)
+    if not 1 <= value <= state.capacity[0]:
+        raise nm.EvaluationError(f"size {value} is outside [1, {state.capacity[0]}]")
+    return value
+
+
+def compile_expr(e: ir.Expr, params: Mapping[str, object] | None = None,
+                 rigid: bool = False) -> Callable:
+    """One expression as a function of (job, state) (used by tests and tools)."""
+    fns, _ = compile_functions({"f": e}, params or {}, rigid)
+    return fns["f"]

@@ -1,0 +1,255 @@
+"""The policy IR: plain, typed data (no closures) read by every interpreter.
+
+The concrete interpreter (`evaluate`), the code generator (`codegen`) and the Z3 backend all
+walk these same objects. Definitions are already inlined: there are no user calls.
+Every expression has ``type`` in {"int", "real", "bool"} and an optional source ``span``.
+"""
+
+from __future__ import annotations
+
+from attrs import field, frozen
+
+from schedc.dsl.diagnostics import Span
+
+Type = str  # "int" | "real" | "bool"
+
+# Job attributes readable on `job` and on aggregate variables over `queue` (and `running`).
+JOB_ATTRS = ("id", "submit", "estimate", "procs", "wait", "area", "xfactor")
+# Extra attributes of a variable over `running`.
+RUNNING_ATTRS = ("start", "elapsed", "remaining", "end")
+# `size` (the processors the job got) exists only for `job` inside invariants.
+ATTR_TYPES = {a: "int" for a in (*JOB_ATTRS, *RUNNING_ATTRS, "size")} | {"xfactor": "real"}
+MACHINE_ATTRS = ("capacity", "free", "used", "util")  # util is real: used / capacity
+STATE_ATTRS = ("now", "queue.count", "running.count")
+
+
+def _span():
+    return field(default=None, eq=False, repr=False, kw_only=True)
+
+
+@frozen
+class Const:
+    value: int | float | bool
+    type: Type
+    span: Span | None = _span()
+
+
+@frozen
+class ParamRef:
+    name: str
+    type: Type
+    span: Span | None = _span()
+
+
+@frozen
+class JobAttr:
+    var: str  # "job" or an aggregate variable over queue/running
+    attr: str
+    type: Type
+    span: Span | None = _span()
+
+
+@frozen
+class Request:
+    var: str
+    resource: int | str  # a resource index, or the name of a `resources` aggregate variable
+    type: Type = "int"
+    span: Span | None = _span()
+
+
+@frozen
+class MachineAttr:
+    attr: str  # capacity | free | used | util
+    resource_index: int
+    type: Type
+    span: Span | None = _span()
+
+
+@frozen
+class ResourceAttr:
+    var: str  # a `resources` aggregate variable
+    attr: str  # capacity | free | used | util
+    type: Type
+    span: Span | None = _span()
+
+
+@frozen
+class StateAttr:
+    attr: str  # now | queue.count | running.count
+    type: Type = "int"
+    span: Span | None = _span()
+
+
+@frozen
+class Unary:
+    op: str  # "-" | "not"
+    operand: Expr
+    type: Type
+    span: Span | None = _span()
+
+
+@frozen
+class Binary:
+    # + - * / // % < <= > >= == != and or. `/` is real division; `//` and `%` are on ints
+    # with Python's floor semantics (the result of `%` has the divisor's sign).
+    op: str
+    left: Expr
+    right: Expr
+    type: Type
+    span: Span | None = _span()
+
+
+@frozen
+class Call:
+    fn: str  # min | max | ceil | floor | sqrt | log | abs
+    args: tuple[Expr, ...]
+    type: Type
+    span: Span | None = _span()
+
+
+@frozen
+class IfThenElse:
+    cond: Expr
+    then: Expr
+    otherwise: Expr
+    type: Type
+    span: Span | None = _span()
+
+
+@frozen
+class Aggregate:
+    fn: str  # sum | count | min | max | avg
+    var: str  # unique within the enclosing expression (renamed on inlining)
+    domain: str  # queue | running | resources
+    where: Expr | None
+    body: Expr | None  # None for count
+    default: Expr | None  # the value when no element passes `where`
+    type: Type
+    span: Span | None = _span()
+
+
+Expr = (
+    Const | ParamRef | JobAttr | Request | MachineAttr | ResourceAttr | StateAttr | Unary
+    | Binary | Call | IfThenElse | Aggregate
+)
+
+
+@frozen
+class Resource:
+    name: str
+    capacity: int | None  # None: from the trace header or the CLI
+
+
+@frozen
+class Machine:
+    name: str
+    resources: tuple[Resource, ...]  # resources[0].name == "cpus"
+
+
+@frozen
+class Param:
+    name: str
+    type: Type
+    lo: int | float | None
+    hi: int | float | None
+    default: int | float | bool
+
+
+@frozen
+class OrderKey:
+    expr: Expr
+    descending: bool
+
+
+@frozen
+class Backfill:
+    kind: str  # none | first_fit | best
+    score: Expr | None = None
+    descending: bool = False  # best: the largest score starts instead of the smallest
+
+
+@frozen
+class Invariant:
+    expr: Expr
+    text: str
+    span: Span | None = field(default=None, eq=False)
+
+
+@frozen
+class Policy:
+    name: str
+    file: str
+    machine: Machine
+    params: tuple[Param, ...]  # the params the policy reads, in declaration order
+    order: tuple[OrderKey, ...]  # empty = FCFS
+    depth: int | None | ParamRef  # reservations per pass; None = all
+    backfill: Backfill
+    size: Expr | None  # None = rigid (the cpus request)
+    invariants: tuple[Invariant, ...]
+
+
+# -- structure helpers ----------------------------------------------------------------------
+
+
+def children(e: Expr) -> tuple[Expr, ...]:
+    match e:
+        case Unary(operand=x):
+            return (x,)
+        case Binary(left=a, right=b):
+            return (a, b)
+        case Call(args=args):
+            return args
+        case IfThenElse(cond=c, then=t, otherwise=o):
+            return (c, t, o)
+        case Aggregate(where=w, body=b, default=d):
+            return tuple(x for x in (w, b, d) if x is not None)
+    return ()
+
+
+def walk(e: Expr):
+    yield e
+    for c in children(e):
+        yield from walk(c)
+
+
+DEPENDENCIES = frozenset({"job", "now", "queue", "running", "machine", "param"})
+_NOW_ATTRS = {"wait", "xfactor", "elapsed", "remaining"}
+
+
+def dependencies(e: Expr) -> frozenset[str]:
+    """What an expression reads: a subset of {job, now, queue, running, machine, param}."""
+    deps: set[str] = set()
+    for n in walk(e):
+        match n:
+            case JobAttr(var=v, attr=a):
+                if v == "job":
+                    deps.add("job")
+                if a in _NOW_ATTRS:  # conservative for running vars (their wait is fixed)
+                    deps.add("now")
+            case Request(var="job"):
+                deps.add("job")
+            case MachineAttr() | ResourceAttr():
+                deps.add("machine")
+            case StateAttr(attr="now"):
+                deps.add("now")
+            case StateAttr(attr=a):
+                deps.add(a.split(".")[0])
+            case ParamRef():
+                deps.add("param")
+            case Aggregate(domain=d):
+                deps.add("machine" if d == "resources" else d)
+    return frozenset(deps)
+
+
+_STATE = frozenset({"now", "queue", "running", "machine"})
+
+
+def order_static(policy: Policy) -> bool:
+    """The order key depends only on the job's static attributes and params."""
+    return all(dependencies(k.expr) <= {"job", "param"} for k in policy.order)
+
+
+def state_free(policy: Policy) -> bool:
+    """No decision expression (order, size, score) reads now, queue, running or machine."""
+    exprs = [k.expr for k in policy.order] + [policy.size, policy.backfill.score]
+    return not any(dependencies(e) & _STATE for e in exprs if e is not None)

@@ -1,0 +1,30 @@
+"""IR -> plain JSON data (for `schedc compile --emit json`): deterministic, tagged nodes."""
+
+from __future__ import annotations
+
+import attrs
+
+from schedc.dsl import ir
+from schedc.dsl.diagnostics import Span
+
+_SKIP = {"span"}  # positions depend on formatting, not meaning
+
+
+def to_data(obj):
+    """Every attrs node becomes {"node": ClassName, field: value, ...} in field order."""
+    if attrs.has(type(obj)):
+        if isinstance(obj, Span):
+            return obj.location()
+        out = {"node": type(obj).__name__}
+        for f in attrs.fields(type(obj)):
+            if f.name in _SKIP and not isinstance(obj, ir.Invariant):
+                continue
+            out[f.name] = to_data(getattr(obj, f.name))
+        return out
+    if isinstance(obj, tuple | list):
+        return [to_data(x) for x in obj]
+    return obj
+
+
+def policy_to_json(policy: ir.Policy) -> dict:
+    return to_data(policy)

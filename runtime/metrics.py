@@ -1,0 +1,140 @@
+"""Schedule quality metrics and the per-job CSV.
+
+Definitions (``run`` is the run time actually run, ``resp`` = end - submit):
+
+* slowdown = resp / max(run, 1) (a zero-length job would divide by zero);
+* bounded slowdown = max(1, resp / max(run, 10)) (10 s threshold);
+* utilisation = sum(cpus x run) / (cpus capacity x makespan), makespan = last end - first
+  submit;
+* ARTwW = sum(procs x resp) / sum(procs): response time weighted by width, eq. (2) of
+  Grothklags & Streit (papers/001), normalised by the total width;
+* SLDwA = sum(area x sld) / sum(area), area = procs x run: slowdown weighted by area, as in
+  the same paper (jobs with zero area weigh nothing);
+* categories: Srinivasan et al. (papers/000) group jobs into "10 categories with
+  exponentially increasing intervals" of weight = requested processors x actual run time,
+  without giving the bounds. We use decades, fixed so that categories compare across
+  traces and policies: category c holds area in [10^c, 10^(c+1)), category 0 also holds
+  area < 10 (including 0), category 9 everything >= 10^9 procs x s.
+"""
+
+from __future__ import annotations
+
+import os
+
+from attrs import frozen
+
+from schedc.runtime.atomicio import write_atomic
+from schedc.runtime.schedule import Schedule
+
+NCATEGORIES = 10
+BSLD_THRESHOLD = 10
+
+
+def area_category(area: int) -> int:
+    """Decade of ``area`` (procs x run time), clamped to 0..9."""
+    return min(NCATEGORIES - 1, max(0, len(str(area)) - 1)) if area > 0 else 0
+
+
+@frozen
+class Metrics:
+    jobs: int
+    skipped: int
+    mean_wait: float
+    max_wait: int
+    mean_response: float
+    mean_slowdown: float
+    mean_bounded_slowdown: float
+    utilisation: float
+    makespan: int
+    artww: float
+    sldwa: float
+    category_jobs: tuple[int, ...]  # jobs per area category
+    category_mean_response: tuple[float | None, ...]  # None for an empty category
+
+    def to_dict(self) -> dict[str, object]:
+        """Stable keys, in this order, for JSON output."""
+        return {
+            "jobs": self.jobs,
+            "skipped": self.skipped,
+            "mean_wait": self.mean_wait,
+            "max_wait": self.max_wait,
+            "mean_response": self.mean_response,
+            "mean_slowdown": self.mean_slowdown,
+            "mean_bounded_slowdown": self.mean_bounded_slowdown,
+            "utilisation": self.utilisation,
+            "makespan": self.makespan,
+            "artww": self.artww,
+            "sldwa": self.sldwa,
+            "category_jobs": list(self.category_jobs),
+            "category_mean_response": list(self.category_mean_response),
+        }
+
+
+def compute_metrics(schedule: Schedule) -> Metrics:
+    recs = schedule.records
+    n = len(recs)
+    skipped = schedule.workload.skipped_total
+    if n == 0:
+        return Metrics(0, skipped, 0.0, 0, 0.0, 0.0, 0.0, 0.0, 0, 0.0, 0.0,
+                       (0,) * NCATEGORIES, (None,) * NCATEGORIES)
+    sum_wait = max_wait = 0
+    sum_resp = 0
+    sum_sld = sum_bsld = 0.0
+    busy = 0  # cpus x run
+    width = width_resp = 0
+    area_sld = 0.0
+    cat_n = [0] * NCATEGORIES
+    cat_resp = [0] * NCATEGORIES
+    for r in recs:
+        procs = r.alloc[0]
+        run = r.end - r.start
+        wait = r.start - r.job.submit
+        resp = r.end - r.job.submit
+        sum_wait += wait
+        max_wait = max(max_wait, wait)
+        sum_resp += resp
+        sld = resp / max(run, 1)
+        sum_sld += sld
+        sum_bsld += max(1.0, resp / max(run, BSLD_THRESHOLD))
+        area = procs * run
+        busy += area
+        width += procs
+        width_resp += procs * resp
+        area_sld += area * sld
+        c = area_category(r.job.procs * run)  # weight = requested procs x actual run time
+        cat_n[c] += 1
+        cat_resp[c] += resp
+    first = min(r.job.submit for r in recs)
+    makespan = max(r.end for r in recs) - first
+    return Metrics(
+        jobs=n,
+        skipped=skipped,
+        mean_wait=sum_wait / n,
+        max_wait=max_wait,
+        mean_response=sum_resp / n,
+        mean_slowdown=sum_sld / n,
+        mean_bounded_slowdown=sum_bsld / n,
+        utilisation=busy / (schedule.capacities[0] * makespan) if makespan > 0 else 0.0,
+        makespan=makespan,
+        artww=width_resp / width,
+        sldwa=area_sld / busy if busy > 0 else 0.0,
+        category_jobs=tuple(cat_n),
+        category_mean_response=tuple(cat_resp[c] / cat_n[c] if cat_n[c] else None
+                                     for c in range(NCATEGORIES)),
+    )
+
+
+def write_jobs_csv(schedule: Schedule, path: str | os.PathLike[str]) -> None:
+    """One row per job, file order; extra resources as extra columns (atomic write)."""
+    extra = schedule.resources[1:]
+
+    def fill(out) -> None:  # type: ignore[no-untyped-def]
+        out.write(",".join(("job_id", "submit", "start", "end", "procs", "wait", "response",
+                            "estimate", "run_time", *extra)) + "\n")
+        for r in schedule.records:
+            j = r.job
+            row = (j.id, j.submit, r.start, r.end, r.alloc[0], r.start - j.submit,
+                   r.end - j.submit, j.estimate, r.end - r.start, *r.alloc[1:])
+            out.write(",".join(map(str, row)) + "\n")
+
+    write_atomic(path, fill)

@@ -1,0 +1,120 @@
+"""The runtime monitor: independent checks after each pass; a violation is a bug report.
+
+The simulator's pass is trusted by nobody: after it, we re-derive from the running jobs and
+the pass's reservations (not from the pass's own bookkeeping) that no resource is
+overcommitted now and that every reservation still fits, i.e. no job started after a
+reservation was made pushed it back.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Sequence
+
+from attrs import frozen
+
+from schedc.runtime.jobs import Job, RunningJob
+
+
+class MonitorViolation(Exception):
+    """A policy or simulator bug found at run time (not a user mistake)."""
+
+
+@frozen(slots=True)
+class Reservation:
+    job: Job
+    start: int
+    end: int  # start + estimate
+    alloc: tuple[int, ...]
+
+
+def check_capacity(now: int, policy: str, resources: Sequence[str], capacity: Sequence[int],
+                   used: Sequence[int], started: Sequence[Job]) -> None:
+    for k, (u, c) in enumerate(zip(used, capacity, strict=True)):
+        if u > c or u < 0:
+            ids = ", ".join(str(j.id) for j in started)
+            raise MonitorViolation(
+                f"t={now}: policy {policy}: resource `{resources[k]}` overcommitted "
+                f"({u} used of {c}) after starting jobs [{ids}]")
+
+
+def check_reservations(now: int, policy: str, resources: Sequence[str],
+                       capacity: Sequence[int], used: Sequence[int],
+                       running: Sequence[RunningJob], keys: Sequence[int], M: int,
+                       reservations: Sequence[Reservation], started: Sequence[Job]) -> None:
+    """Usage never exceeds capacity over any reservation's window.
+
+    ``running`` is sorted by expected end, ``keys[i]`` is ``running[i]``'s expected end x M
+    plus its index (M > every index), ``used`` is their total
+    (already checked against capacity). Usage only rises at reservation starts (running jobs
+    only release), so checking at each distinct reservation start suffices. Running usage at
+    t is the sum over running jobs with expected end > t. For one start (EASY) it is summed
+    from the shorter side of the bisect point, O(min(prefix, suffix)); for many starts one
+    merged sweep over the running jobs and the sorted reservations, O(R + n log n).
+    """
+    K = len(capacity)
+    if len(reservations) == 1:
+        _check_one(now, policy, resources, capacity, used, running, keys, M, reservations[0],
+                   started)
+        return
+    starts = sorted({r.start for r in reservations})
+    events = sorted([(r.start, 1, i) for i, r in enumerate(reservations)]
+                    + [(r.end, 0, i) for i, r in enumerate(reservations)])
+    held = [0] * K  # reservations' usage at the sweep point
+    active: set[int] = set()
+    ev = 0
+    cut = 0  # running[:cut] have released by the sweep point
+    released = [0] * K
+    for t in starts:
+        while ev < len(events) and events[ev][0] <= t:  # ends (0) sort before starts (1)
+            _, is_start, i = events[ev]
+            sign = 1 if is_start else -1
+            (active.add if is_start else active.discard)(i)
+            for k, a in enumerate(reservations[i].alloc):
+                held[k] += sign * a
+            ev += 1
+        new_cut = bisect_right(keys, t * M + M - 1)  # expected end <= t
+        if len(starts) == 1 and len(running) - new_cut < new_cut:
+            use = [0] * K
+            for rj in running[new_cut:]:
+                for k, a in enumerate(rj.alloc):
+                    use[k] += a
+        else:
+            for rj in running[cut:new_cut]:
+                for k, a in enumerate(rj.alloc):
+                    released[k] += a
+            use = [u - r for u, r in zip(used, released, strict=True)]
+        cut = new_cut
+        for k in range(K):
+            if use[k] + held[k] > capacity[k]:
+                res_ids = ", ".join(str(reservations[i].job.id) for i in sorted(active))
+                ids = ", ".join(str(j.id) for j in started)
+                raise MonitorViolation(
+                    f"t={now}: policy {policy}: reservation of job(s) [{res_ids}] at t={t} "
+                    f"delayed: resource `{resources[k]}` needs {use[k] + held[k]} of "
+                    f"{capacity[k]} after starting jobs [{ids}]")
+
+
+def _check_one(now: int, policy: str, resources: Sequence[str], capacity: Sequence[int],
+               used: Sequence[int], running: Sequence[RunningJob], keys: Sequence[int], M: int,
+               res: Reservation, started: Sequence[Job]) -> None:
+    """One reservation (EASY): usage at its start, summed from the shorter side."""
+    t = res.start
+    cut = bisect_right(keys, t * M + M - 1)  # running[:cut] end by t
+    if cut <= len(running) - cut:
+        use = list(used)
+        for rj in running[:cut]:
+            for k, a in enumerate(rj.alloc):
+                use[k] -= a
+    else:
+        use = [0] * len(capacity)
+        for rj in running[cut:]:
+            for k, a in enumerate(rj.alloc):
+                use[k] += a
+    for k, (u, a, c) in enumerate(zip(use, res.alloc, capacity, strict=True)):
+        if u + a > c:
+            ids = ", ".join(str(j.id) for j in started)
+            raise MonitorViolation(
+                f"t={now}: policy {policy}: reservation of job {res.job.id} at t={t} "
+                f"delayed: resource `{resources[k]}` needs {u + a} of {c} "
+                f"after starting jobs [{ids}]")

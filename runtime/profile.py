@@ -1,0 +1,149 @@
+"""The free-capacity profile a pass plans in: a step function of time, one vector a step.
+
+``times[i]`` starts step ``i``; ``free[i]`` is the free vector on ``[times[i], times[i+1])``
+(the last step runs forever). It is built from the running jobs' *estimated* ends (a job is
+killed at its estimate, so it never holds its resources longer) and then carries the
+reservations made so far in the pass, and the jobs started in the pass.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Iterable, Sequence
+
+from schedc.runtime.jobs import RunningJob
+
+
+class Profile:
+    __slots__ = ("times", "free")
+
+    def __init__(self, now: int, free_now: Sequence[int], running: Iterable[RunningJob]) -> None:
+        """``running`` must be sorted by expected end, all ends after ``now``."""
+        times = [now]
+        cur = list(free_now)
+        free = [cur]
+        for rj in running:
+            end = rj.expected_end
+            if end != times[-1]:
+                times.append(end)
+                cur = cur.copy()
+                free.append(cur)
+            for k, a in enumerate(rj.alloc):
+                cur[k] += a
+        self.times = times
+        self.free = free
+
+    def set_origin(self, now: int) -> None:
+        """Move the first step's start to ``now`` (valid only if no step starts in between)."""
+        assert len(self.times) == 1 or self.times[1] > now
+        self.times[0] = now
+
+    def fits_at(self, i: int, estimate: int, req: Sequence[int]) -> int:
+        """-1 if ``req`` fits from ``times[i]`` for ``estimate``, else the first failing step."""
+        times, free = self.times, self.free
+        end = times[i] + estimate
+        n = len(times)
+        while i < n and times[i] < end:
+            f = free[i]
+            for k, r in enumerate(req):
+                if f[k] < r:
+                    return i
+            i += 1
+        return -1
+
+    def earliest(self, estimate: int, req: Sequence[int]) -> int:
+        """The earliest step start at which ``req`` fits for ``estimate``."""
+        i = 0
+        while True:
+            bad = self.fits_at(i, estimate, req)
+            if bad < 0:
+                return self.times[i]
+            # Every start in [times[i], times[bad]] overlaps step `bad`: skip past it.
+            i = bad + 1
+
+    def _cut(self, t: int) -> int:
+        """Index of the step starting at ``t``, splitting a step if needed."""
+        i = bisect_right(self.times, t) - 1
+        if self.times[i] == t:
+            return i
+        self.times.insert(i + 1, t)
+        self.free.insert(i + 1, self.free[i].copy())
+        return i + 1
+
+    def add(self, start: int, end: int, req: Sequence[int]) -> None:
+        """Take ``req`` over ``[start, end)`` (a started job or a reservation)."""
+        i = self._cut(start)
+        j = self._cut(end)
+        free = self.free
+        for s in range(i, j):
+            f = free[s]
+            for k, r in enumerate(req):
+                f[k] -= r
+
+
+class Profile1:
+    """``Profile`` for one resource, with plain ints (same steps, same answers; tested)."""
+
+    __slots__ = ("times", "free")
+
+    def __init__(self, now: int, free_now: Sequence[int], running: Iterable[RunningJob]) -> None:
+        times = [now]
+        cur = free_now[0]
+        free = [cur]
+        for rj in running:
+            end = rj.expected_end
+            cur += rj.alloc[0]
+            if end != times[-1]:
+                times.append(end)
+                free.append(cur)
+            else:
+                free[-1] = cur
+        self.times = times
+        self.free = free
+
+    def set_origin(self, now: int) -> None:
+        assert len(self.times) == 1 or self.times[1] > now
+        self.times[0] = now
+
+    def fits_at(self, i: int, estimate: int, req: Sequence[int]) -> int:
+        times, free = self.times, self.free
+        end = times[i] + estimate
+        r = req[0]
+        n = len(times)
+        while i < n and times[i] < end:
+            if free[i] < r:
+                return i
+            i += 1
+        return -1
+
+    def earliest(self, estimate: int, req: Sequence[int]) -> int:
+        times, free = self.times, self.free
+        r = req[0]
+        n = len(times)
+        i = 0
+        while True:
+            while free[i] < r:  # the last step is the whole machine: this stops
+                i += 1
+            end = times[i] + estimate
+            j = i + 1
+            while j < n and times[j] < end and free[j] >= r:
+                j += 1
+            if j == n or times[j] >= end:
+                return times[i]
+            i = j + 1  # every start in [times[i], times[j]] overlaps step j
+
+    def _cut(self, t: int) -> int:
+        i = bisect_right(self.times, t) - 1
+        if self.times[i] == t:
+            return i
+        self.times.insert(i + 1, t)
+        self.free.insert(i + 1, self.free[i])
+        return i + 1
+
+    def add(self, start: int, end: int, req: Sequence[int]) -> None:
+        i = self._cut(start)
+        j = self._cut(end)
+        r = req[0]
+        free = self.free
+        for s in range(i, j):
+            free[s] -= r

@@ -1,0 +1,513 @@
+"""The event simulator: rigid jobs, one scheduling pass per instant (DESIGN, "Rigid-job
+semantics").
+
+Time is integer seconds. At each instant: all finishes, then all submissions (file order),
+then one pass; a job started with zero run time ends at that same instant, which makes
+another instant (finishes, then a pass) at the same time.
+
+Per-event work stays proportional to what changed:
+
+* running jobs are kept sorted by expected end (bisect), real ends in a heap;
+* with a static order the queue is kept sorted (key computed once, at submit);
+* a pass whose free cpus are below the smallest cpus request in the queue (rigid sizes)
+  cannot start anything, and a pass that starts nothing has no effect: it is skipped;
+* a walk stops once no reservation is still to be made and the free cpus are below the
+  smallest request;
+* "continuation" (``incremental``): see ``_Sim._can_continue`` for the proof that, after
+  submissions alone, the previous pass's end state is the full re-pass's state for the old
+  jobs, so only the new jobs are visited.
+"""
+
+from __future__ import annotations
+
+import heapq
+from bisect import bisect_left, insort
+from collections.abc import Callable
+from typing import Any
+
+from schedc.runtime.gcpause import paused_gc
+from schedc.runtime.jobs import Job, RunningJob
+from schedc.runtime.monitor import (
+    MonitorViolation,
+    Reservation,
+    check_capacity,
+    check_reservations,
+)
+from schedc.runtime.policy import PassState, RuntimePolicy
+from schedc.runtime.profile import Profile, Profile1
+from schedc.runtime.schedule import JobRecord, Schedule
+from schedc.runtime.shadow import Shadow
+from schedc.runtime.workload import Workload, WorkloadError
+
+__all__ = ["JobRecord", "Schedule", "simulate"]
+
+Progress = Callable[[int, int], None]
+
+
+def simulate(policy: RuntimePolicy, workload: Workload, progress: Progress | None = None, *,
+             incremental: bool = True, fast: bool = True, monitor: bool = True) -> Schedule:
+    """Replay ``workload`` under ``policy``.
+
+    ``incremental`` (continuation after submission-only instants) and ``fast`` (the O(1)
+    shadow-time plan instead of a full profile when depth is 1, and a walk specialised to
+    one resource with plain ints) are optimisations that never change the schedule; they
+    can be switched off to test exactly that. ``monitor`` runs the independent after-pass
+    checks (``monitor.py``).
+    """
+    with paused_gc():
+        return _Sim(policy, workload, incremental, fast, monitor).run(progress)
+
+
+class _PassRun:
+    """One pass in progress (and, kept afterwards, the end state a continuation resumes)."""
+
+    __slots__ = ("now", "free", "profile", "shadow", "nres", "blocked", "reservations",
+                 "started", "check_res", "candidates", "shadow_time", "extra", "complete")
+
+    def __init__(self, now: int, free: list[int]) -> None:
+        self.now = now
+        self.free = free  # per resource, current during the pass
+        # built at the first reservation (when depth != 1 or not fast)
+        self.profile: Profile | Profile1 | None = None
+        self.shadow: Shadow | None = None  # the reservation when depth == 1 (fast plan)
+        self.nres = 0
+        self.blocked = False  # backfill "none": a job did not fit, the pass is over
+        self.reservations: list[Reservation] = []
+        self.started: list[Job] = []  # in this pass (or continuation)
+        self.check_res = False  # a job started while a reservation existed
+        self.candidates: list[Job] = []  # backfill "best": queue after the D-th reservation
+        self.shadow_time = 0  # the one-resource walk's shadow plan (valid when nres == 1)
+        self.extra = 0
+        self.complete = True  # every queued job was visited (or could be skipped safely)
+
+
+class _Sim:
+    def __init__(self, policy: RuntimePolicy, workload: Workload, incremental: bool,
+                 fast: bool, monitor: bool) -> None:
+        if tuple(policy.resources) != tuple(workload.resources):
+            raise WorkloadError(workload.source, None, None,
+                                f"the workload has resources {list(workload.resources)}, the "
+                                f"policy {policy.name} wants {list(policy.resources)}",
+                                help="load the workload with the policy's resources")
+        cap = tuple(c if c is not None else w
+                    for c, w in zip(policy.capacities, workload.capacities, strict=True))
+        for k, c in enumerate(cap):
+            big = [j for j in workload.jobs if j.request[k] > c]
+            if big:
+                raise WorkloadError(workload.source, None, None,
+                                    f"job {big[0].id} requests {big[0].request}, more than "
+                                    f"the machine's {cap}",
+                                    help="load the workload with the policy's capacities")
+        self.policy = policy
+        self.workload = workload
+        self.cap = cap
+        self.K = len(cap)
+        self.depth = policy.depth
+        self.backfill = policy.backfill
+        self.use_shadow = fast and policy.depth == 1 and policy.backfill != "none"
+        self.profile1 = fast and len(cap) == 1
+        self.incremental = incremental and policy.state_free and policy.order_static
+        self.monitor = monitor
+        self.rigid = policy.size is None
+        # State-reading callables see an exact queue; state-free ones never look at it.
+        self.exact_queue = not policy.state_free
+        # One resource, no callable in the pass, at most one reservation: plain-int walk.
+        self.fast1 = (fast and self.K == 1 and self.rigid and not policy.invariants
+                      and not self.exact_queue
+                      and (policy.backfill == "none"
+                           or (policy.backfill == "first_fit" and policy.depth in (0, 1))))
+        self.used = [0] * self.K
+        # Time-and-index keys packed in one int (t * M + index): int compares beat tuples.
+        self.M = M = len(workload.jobs) + 1
+        self.running: list[RunningJob] = []  # sorted by (expected end, index)
+        self.run_keys: list[int] = []  # expected end * M + index, parallel to running
+        self.heap: list[int] = []  # real end * M + index
+        self.holder: list[RunningJob | None] = [None] * M  # index -> its RunningJob
+        self.queue: list[Job] = []  # policy order
+        self.qkeys: list[Any] = []  # submit * M + index for FCFS, else key + (submit, index)
+        self.keyof: list[Any] = [None] * M  # index -> its queue key
+        self.qprocs: list[int] = []  # sorted cpus requests of the queue (rigid sizes)
+        self.starts: list[int] = [-1] * len(workload.jobs)
+        self.allocs: list[tuple[int, ...]] = [()] * len(workload.jobs)
+        self.state = PassState(now=0, queue=self.queue, running=self.running, capacity=cap,
+                               used=self.used)
+        self.passes = 0
+        self.memo: _PassRun | None = None
+
+    # -- the event loop -------------------------------------------------------------------
+
+    def run(self, progress: Progress | None) -> Schedule:
+        jobs = self.workload.jobs
+        order = sorted(range(len(jobs)), key=lambda i: (jobs[i].submit, i))
+        n = len(order)
+        nxt = 0
+        ended = 0
+        step = max(1, -(-n // 100))  # at most ~100 progress calls
+        heap = self.heap
+        while nxt < n or heap:
+            M = self.M
+            now = jobs[order[nxt]].submit if nxt < n else heap[0] // M
+            if heap and heap[0] < now * M:
+                now = heap[0] // M
+            finished = False
+            limit = now * M + M
+            while heap and heap[0] < limit:
+                self._finish(heapq.heappop(heap) % M)
+                finished = True
+                ended += 1
+                if progress is not None and ended % step == 0:
+                    progress(ended, n)
+            old = len(self.queue)
+            at_end = True
+            while nxt < n and jobs[order[nxt]].submit == now:
+                at_end &= self._submit(jobs[order[nxt]], old)
+                nxt += 1
+            if finished or not at_end or self.memo is None or not self.incremental:
+                self._full_pass(now)
+            elif len(self.queue) > old:
+                self._continue_pass(now, old)
+        if progress is not None and n % step:
+            progress(n, n)
+        if self.queue or any(self.used):
+            raise MonitorViolation(f"policy {self.policy.name}: simulation ended with "
+                                   f"{len(self.queue)} queued jobs and {self.used} in use")
+        records = tuple(JobRecord(j, self.starts[j.index], self.starts[j.index] + j.run_time,
+                                  self.allocs[j.index]) for j in jobs)
+        return Schedule(records=records, capacities=self.cap, resources=self.workload.resources,
+                        policy_name=self.policy.name, passes=self.passes,
+                        workload=self.workload)
+
+    def _finish(self, index: int) -> None:
+        rj = self.holder[index]
+        assert rj is not None
+        self.holder[index] = None
+        i = bisect_left(self.run_keys, rj.expected_end * self.M + index)
+        del self.running[i], self.run_keys[i]
+        for k, a in enumerate(rj.alloc):
+            self.used[k] -= a
+
+    def _submit(self, job: Job, old: int) -> bool:
+        """Queue ``job``; True if it lands after the ``old`` jobs that were queued before."""
+        state = self.state
+        state.now = job.submit
+        key = (self._call(self.policy.order_key, job, "order key") + (job.submit, job.index)
+               if self.policy.order_key is not None else job.submit * self.M + job.index)
+        pos = bisect_left(self.qkeys, key)
+        self.keyof[job.index] = key
+        self.qkeys.insert(pos, key)
+        self.queue.insert(pos, job)
+        if self.rigid:
+            insort(self.qprocs, job.procs)
+        return pos >= old
+
+    # -- passes ---------------------------------------------------------------------------
+
+    def _full_pass(self, now: int) -> None:
+        self.memo = None
+        if not self.queue:
+            return
+        if self.rigid and self.cap[0] - self.used[0] < self.qprocs[0]:
+            return  # nothing can start, and a pass that starts nothing changes nothing
+        self.state.now = now
+        if not self.policy.order_static:
+            self._resort()
+        self.passes += 1
+        run = _PassRun(now, [c - u for c, u in zip(self.cap, self.used, strict=True)])
+        self._walk(run, 0)
+        self.memo = run if run.complete else None
+
+    def _continue_pass(self, now: int, old: int) -> None:
+        """Visit only the jobs queued at ``now`` (all after the old ones), resuming the last
+        pass's end state.
+
+        Why this equals a full re-pass at ``now`` (policy state-free, static order, no finish
+        at ``now``, so no event at all since the last pass at t_prev):
+        1. No running job's estimated end lies in (t_prev, now]: it would have ended by then
+           (real end <= estimated end), which is a finish event.
+        2. Every reservation of the last pass starts after ``now``: an earliest fit is t_prev
+           or a step start of the profile; t_prev is excluded (the job would have fit and
+           started), running ends are after ``now`` by 1, and reservation ends come after
+           their starts (induction in pass order). So the profile is constant on
+           [t_prev, now] and has the same steps after it.
+        3. Old job j did not fit at t_prev: min over [t_prev, t_prev+e) < req. By 2 that
+           window's minimum equals the minimum over [now, t_prev+e), a sub-window of
+           [now, now+e): it does not fit at ``now`` either. Its earliest fit from ``now`` is
+           its old reservation (same profile after ``now``, candidates before it failed).
+           Callables are state-free, so sizes and scores are unchanged. By induction in
+           queue order, the re-pass makes the same decisions (wait, same reservation, or
+           stop for backfill "none") with the same profile for every old job, and reaches
+           the new jobs, last in the order, in exactly the saved end state.
+        4. Backfill "best": old candidates did not fit at the end of the last pass, so they
+           do not fit now (3), and fitting only gets harder as jobs start: the best loop
+           only ever picks among the new candidates.
+        """
+        run = self.memo
+        assert run is not None
+        if self.rigid and self.cap[0] - self.used[0] < self.qprocs[0]:
+            # Nothing can start. Skip, as a full pass would; the next pass is a full one.
+            self.memo = None
+            return
+        run.now = now
+        self.state.now = now
+        if run.profile is not None:
+            run.profile.set_origin(now)
+        run.started = []
+        run.check_res = False
+        run.candidates = []
+        self.passes += 1
+        self._walk(run, old)
+        if not run.complete:
+            self.memo = None
+
+    def _resort(self) -> None:
+        """Dynamic order: recompute every key with the current state."""
+        fn = self.policy.order_key
+        assert fn is not None
+        pairs = sorted(((self._call(fn, j, "order key") + (j.submit, j.index), j)
+                        for j in self.queue), key=lambda p: p[0])
+        self.qkeys[:] = [k for k, _ in pairs]
+        self.queue[:] = [j for _, j in pairs]
+        for k, j in pairs:
+            self.keyof[j.index] = k
+
+    def _walk(self, run: _PassRun, first: int) -> None:
+        """Visit ``queue[first:]`` in order, then (backfill best) run the best loop."""
+        depth = self.depth
+        rigid = self.rigid
+        qprocs = self.qprocs
+        free = run.free
+        best = self.backfill == "best"
+        visit = self._visit
+        if run.blocked:
+            return  # backfill "none": the last pass stopped at a job that still cannot start
+        if self.fast1:
+            self._walk_fast1(run, first)
+            return
+        for job in self.queue[first:]:  # a copy: the exact queue shrinks as jobs start
+            if run.blocked:
+                break
+            if rigid and free[0] < qprocs[0]:
+                # No job can start now. If reservations are left to make, they could only
+                # matter to later jobs of this pass, which cannot start either: stop, but
+                # the end state is incomplete, so no continuation may resume from it.
+                if depth is None or run.nres < depth:
+                    run.complete = False
+                if self.backfill == "none":
+                    run.blocked = True  # this job does not fit: the pass ends here
+                break
+            if best and depth is not None and run.nres >= depth:
+                run.candidates.append(job)
+            else:
+                visit(run, job)
+        if run.candidates:
+            self._best_loop(run)
+        if run.started:
+            if not self.exact_queue:  # delete the started jobs, last position first
+                qkeys, keyof, queue = self.qkeys, self.keyof, self.queue
+                for i in sorted((bisect_left(qkeys, keyof[j.index]) for j in run.started),
+                                reverse=True):
+                    del queue[i], qkeys[i]
+            if self.rigid:
+                qprocs = self.qprocs
+                for job in run.started:
+                    del qprocs[bisect_left(qprocs, job.procs)]
+            if self.monitor:
+                self._check(run)
+
+    def _walk_fast1(self, run: _PassRun, first: int) -> None:
+        """``_visit`` for one resource, rigid sizes, no callables, depth 0 or 1 or backfill
+        "none": the same decisions with plain ints (the shadow plan of ``shadow.py``)."""
+        now = run.now
+        free = run.free[0]
+        nres = run.nres
+        sh_time, extra = run.shadow_time, run.extra
+        depth = self.depth if self.backfill != "none" else 0
+        none = self.backfill == "none"
+        minp = self.qprocs[0]  # a lower bound as jobs start (it can only grow)
+        queue = self.queue
+        launch = self._launch
+        started = run.started
+        positions = []
+        for qi in range(first, len(queue)):
+            if free < minp:
+                # No job can start now; a reservation still to make could only constrain
+                # later jobs, which cannot start either. Without it, no continuation.
+                if nres < depth:
+                    run.complete = False
+                if none:
+                    run.blocked = True  # this job does not fit: the pass ends here
+                break
+            job = queue[qi]
+            p = job.request[0]
+            if p <= free and (nres == 0 or now + job.estimate <= sh_time or p <= extra):
+                free -= p
+                if nres:
+                    run.check_res = True
+                    if now + job.estimate > sh_time:
+                        extra -= p
+                launch(job, job.request, now)
+                started.append(job)
+                positions.append(qi)
+            elif none:
+                run.blocked = True
+                break
+            elif nres < depth:
+                # Shadow time: the first estimated end where, with every release at or
+                # before it, the job fits; extra: what is left of that free count.
+                avail = free
+                sh_time = -1
+                M = self.M
+                for key, rj in zip(self.run_keys, self.running, strict=True):
+                    end = key // M
+                    if sh_time >= 0 and end != sh_time:
+                        break
+                    avail += rj.alloc[0]
+                    if avail >= p:
+                        sh_time = end
+                extra = avail - p
+                nres = 1
+                run.reservations.append(
+                    Reservation(job, sh_time, sh_time + job.estimate, job.request))
+        run.free[0] = free
+        run.nres = nres
+        run.shadow_time, run.extra = sh_time, extra
+        if positions:
+            qkeys, qprocs = self.qkeys, self.qprocs
+            for qi in reversed(positions):
+                del qprocs[bisect_left(qprocs, queue[qi].request[0])]
+                del queue[qi], qkeys[qi]
+            if self.monitor:
+                self._check(run)
+
+    def _visit(self, run: _PassRun, job: Job) -> None:
+        req = self._alloc(job)
+        now = run.now
+        est = job.estimate
+        if run.shadow is not None:
+            fits = run.shadow.fits_now(run.free, now, est, req)
+        elif run.profile is not None:
+            fits = run.profile.fits_at(0, est, req) < 0
+        else:  # no reservation yet: the profile never dips below the free vector now
+            fits = all(f >= r for f, r in zip(run.free, req, strict=True))
+        if fits:
+            self._start(run, job, req)
+        elif self.backfill == "none":
+            run.blocked = True
+        elif self.depth is None or run.nres < self.depth:
+            self._reserve(run, job, req)
+
+    def _reserve(self, run: _PassRun, job: Job, req: tuple[int, ...]) -> None:
+        if self.use_shadow:
+            sh = Shadow(run.free, self.running, req)
+            run.shadow = sh
+            start = sh.time
+        else:
+            if run.profile is None:
+                kind = Profile1 if self.profile1 else Profile
+                run.profile = kind(run.now, run.free, self.running)
+            start = run.profile.earliest(job.estimate, req)
+            run.profile.add(start, start + job.estimate, req)
+        run.nres += 1
+        run.reservations.append(Reservation(job, start, start + job.estimate, req))
+
+    def _best_loop(self, run: _PassRun) -> None:
+        """Backfill "best": start the fitting candidate of smallest score until none fits.
+
+        A candidate that does not fit now never fits later in this pass (starting jobs only
+        lowers the profile), so it is dropped for good. With score = queue position this
+        starts exactly first fit's jobs: first fit starts, in order, each job that fits at
+        its turn, and a job passed over at its turn cannot fit later either.
+        """
+        score = self.policy.score
+        assert score is not None, f"policy {self.policy.name}: backfill best needs a score"
+        pool = list(run.candidates)
+        pos = {j.index: p for p, j in enumerate(pool)}
+        while pool:
+            fitting = []
+            for job in pool:
+                req = self._alloc(job)
+                if self._fits_now(run, job, req):
+                    fitting.append((self._call(score, job, "score"), pos[job.index], job, req))
+            if not fitting:
+                return
+            _, _, job, req = min(fitting, key=lambda f: (f[0], f[1]))
+            self._start(run, job, req)
+            pool = [f[2] for f in fitting if f[2] is not job]
+
+    def _fits_now(self, run: _PassRun, job: Job, req: tuple[int, ...]) -> bool:
+        if run.shadow is not None:
+            return run.shadow.fits_now(run.free, run.now, job.estimate, req)
+        if run.profile is not None:
+            return run.profile.fits_at(0, job.estimate, req) < 0
+        return all(f >= r for f, r in zip(run.free, req, strict=True))
+
+    def _alloc(self, job: Job) -> tuple[int, ...]:
+        if self.policy.size is None:
+            return job.request
+        size = self._call(self.policy.size, job, "size")
+        if not isinstance(size, int) or not 1 <= size <= self.cap[0]:
+            raise MonitorViolation(f"t={self.state.now}: policy {self.policy.name}: size "
+                                   f"{size!r} for job {job.id} is not an integer in "
+                                   f"[1, {self.cap[0]}]")
+        return (size, *job.request[1:])
+
+    def _launch(self, job: Job, req: tuple[int, ...], now: int) -> None:
+        """The machine's side of a start: running list, end heap, usage, the record."""
+        rj = RunningJob(job, now, req)
+        M = self.M
+        idx = job.index
+        key = (now + job.estimate) * M + idx
+        i = bisect_left(self.run_keys, key)
+        self.run_keys.insert(i, key)
+        self.running.insert(i, rj)
+        heapq.heappush(self.heap, (now + job.run_time) * M + idx)
+        self.holder[idx] = rj
+        used = self.used
+        for k, r in enumerate(req):
+            used[k] += r
+        self.starts[idx] = now
+        self.allocs[idx] = req
+
+    def _start(self, run: _PassRun, job: Job, req: tuple[int, ...]) -> None:
+        """A start decided by the general walk: the machine, then the pass's plan."""
+        now = run.now
+        self._launch(job, req, now)
+        for k, r in enumerate(req):
+            run.free[k] -= r
+        if run.shadow is not None:
+            run.shadow.take(now, job.estimate, req)
+        elif run.profile is not None:
+            run.profile.add(now, now + job.estimate, req)
+        if run.nres:
+            run.check_res = True
+        run.started.append(job)
+        if self.exact_queue:
+            i = bisect_left(self.qkeys, self.keyof[job.index])
+            del self.queue[i], self.qkeys[i]
+        for inv in self.policy.invariants:
+            if not self._call(inv.check, job, f"invariant `{inv.text}`"):
+                raise MonitorViolation(
+                    f"t={now}: policy {self.policy.name}: invariant `{inv.text}` "
+                    f"({inv.location}) violated after starting job {job.id}")
+
+    def _call(self, fn: Callable[[Job, PassState], Any] | None, job: Job, what: str) -> Any:
+        assert fn is not None
+        try:
+            return fn(job, self.state)
+        except MonitorViolation:
+            raise
+        except Exception as exc:  # any failure of policy code is a bug report, with context
+            raise MonitorViolation(f"t={self.state.now}: policy {self.policy.name}: {what} "
+                                   f"failed for job {job.id}: {type(exc).__name__}: {exc}"
+                                   ) from exc
+
+    def _check(self, run: _PassRun) -> None:
+        name = self.policy.name
+        for u, c in zip(self.used, self.cap, strict=True):
+            if u > c or u < 0:
+                check_capacity(run.now, name, self.workload.resources, self.cap, self.used,
+                               run.started)
+        if run.check_res and run.reservations:
+            check_reservations(run.now, name, self.workload.resources, self.cap, self.used,
+                               self.running, self.run_keys, self.M, run.reservations,
+                               run.started)

@@ -1,0 +1,31 @@
+"""Independent checks of a simulated schedule, written without the simulator's code."""
+
+from __future__ import annotations
+
+from schedc.runtime.schedule import Schedule
+
+
+def assert_feasible(schedule: Schedule) -> None:
+    """Every job ran once, after its submission, for min(run time, estimate), and no resource
+    was ever over its capacity (a sweep over start and end events)."""
+    events: list[tuple[int, int, tuple[int, ...]]] = []
+    for record in schedule.records:
+        job = record.job
+        assert record.start >= job.submit, f"job {job.id} starts before its submission"
+        assert record.end - record.start == job.run_time <= job.estimate, f"job {job.id}"
+        assert record.alloc == job.request, f"job {job.id} holds {record.alloc}"
+        if record.end > record.start:
+            events.append((record.start, 1, record.alloc))
+            events.append((record.end, 0, record.alloc))  # ends sort before starts at a time
+    used = [0] * len(schedule.capacities)
+    for time, kind, alloc in sorted(events, key=lambda e: (e[0], e[1])):
+        sign = 1 if kind == 1 else -1
+        for k, amount in enumerate(alloc):
+            used[k] += sign * amount
+            assert used[k] <= schedule.capacities[k], (
+                f"{schedule.resources[k]} overcommitted at t={time}: {used[k]}"
+            )
+
+
+def starts(schedule: Schedule) -> list[int]:
+    return [record.start for record in schedule.records]

@@ -1,0 +1,124 @@
+"""Golden diagnostics: the exact text a user sees for common mistakes."""
+
+from __future__ import annotations
+
+import pytest
+
+from schedc.dsl import check_source, render_diagnostics
+
+GOLDEN = {
+    "unknown_attr": (
+        "policy p {\n  order job.estimat asc\n}\n",
+        "error: a job has no attribute `estimat`\n"
+        "  --> t.pol:2:13\n"
+        "  |\n"
+        "2 |   order job.estimat asc\n"
+        "  |             ^^^^^^^\n"
+        "help: did you mean `estimate`?\n",
+    ),
+    "type_error": (
+        "policy p {\n  invariant job.procs + true\n}\n",
+        "error: the right operand of `+` must be a number, but this is bool\n"
+        "  --> t.pol:2:25\n"
+        "  |\n"
+        "2 |   invariant job.procs + true\n"
+        "  |                         ^^^^\n",
+    ),
+    "missing_else": (
+        "policy p {\n  size max(j in running: j.procs)\n}\n",
+        "error: `max` over `running` needs an `else` value: the set may be empty\n"
+        "  --> t.pol:2:8\n"
+        "  |\n"
+        "2 |   size max(j in running: j.procs)\n"
+        "  |        ^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+        "help: add `else <value>` before the closing parenthesis\n",
+    ),
+    "recursion": (
+        "def a = b + 1\ndef b = a\npolicy p { order a }\n",
+        "error: `b` is defined in terms of itself (b -> a -> b)\n"
+        "  --> t.pol:1:9\n"
+        "  |\n"
+        "1 | def a = b + 1\n"
+        "  |         ^\n"
+        "help: definitions cannot be recursive: the language is total\n"
+        "\n"
+        "error: `a` is defined in terms of itself (a -> b -> a)\n"
+        "  --> t.pol:2:9\n"
+        "  |\n"
+        "2 | def b = a\n"
+        "  |         ^\n"
+        "help: definitions cannot be recursive: the language is total\n"
+        "\n"
+        "2 errors\n",
+    ),
+    "run_time": (
+        "policy p {\n  order job.run_time\n}\n",
+        "error: the actual run time of a job is not accessible\n"
+        "  --> t.pol:2:13\n"
+        "  |\n"
+        "2 |   order job.run_time\n"
+        "  |             ^^^^^^^^\n"
+        "help: a scheduler cannot know how long a job really runs: "
+        "use `estimate` (the requested time)\n",
+    ),
+    "bad_reserve": (
+        "param f: real = 0.5\npolicy p {\n  reserve f\n}\n",
+        "error: `reserve` needs an int param, but `f` is a real param\n"
+        "  --> t.pol:3:3\n"
+        "  |\n"
+        "3 |   reserve f\n"
+        "  |   ^^^^^^^^^\n"
+        "help: write `reserve N`, `reserve all` or name an int param\n",
+    ),
+    "default_out_of_domain": (
+        "param depth: int in [0, 64] = 70\n",
+        "error: the default 70 of `depth` is outside its domain [0, 64]\n"
+        "  --> t.pol:1:31\n"
+        "  |\n"
+        "1 | param depth: int in [0, 64] = 70\n"
+        "  |                               ^^\n"
+        "help: change the default or widen the domain\n",
+    ),
+    "import_not_found": (
+        'import "nowhere.pol"\n',
+        "error: cannot import `nowhere.pol`: no such file\n"
+        "  --> t.pol:1:1\n"
+        "  |\n"
+        '1 | import "nowhere.pol"\n'
+        "  | ^^^^^^^^^^^^^^^^^^^^\n"
+        "help: the path is relative to the importing file; looked for `nowhere.pol`\n",
+    ),
+    "syntax_error": (
+        "policy p {\n  order job.submit asc,\n}\n",
+        "error: syntax error: unexpected `}`\n"
+        "  --> t.pol:3:1\n"
+        "  |\n"
+        "3 | }\n"
+        "  | ^\n"
+        "help: expected an expression\n",
+    ),
+    "two_errors": (
+        "policy p {\n  order job.sumbit\n  size job.procs / 2\n}\n",
+        "error: a job has no attribute `sumbit`\n"
+        "  --> t.pol:2:13\n"
+        "  |\n"
+        "2 |   order job.sumbit\n"
+        "  |             ^^^^^^\n"
+        "help: did you mean `submit`?\n"
+        "\n"
+        "error: `size` must be int, but this is real\n"
+        "  --> t.pol:3:8\n"
+        "  |\n"
+        "3 |   size job.procs / 2\n"
+        "  |        ^^^^^^^^^^^^^\n"
+        "help: round it with `ceil(...)` or `floor(...)`\n"
+        "\n"
+        "2 errors\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN))
+def test_golden_diagnostic(name):
+    source, expected = GOLDEN[name]
+    assert render_diagnostics(check_source(source, "t.pol").diagnostics) == expected

@@ -1,0 +1,110 @@
+"""Parser: the lead's example syntax parses, and print/parse round-trips (modulo spans)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from schedc.dsl import ast
+from schedc.dsl.parser import parse
+from schedc.dsl.printer import module
+
+EXAMPLE = """
+// examples/easy-sjf.pol
+import "easy.pol"
+/* a block
+   comment */
+param depth: int in [0, 64] = 1
+def area_of(j) = j.procs * j.estimate
+machine cm5 { resource cpus resource memory = 33554432 }
+policy easy_sjf extends easy {
+  machine cm5
+  order job.estimate asc, job.submit asc   // trailing comment
+  reserve depth
+  backfill best by area_of(job) desc
+  size min(job.procs, max(1, machine.free.cpus div 2))
+  invariant job.size <= machine.capacity.cpus
+  invariant count(j in queue where j.wait > 30min) >= 0
+}
+"""
+
+
+def test_example_parses_to_expected_items():
+    m = parse(EXAMPLE, "x.pol")
+    assert isinstance(m, ast.Module)
+    kinds = [type(i).__name__ for i in m.items]
+    assert kinds == ["Import", "Param", "Def", "Machine", "Policy"]
+    pol = m.items[-1]
+    assert pol.extends == "easy"
+    assert [type(c).__name__ for c in pol.clauses] == [
+        "MachineClause", "OrderClause", "ReserveClause", "BackfillClause", "SizeClause",
+        "InvariantClause", "InvariantClause",
+    ]
+    assert pol.clauses[3].descending and pol.clauses[2].is_name
+    assert pol.clauses[-1].text == "count(j in queue where j.wait > 30min) >= 0"
+
+
+def test_precedence_and_keywords():
+    m = parse("def x = 1 + 2 * 3 div 4 < 5 and not a or b", "x.pol")
+    body = m.items[0].body
+    assert body.op == "or" and body.left.op == "and"
+    cmp = body.left.left
+    assert cmp.op == "<" and cmp.left.op == "+" and cmp.left.right.op == "//"
+
+
+def test_double_slash_is_a_comment_and_durations():
+    m = parse("def x = 2h // not a division\ndef y = 1d + 30s + 5min", "x.pol")
+    assert m.items[0].body == ast.Duration(2, "h")
+    assert len(m.items) == 2
+
+
+def test_comparisons_do_not_chain():
+    assert isinstance(parse("def x = 1 < 2 < 3", "x.pol"), ast.Module) is False
+
+
+def test_example_round_trips():
+    m = parse(EXAMPLE, "x.pol")
+    assert parse(module(m), "y.pol") == m
+
+
+# -- random ASTs -----------------------------------------------------------------------------
+
+NAMES = st.sampled_from(["a", "b", "depth", "width", "x_1"])
+ATTRS = st.sampled_from(["procs", "estimate", "submit", "wait", "request", "cpus"])
+
+
+def exprs() -> st.SearchStrategy:
+    leaves = st.one_of(
+        st.integers(0, 10**6).map(ast.Num),
+        st.floats(0, 1e6, allow_nan=False, allow_infinity=False).map(ast.Num),
+        st.booleans().map(ast.Bool),
+        st.builds(ast.Duration, st.integers(0, 1000), st.sampled_from(["s", "min", "h", "d"])),
+        st.builds(ast.Path, NAMES, st.lists(st.builds(ast.Part, ATTRS, st.booleans()),
+                                            max_size=2).map(tuple)),
+    )
+
+    def extend(sub):
+        return st.one_of(
+            st.builds(ast.Unary, st.sampled_from(["-", "not"]), sub),
+            st.builds(ast.Binary, st.sampled_from(
+                ["+", "-", "*", "/", "//", "%", "<", "<=", "==", "!=", "and", "or"]), sub, sub),
+            st.builds(ast.If, sub, sub, sub),
+            st.builds(ast.Call, st.sampled_from(["min", "ceil", "area_of"]),
+                      st.lists(sub, max_size=3).map(tuple)),
+            st.builds(ast.Aggregate, st.sampled_from(["sum", "min", "count"]), NAMES,
+                      st.sampled_from(["queue", "running", "resources"]),
+                      st.none() | sub, st.none() | sub, st.none() | sub),
+        )
+
+    return st.recursive(leaves, extend, max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(exprs())
+def test_print_parse_round_trip(e):
+    m = ast.Module((ast.Def("x", None, e), ast.Policy("p", None, (
+        ast.OrderClause((ast.OrderKey(e, True), ast.OrderKey(e, False))),
+        ast.BackfillClause("best", e, False), ast.InvariantClause(e))),
+    ))
+    text = module(m)
+    assert parse(text, "x.pol") == m, text

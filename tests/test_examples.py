@@ -1,0 +1,106 @@
+"""Every example compiles and runs on the shared traces with a feasible schedule, and policies
+that must coincide do coincide (differential tests through the whole compile-and-run path)."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import pytest
+from schedule_checks import assert_feasible, starts
+
+from schedc.dsl import compile_file, compile_source, to_runtime
+from schedc.runtime.cli import bundled_trace
+from schedc.runtime.policy import RuntimePolicy
+from schedc.runtime.simulator import simulate
+from schedc.runtime.workload import Workload, load_workload
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+TRACES = ROOT.parent / "shared" / "traces"
+# The small shared traces; LANL-CM5 (122k jobs) is covered by the EASY differential test and
+# by the benchmark, to keep the suite fast on 2 cores.
+SMALL_TRACES = ["KTH-SP2-1996-2.1-cln.swf.gz", "NASA-iPSC-1993-3.1-cln.swf.gz",
+                "lublin_256.swf.gz"]
+CPU_EXAMPLES = sorted(p.name for p in EXAMPLES.glob("*.pol") if p.name != "easy-memory.pol")
+
+
+@cache
+def workload(name: str, resources: tuple[str, ...] = ("cpus",)) -> Workload:
+    path = bundled_trace() if name == "bundled" else TRACES / name
+    if not path.exists():
+        pytest.skip(f"{path} is not here")
+    return load_workload(str(path), resources=resources, capacities={})
+
+
+@cache
+def example(name: str, **params: str) -> RuntimePolicy:
+    return to_runtime(compile_file(EXAMPLES / name), dict(params))
+
+
+def from_source(text: str) -> RuntimePolicy:
+    return to_runtime(compile_source(text, "<test>"))
+
+
+@pytest.mark.parametrize("trace", SMALL_TRACES)
+@pytest.mark.parametrize("name", CPU_EXAMPLES)
+def test_example_runs_feasibly(name: str, trace: str) -> None:
+    schedule = simulate(example(name), workload(trace))
+    assert len(schedule.records) == len(workload(trace).jobs)
+    assert_feasible(schedule)
+
+
+def test_memory_example_on_lanl() -> None:
+    path = TRACES / "LANL-CM5-1994-4.1-cln.swf.gz"
+    if not path.exists():
+        pytest.skip("LANL-CM5 is not here")
+    policy = example("easy-memory.pol")
+    assert policy.resources == ("cpus", "memory")
+    declared = dict(zip(policy.resources, policy.capacities, strict=True))
+    load = load_workload(str(path), resources=policy.resources, capacities=declared)
+    assert load.capacities == (1024, 33_554_432)
+    assert any(job.request[1] > 0 for job in load.jobs)
+    schedule = simulate(policy, load)
+    assert_feasible(schedule)
+
+
+# --- policies that must coincide ----------------------------------------------------------
+
+
+def test_depth_one_is_easy() -> None:
+    load = workload("bundled")
+    assert starts(simulate(example("depth2.pol", depth="1"), load)) == starts(
+        simulate(example("easy.pol"), load))
+
+
+def test_reserving_more_than_the_queue_is_conservative() -> None:
+    load = workload("NASA-iPSC-1993-3.1-cln.swf.gz")
+    deep = from_source("policy deep { reserve 1000000 backfill first_fit }")
+    assert starts(simulate(deep, load)) == starts(simulate(example("conservative.pol"), load))
+
+
+def test_best_by_queue_position_is_first_fit() -> None:
+    # In FCFS order, the fitting candidate with the smallest submit time (ties: queue order)
+    # is the first fitting one in queue order: best-score backfilling must equal first fit.
+    load = workload("bundled")
+    best = from_source("policy best { reserve 1 backfill best by job.submit asc }")
+    assert starts(simulate(best, load)) == starts(simulate(example("easy.pol"), load))
+
+
+def test_equal_estimates_make_sjf_fcfs() -> None:
+    # With every estimate equal, SJF order degenerates to its tie-breakers: FCFS.
+    load = workload("bundled")
+    same = Workload(
+        jobs=tuple(j.__class__(j.id, j.index, j.submit, min(j.run_time, 3600), 3600, j.request)
+                   for j in load.jobs),
+        resources=load.resources, capacities=load.capacities, source="equal estimates")
+    assert starts(simulate(example("easy-sjf.pol"), same)) == starts(
+        simulate(example("easy.pol"), same))
+
+
+def test_fcfs_never_starts_out_of_order() -> None:
+    schedule = simulate(example("fcfs.pol"), workload("bundled"))
+    previous = -1
+    for record in sorted(schedule.records, key=lambda r: (r.job.submit, r.job.index)):
+        assert record.start >= previous
+        previous = record.start

@@ -1,0 +1,98 @@
+"""Random small workloads: schedules are feasible, and the optimisations change nothing."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from schedc.runtime.jobs import Job
+from schedc.runtime.policy import RuntimePolicy
+from schedc.runtime.schedule import Schedule
+from schedc.runtime.simulator import simulate
+from schedc.runtime.workload import Workload
+
+CAPS = (8, 20)
+
+
+@st.composite
+def workloads(draw, k: int) -> Workload:
+    n = draw(st.integers(1, 14))
+    jobs = []
+    t = 0
+    for i in range(n):
+        t += draw(st.integers(0, 6))  # clustered submits: many jobs share an instant
+        est = draw(st.integers(1, 12))
+        run = draw(st.integers(0, est + 3))
+        req = tuple(draw(st.integers(1 if r == 0 else 0, CAPS[r])) for r in range(k))
+        jobs.append(Job(i + 1, i, t, min(run, est), est, req))
+    return Workload(tuple(jobs), ("cpus", "memory")[:k], CAPS[:k])
+
+
+policies = st.builds(
+    lambda depth, backfill, order: (depth, backfill, order),
+    st.sampled_from([0, 1, 2, 3, None]),
+    st.sampled_from(["first_fit", "none", "best"]),
+    st.sampled_from(["fcfs", "sjf"]),
+)
+
+
+def make(k: int, depth, backfill, order) -> RuntimePolicy:
+    return RuntimePolicy(
+        f"{depth}-{backfill}-{order}", ("cpus", "memory")[:k], (None,) * k, depth=depth,
+        backfill=backfill,
+        order_key=None if order == "fcfs" else (lambda job, state: (job.estimate,)),
+        score=(lambda job, state: (-job.procs, job.estimate)) if backfill == "best" else None)
+
+
+def replay_check(s: Schedule) -> None:
+    """Independent feasibility: starts after submit, ends = start + run time, and at no
+    instant the running jobs hold more than the machine."""
+    events = []
+    for r in s.records:
+        assert r.start >= r.job.submit
+        assert r.end == r.start + r.job.run_time
+        if r.end > r.start:
+            events.append((r.start, 1, r.alloc))
+            events.append((r.end, 0, r.alloc))
+    events.sort(key=lambda e: (e[0], e[1]))  # releases before starts at the same time
+    use = [0] * len(s.capacities)
+    for _, is_start, alloc in events:
+        for k, a in enumerate(alloc):
+            use[k] += a if is_start else -a
+            assert use[k] <= s.capacities[k]
+
+
+def starts(s: Schedule) -> list[int]:
+    return [r.start for r in s.records]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data(), policies, st.sampled_from([1, 2]))
+def test_feasible_and_optimisations_do_not_change_the_schedule(data, p, k):
+    w = data.draw(workloads(k))
+    policy = make(k, *p)
+    ref = simulate(policy, w, incremental=False, fast=False)
+    replay_check(ref)
+    for kw in (dict(), dict(incremental=False), dict(fast=False)):
+        assert starts(simulate(policy, w, **kw)) == starts(ref), kw
+
+
+@settings(max_examples=200, deadline=None)
+@given(workloads(1))
+def test_no_backfill_starts_in_queue_order(w):
+    s = simulate(make(1, None, "none", "fcfs"), w)
+    order = sorted(s.records, key=lambda r: (r.job.submit, r.job.index))
+    assert [r.start for r in order] == sorted(r.start for r in order)
+
+
+@settings(max_examples=200, deadline=None)
+@given(workloads(1))
+def test_easy_head_never_waits_on_an_idle_machine(w):
+    # Whenever the machine is empty at some start time, the queue head starts then (no
+    # dead lock): every job starts no later than the time the machine drains after it.
+    s = simulate(make(1, 1, "first_fit", "fcfs"), w)
+    ends = sorted(r.end for r in s.records)
+    for r in s.records:
+        drained = max([e for e in ends if e <= r.start] + [r.job.submit])
+        assert r.start >= r.job.submit
+        assert drained <= r.start
