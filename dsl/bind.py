@@ -82,11 +82,10 @@ def to_runtime(policy: ir.Policy, params: Mapping[str, str] | None = None) -> Ru
             )])
     bodies: dict[str, ir.Expr | tuple[ir.Expr, ...]] = {}
     wrap = {}
-    if policy.order:
+    order = _without_redundant_tail(policy.order)
+    if order:
         # Descending keys are negated so that the simulator always sorts ascending.
-        bodies["order_key"] = tuple(
-            _negate(k.expr) if k.descending else k.expr for k in policy.order
-        )
+        bodies["order_key"] = tuple(_negate(k.expr) if k.descending else k.expr for k in order)
     if policy.backfill.score is not None:
         s = policy.backfill.score
         bodies["score"] = _negate(s) if policy.backfill.descending else s
@@ -98,7 +97,7 @@ def to_runtime(policy: ir.Policy, params: Mapping[str, str] | None = None) -> Ru
     fns, _ = compile_functions(bodies, values, rigid=policy.size is None, wrap=wrap)
     invariants = tuple(
         RuntimeInvariant(inv.text, inv.span.location() if inv.span else policy.file,
-                         fns[f"invariant_{i}"])
+                         fns[f"invariant_{i}"], reads_state=ir.reads_state(inv.expr))
         for i, inv in enumerate(policy.invariants)
     )
     return RuntimePolicy(
@@ -114,6 +113,18 @@ def to_runtime(policy: ir.Policy, params: Mapping[str, str] | None = None) -> Ru
         invariants=invariants,
         state_free=ir.state_free(policy),
     )
+
+
+def _without_redundant_tail(order: tuple[ir.OrderKey, ...]) -> tuple[ir.OrderKey, ...]:
+    """Drop trailing `job.submit asc` keys: the simulator appends (submit, file order) to
+    every key, so they change no order, and an empty key lets it use its FCFS fast path."""
+    keys = list(order)
+    while keys and not keys[-1].descending and keys[-1].expr == _SUBMIT:
+        keys.pop()
+    return tuple(keys)
+
+
+_SUBMIT = ir.JobAttr("job", "submit", "int")
 
 
 def _negate(e: ir.Expr) -> ir.Expr:

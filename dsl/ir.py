@@ -249,7 +249,12 @@ def order_static(policy: Policy) -> bool:
     return all(dependencies(k.expr) <= {"job", "param"} for k in policy.order)
 
 
+def reads_state(expr: Expr) -> bool:
+    """The expression reads now, queue, running or machine, not only the job and params."""
+    return bool(dependencies(expr) & _STATE)
+
+
 def state_free(policy: Policy) -> bool:
     """No decision expression (order, size, score) reads now, queue, running or machine."""
     exprs = [k.expr for k in policy.order] + [policy.size, policy.backfill.score]
-    return not any(dependencies(e) & _STATE for e in exprs if e is not None)
+    return not any(reads_state(e) for e in exprs if e is not None)

@@ -45,6 +45,7 @@ class RuntimeInvariant:
     text: str  # the invariant's source text
     location: str  # file:line:col
     check: BoolFn  # evaluated for each job started, with the state right after it started
+    reads_state: bool = True  # it reads now, queue, running or machine (not only the job)
 
 
 @frozen

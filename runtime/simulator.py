@@ -25,6 +25,7 @@ from bisect import bisect_left, insort
 from collections.abc import Callable
 from typing import Any
 
+from schedc.runtime import kernel1
 from schedc.runtime.gcpause import paused_gc
 from schedc.runtime.jobs import Job, RunningJob
 from schedc.runtime.monitor import (
@@ -49,20 +50,25 @@ def simulate(policy: RuntimePolicy, workload: Workload, progress: Progress | Non
     """Replay ``workload`` under ``policy``.
 
     ``incremental`` (continuation after submission-only instants) and ``fast`` (the O(1)
-    shadow-time plan instead of a full profile when depth is 1, and a walk specialised to
-    one resource with plain ints) are optimisations that never change the schedule; they
-    can be switched off to test exactly that. ``monitor`` runs the independent after-pass
+    shadow-time plan instead of a full profile when depth is 1, and the one-resource kernel
+    of ``kernel1.py`` where it applies) are optimisations that never change the schedule;
+    they can be switched off to test exactly that. ``monitor`` runs the independent after-pass
     checks (``monitor.py``).
     """
     with paused_gc():
-        return _Sim(policy, workload, incremental, fast, monitor).run(progress)
+        sim = _Sim(policy, workload, incremental, fast, monitor)
+        if fast and kernel1.eligible(policy, sim.K):
+            starts, passes = kernel1.run_kernel1(policy, workload.jobs, sim.cap[0], progress,
+                                                 incremental, monitor)
+            return sim.schedule(starts, [j.request for j in workload.jobs], passes)
+        return sim.run(progress)
 
 
 class _PassRun:
     """One pass in progress (and, kept afterwards, the end state a continuation resumes)."""
 
     __slots__ = ("now", "free", "profile", "shadow", "nres", "blocked", "reservations",
-                 "started", "check_res", "candidates", "shadow_time", "extra", "complete")
+                 "started", "check_res", "candidates", "complete")
 
     def __init__(self, now: int, free: list[int]) -> None:
         self.now = now
@@ -76,8 +82,6 @@ class _PassRun:
         self.started: list[Job] = []  # in this pass (or continuation)
         self.check_res = False  # a job started while a reservation existed
         self.candidates: list[Job] = []  # backfill "best": queue after the D-th reservation
-        self.shadow_time = 0  # the one-resource walk's shadow plan (valid when nres == 1)
-        self.extra = 0
         self.complete = True  # every queued job was visited (or could be skipped safely)
 
 
@@ -111,11 +115,6 @@ class _Sim:
         self.rigid = policy.size is None
         # State-reading callables see an exact queue; state-free ones never look at it.
         self.exact_queue = not policy.state_free
-        # One resource, no callable in the pass, at most one reservation: plain-int walk.
-        self.fast1 = (fast and self.K == 1 and self.rigid and not policy.invariants
-                      and not self.exact_queue
-                      and (policy.backfill == "none"
-                           or (policy.backfill == "first_fit" and policy.depth in (0, 1))))
         self.used = [0] * self.K
         # Time-and-index keys packed in one int (t * M + index): int compares beat tuples.
         self.M = M = len(workload.jobs) + 1
@@ -138,44 +137,52 @@ class _Sim:
 
     def run(self, progress: Progress | None) -> Schedule:
         jobs = self.workload.jobs
-        order = sorted(range(len(jobs)), key=lambda i: (jobs[i].submit, i))
-        n = len(order)
+        arrivals = sorted(jobs, key=lambda j: (j.submit, j.index))
+        subs = [j.submit for j in arrivals]
+        n = len(arrivals)
         nxt = 0
         ended = 0
         step = max(1, -(-n // 100))  # at most ~100 progress calls
         heap = self.heap
+        M = self.M
+        finish, submit = self._finish, self._submit
+        full_pass, continue_pass = self._full_pass, self._continue_pass
+        incremental = self.incremental
+        queue = self.queue
         while nxt < n or heap:
-            M = self.M
-            now = jobs[order[nxt]].submit if nxt < n else heap[0] // M
+            now = subs[nxt] if nxt < n else heap[0] // M
             if heap and heap[0] < now * M:
                 now = heap[0] // M
             finished = False
             limit = now * M + M
             while heap and heap[0] < limit:
-                self._finish(heapq.heappop(heap) % M)
+                finish(heapq.heappop(heap) % M)
                 finished = True
                 ended += 1
                 if progress is not None and ended % step == 0:
                     progress(ended, n)
-            old = len(self.queue)
+            old = len(queue)
             at_end = True
-            while nxt < n and jobs[order[nxt]].submit == now:
-                at_end &= self._submit(jobs[order[nxt]], old)
+            while nxt < n and subs[nxt] == now:
+                at_end &= submit(arrivals[nxt], old)
                 nxt += 1
-            if finished or not at_end or self.memo is None or not self.incremental:
-                self._full_pass(now)
-            elif len(self.queue) > old:
-                self._continue_pass(now, old)
+            if finished or not at_end or self.memo is None or not incremental:
+                full_pass(now)
+            elif len(queue) > old:
+                continue_pass(now, old)
         if progress is not None and n % step:
             progress(n, n)
         if self.queue or any(self.used):
             raise MonitorViolation(f"policy {self.policy.name}: simulation ended with "
                                    f"{len(self.queue)} queued jobs and {self.used} in use")
-        records = tuple(JobRecord(j, self.starts[j.index], self.starts[j.index] + j.run_time,
-                                  self.allocs[j.index]) for j in jobs)
+        return self.schedule(self.starts, self.allocs, self.passes)
+
+    def schedule(self, starts: list[int], allocs: list[tuple[int, ...]], passes: int
+                 ) -> Schedule:
+        records = tuple(JobRecord(j, s, s + j.run_time, a)
+                        for j, s, a in zip(self.workload.jobs, starts, allocs, strict=True))
         return Schedule(records=records, capacities=self.cap, resources=self.workload.resources,
-                        policy_name=self.policy.name, passes=self.passes,
-                        workload=self.workload)
+                        policy_name=self.policy.name, passes=passes, workload=self.workload)
 
     def _finish(self, index: int) -> None:
         rj = self.holder[index]
@@ -188,11 +195,14 @@ class _Sim:
 
     def _submit(self, job: Job, old: int) -> bool:
         """Queue ``job``; True if it lands after the ``old`` jobs that were queued before."""
-        state = self.state
-        state.now = job.submit
-        key = (self._call(self.policy.order_key, job, "order key") + (job.submit, job.index)
-               if self.policy.order_key is not None else job.submit * self.M + job.index)
-        pos = bisect_left(self.qkeys, key)
+        self.state.now = job.submit
+        qkeys = self.qkeys
+        if self.policy.order_key is None:
+            key: Any = job.submit * self.M + job.index
+        else:
+            key = self._call(self.policy.order_key, job, "order key") + (job.submit, job.index)
+        # FCFS arrivals come in key order: append without a search
+        pos = len(qkeys) if not qkeys or qkeys[-1] < key else bisect_left(qkeys, key)
         self.keyof[job.index] = key
         self.qkeys.insert(pos, key)
         self.queue.insert(pos, job)
@@ -255,7 +265,8 @@ class _Sim:
         run.check_res = False
         run.candidates = []
         self.passes += 1
-        self._walk(run, old)
+        if not run.blocked:  # backfill "none": the last pass stopped at a job still blocked
+            self._walk(run, old)
         if not run.complete:
             self.memo = None
 
@@ -278,11 +289,6 @@ class _Sim:
         free = run.free
         best = self.backfill == "best"
         visit = self._visit
-        if run.blocked:
-            return  # backfill "none": the last pass stopped at a job that still cannot start
-        if self.fast1:
-            self._walk_fast1(run, first)
-            return
         for job in self.queue[first:]:  # a copy: the exact queue shrinks as jobs start
             if run.blocked:
                 break
@@ -311,71 +317,6 @@ class _Sim:
                 qprocs = self.qprocs
                 for job in run.started:
                     del qprocs[bisect_left(qprocs, job.procs)]
-            if self.monitor:
-                self._check(run)
-
-    def _walk_fast1(self, run: _PassRun, first: int) -> None:
-        """``_visit`` for one resource, rigid sizes, no callables, depth 0 or 1 or backfill
-        "none": the same decisions with plain ints (the shadow plan of ``shadow.py``)."""
-        now = run.now
-        free = run.free[0]
-        nres = run.nres
-        sh_time, extra = run.shadow_time, run.extra
-        depth = self.depth if self.backfill != "none" else 0
-        none = self.backfill == "none"
-        minp = self.qprocs[0]  # a lower bound as jobs start (it can only grow)
-        queue = self.queue
-        launch = self._launch
-        started = run.started
-        positions = []
-        for qi in range(first, len(queue)):
-            if free < minp:
-                # No job can start now; a reservation still to make could only constrain
-                # later jobs, which cannot start either. Without it, no continuation.
-                if nres < depth:
-                    run.complete = False
-                if none:
-                    run.blocked = True  # this job does not fit: the pass ends here
-                break
-            job = queue[qi]
-            p = job.request[0]
-            if p <= free and (nres == 0 or now + job.estimate <= sh_time or p <= extra):
-                free -= p
-                if nres:
-                    run.check_res = True
-                    if now + job.estimate > sh_time:
-                        extra -= p
-                launch(job, job.request, now)
-                started.append(job)
-                positions.append(qi)
-            elif none:
-                run.blocked = True
-                break
-            elif nres < depth:
-                # Shadow time: the first estimated end where, with every release at or
-                # before it, the job fits; extra: what is left of that free count.
-                avail = free
-                sh_time = -1
-                M = self.M
-                for key, rj in zip(self.run_keys, self.running, strict=True):
-                    end = key // M
-                    if sh_time >= 0 and end != sh_time:
-                        break
-                    avail += rj.alloc[0]
-                    if avail >= p:
-                        sh_time = end
-                extra = avail - p
-                nres = 1
-                run.reservations.append(
-                    Reservation(job, sh_time, sh_time + job.estimate, job.request))
-        run.free[0] = free
-        run.nres = nres
-        run.shadow_time, run.extra = sh_time, extra
-        if positions:
-            qkeys, qprocs = self.qkeys, self.qprocs
-            for qi in reversed(positions):
-                del qprocs[bisect_left(qprocs, queue[qi].request[0])]
-                del queue[qi], qkeys[qi]
             if self.monitor:
                 self._check(run)
 
@@ -484,6 +425,10 @@ class _Sim:
         if self.exact_queue:
             i = bisect_left(self.qkeys, self.keyof[job.index])
             del self.queue[i], self.qkeys[i]
+        self._check_invariants(job, now)
+
+    def _check_invariants(self, job: Job, now: int) -> None:
+        """Each user invariant, right after ``job`` started (its state holds the job)."""
         for inv in self.policy.invariants:
             if not self._call(inv.check, job, f"invariant `{inv.text}`"):
                 raise MonitorViolation(

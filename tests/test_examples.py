@@ -104,3 +104,13 @@ def test_fcfs_never_starts_out_of_order() -> None:
     for record in sorted(schedule.records, key=lambda r: (r.job.submit, r.job.index)):
         assert record.start >= previous
         previous = record.start
+
+
+@pytest.mark.parametrize("name", CPU_EXAMPLES)
+def test_fast_paths_change_no_start(name: str) -> None:
+    # The one-resource kernel, the shadow plan and continuations against the plain
+    # profile-based pass, through the compiled examples (static SJF/LJF keys included).
+    load = workload("NASA-iPSC-1993-3.1-cln.swf.gz")
+    policy = example(name)
+    assert starts(simulate(policy, load)) == starts(
+        simulate(policy, load, fast=False, incremental=False))
