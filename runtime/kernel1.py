@@ -143,6 +143,7 @@ def run_kernel1(policy: RuntimePolicy, jobs: tuple[Job, ...], capacity: int,
                     if now + est[i] > shadow:
                         extra -= p
                 starts[i] = now
+                used += p
                 insort(rkeys, (now + est[i]) * M + i)
                 push(heap, (now + run_time[i]) * M + i)
                 positions.append(qi)
@@ -167,14 +168,13 @@ def run_kernel1(policy: RuntimePolicy, jobs: tuple[Job, ...], capacity: int,
                 extra = avail - p
                 nres = 1
                 head = i
-        used = capacity - free
         if positions:
             for qi in reversed(positions):
                 del qprocs[bisect_left(qprocs, procs[queue[qi]])]
                 del queue[qi], qkeys[qi]
             if monitor:
-                _monitor(policy, jobs, procs, rkeys, M, capacity, now, backfilled, head,
-                         shadow, nres)
+                _monitor(policy, jobs, procs, rkeys, M, capacity, used, now, backfilled,
+                         head, shadow, nres)
     if progress is not None and n % step:
         progress(n, n)
     if queue or used:
@@ -205,18 +205,25 @@ def _check_invariants(policy: RuntimePolicy, job: Job, state: PassState, now: in
 
 
 def _monitor(policy: RuntimePolicy, jobs: tuple[Job, ...], procs: list[int], rkeys: list[int],
-             M: int, capacity: int, now: int, backfilled: bool, head: int, shadow: int,
-             nres: int) -> None:
-    """Re-derive usage from the running jobs, not from the walk's own counters: nothing is
-    overcommitted now and, if jobs started beside a reservation, it still fits at its time
-    (running jobs only release, so its start is the tightest point of its window)."""
-    in_use = sum(procs[key % M] for key in rkeys)
-    if in_use > capacity:
+             M: int, capacity: int, used: int, now: int, backfilled: bool, head: int,
+             shadow: int, nres: int) -> None:
+    """Checks on the machine's own counters (kept by starts and finishes, not by the walk's
+    free count): nothing is overcommitted now and, if jobs started beside a reservation, it
+    still fits at its time (running jobs only release, so its start is the tightest point
+    of its window; usage there is summed from the running jobs, from the shorter side)."""
+    if used > capacity:
         raise MonitorViolation(f"t={now}: policy {policy.name}: `cpus` overcommitted "
-                               f"({in_use} used of {capacity})")
+                               f"({used} used of {capacity})")
     if backfilled and nres:
         cut = bisect_right(rkeys, shadow * M + M - 1)  # rkeys[:cut] end by the shadow time
-        held = sum(procs[key % M] for key in rkeys[cut:])
+        if cut <= len(rkeys) - cut:
+            held = used
+            for key in rkeys[:cut]:
+                held -= procs[key % M]
+        else:
+            held = 0
+            for key in rkeys[cut:]:
+                held += procs[key % M]
         if held + procs[head] > capacity:
             raise MonitorViolation(
                 f"t={now}: policy {policy.name}: reservation of job {jobs[head].id} at "
