@@ -248,7 +248,8 @@ class Compiler:
             return None if c.value == "all" else c.value
         sym = self.symbols.lookup("value", c.value, locs[0].file)
         if sym is None:
-            self.symbols.not_found("value", c.value, locs[0].file, c.span, "param")
+            self.symbols.not_found("value", c.value, locs[0].file, c.span, "param",
+                                   extra=["all"])
             return 0
         if not isinstance(sym.item, ast.Param) or sym.item.type != "int":
             what = "a def" if isinstance(sym.item, ast.Def) else f"a {sym.item.type} param"
