@@ -20,7 +20,7 @@ from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable
 
 from schedc.runtime.jobs import Job
-from schedc.runtime.monitor import MonitorViolation
+from schedc.runtime.monitor import MonitorViolation, call_policy, check_invariants
 from schedc.runtime.policy import PassState, RuntimePolicy
 
 Progress = Callable[[int, int], None]
@@ -93,7 +93,7 @@ def run_kernel1(policy: RuntimePolicy, jobs: tuple[Job, ...], capacity: int,
                 key = now * M + i
             else:
                 state.now = now
-                key = _key(order_key, jobs[i], state, policy.name) + (now, i)
+                key = call_policy(policy, order_key, jobs[i], state, "order key") + (now, i)
             if not qkeys or qkeys[-1] < key:
                 qkeys.append(key)
                 queue.append(i)
@@ -149,7 +149,7 @@ def run_kernel1(policy: RuntimePolicy, jobs: tuple[Job, ...], capacity: int,
                 positions.append(qi)
                 if invariants:
                     state.now = now
-                    _check_invariants(policy, jobs[i], state, now)
+                    check_invariants(policy, jobs[i], state)
             elif none:
                 blocked = True
                 break
@@ -181,27 +181,6 @@ def run_kernel1(policy: RuntimePolicy, jobs: tuple[Job, ...], capacity: int,
         raise MonitorViolation(f"policy {policy.name}: simulation ended with {len(queue)} "
                                f"queued jobs and {used} processors in use")
     return starts, passes
-
-
-def _key(order_key, job: Job, state: PassState, name: str) -> tuple:
-    try:
-        return order_key(job, state)
-    except Exception as exc:  # policy code failing is a bug report, with its context
-        raise MonitorViolation(f"t={state.now}: policy {name}: order key failed for job "
-                               f"{job.id}: {type(exc).__name__}: {exc}") from exc
-
-
-def _check_invariants(policy: RuntimePolicy, job: Job, state: PassState, now: int) -> None:
-    for inv in policy.invariants:
-        try:
-            holds = inv.check(job, state)
-        except Exception as exc:
-            raise MonitorViolation(f"t={now}: policy {policy.name}: invariant `{inv.text}` "
-                                   f"failed for job {job.id}: {type(exc).__name__}: {exc}"
-                                   ) from exc
-        if not holds:
-            raise MonitorViolation(f"t={now}: policy {policy.name}: invariant `{inv.text}` "
-                                   f"({inv.location}) violated after starting job {job.id}")
 
 
 def _monitor(policy: RuntimePolicy, jobs: tuple[Job, ...], procs: list[int], rkeys: list[int],

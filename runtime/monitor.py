@@ -9,15 +9,38 @@ reservation was made pushed it back.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from attrs import frozen
 
 from schedc.runtime.jobs import Job, RunningJob
+from schedc.runtime.policy import PassState, RuntimePolicy
 
 
 class MonitorViolation(Exception):
     """A policy or simulator bug found at run time (not a user mistake)."""
+
+
+def call_policy(policy: RuntimePolicy, fn: Callable[[Job, PassState], Any], job: Job,
+                state: PassState, what: str) -> Any:
+    """Run a compiled policy callable; any failure is a bug report with its context."""
+    try:
+        return fn(job, state)
+    except MonitorViolation:
+        raise
+    except Exception as exc:
+        raise MonitorViolation(f"t={state.now}: policy {policy.name}: {what} failed for job "
+                               f"{job.id}: {type(exc).__name__}: {exc}") from exc
+
+
+def check_invariants(policy: RuntimePolicy, job: Job, state: PassState) -> None:
+    """Each user invariant, right after ``job`` started (``state`` already holds it)."""
+    for inv in policy.invariants:
+        if not call_policy(policy, inv.check, job, state, f"invariant `{inv.text}`"):
+            raise MonitorViolation(
+                f"t={state.now}: policy {policy.name}: invariant `{inv.text}` "
+                f"({inv.location}) violated after starting job {job.id}")
 
 
 @frozen(slots=True)

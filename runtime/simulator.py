@@ -31,7 +31,9 @@ from schedc.runtime.jobs import Job, RunningJob
 from schedc.runtime.monitor import (
     MonitorViolation,
     Reservation,
+    call_policy,
     check_capacity,
+    check_invariants,
     check_reservations,
 )
 from schedc.runtime.policy import PassState, RuntimePolicy
@@ -425,26 +427,11 @@ class _Sim:
         if self.exact_queue:
             i = bisect_left(self.qkeys, self.keyof[job.index])
             del self.queue[i], self.qkeys[i]
-        self._check_invariants(job, now)
-
-    def _check_invariants(self, job: Job, now: int) -> None:
-        """Each user invariant, right after ``job`` started (its state holds the job)."""
-        for inv in self.policy.invariants:
-            if not self._call(inv.check, job, f"invariant `{inv.text}`"):
-                raise MonitorViolation(
-                    f"t={now}: policy {self.policy.name}: invariant `{inv.text}` "
-                    f"({inv.location}) violated after starting job {job.id}")
+        check_invariants(self.policy, job, self.state)
 
     def _call(self, fn: Callable[[Job, PassState], Any] | None, job: Job, what: str) -> Any:
         assert fn is not None
-        try:
-            return fn(job, self.state)
-        except MonitorViolation:
-            raise
-        except Exception as exc:  # any failure of policy code is a bug report, with context
-            raise MonitorViolation(f"t={self.state.now}: policy {self.policy.name}: {what} "
-                                   f"failed for job {job.id}: {type(exc).__name__}: {exc}"
-                                   ) from exc
+        return call_policy(self.policy, fn, job, self.state, what)
 
     def _check(self, run: _PassRun) -> None:
         name = self.policy.name
