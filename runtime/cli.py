@@ -225,7 +225,8 @@ def _simulate_one(policy_file: str, policy_name: str | None, args: argparse.Name
                                  capacities=capacities, lenient=args.lenient)
         if loaded is not None:
             loaded[key] = workload
-    with _progress(args, f"{policy.name} on {Path(workload_path).name}") as progress:
+    label = f"{policy.name} on {Path(workload_path).name}"
+    with _progress(args, label, len(workload.jobs)) as progress:
         schedule = simulate(policy, workload, progress=progress)
     return RunOutcome(policy_file=policy_file, policy=policy, workload=workload,
                       schedule=schedule)
@@ -251,9 +252,10 @@ def _resolve_capacities(resources: tuple[str, ...], declared: tuple[int | None, 
 class _progress:
     """A rich progress bar on a terminal; nothing when piped or with --no-progress."""
 
-    def __init__(self, args: argparse.Namespace, label: str) -> None:
+    def __init__(self, args: argparse.Namespace, label: str, total: int) -> None:
         self.enabled = not args.no_progress and not args.json and sys.stderr.isatty()
         self.label = label
+        self.total = total
         self._bar = None
         self._task = None
 
@@ -265,10 +267,10 @@ class _progress:
         from schedc.runtime.report import stderr_console
 
         self._bar = Progress(TextColumn("{task.description}"), BarColumn(),
-                             TextColumn("{task.completed:,}/{task.total:,} jobs"),
+                             TextColumn("{task.completed:,.0f}/{task.total:,.0f} jobs ended"),
                              TimeElapsedColumn(), console=stderr_console(), transient=True)
         self._bar.__enter__()
-        self._task = self._bar.add_task(self.label, total=None)
+        self._task = self._bar.add_task(self.label, total=self.total)
 
         def update(done: int, total: int) -> None:
             self._bar.update(self._task, completed=done, total=total)

@@ -264,3 +264,10 @@ def test_violated_invariant_stops_the_run(capsys, tmp_path: Path, three_jobs: Pa
     code, _, err = run_cli(capsys, "run", small, "--workload", three_jobs)
     assert code == 1
     assert "invariant" in err and "Traceback" not in err
+
+
+def test_progress_bar_on_a_terminal(capsys, monkeypatch, three_jobs: Path) -> None:
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    code, out, err = run_cli(capsys, "run", EXAMPLES / "easy.pol", "--workload", three_jobs)
+    assert code == 0, err
+    assert "jobs ended" in err and "Traceback" not in err

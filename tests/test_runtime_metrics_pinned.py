@@ -1,0 +1,37 @@
+"""compute_metrics pinned to the last bit on a real trace (values from the per-record loop)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+import pytest
+
+from schedc.runtime.metrics import compute_metrics
+from schedc.runtime.policy import RuntimePolicy
+from schedc.runtime.simulator import simulate
+from schedc.runtime.workload import load_workload
+
+KTH = Path(__file__).parents[1] / "../shared/traces/KTH-SP2-1996-2.1-cln.swf.gz"
+EASY = RuntimePolicy("easy", ("cpus",), (None,), depth=1, backfill="first_fit")
+
+EXPECTED = {
+    'jobs': 2000, 'skipped': 1, 'mean_wait': 5802.2555, 'max_wait': 168085,
+    'mean_response': 10963.5855, 'mean_slowdown': 110.76401553316207,
+    'mean_bounded_slowdown': 88.68838458078112, 'utilisation': 0.6167067951745289,
+    'makespan': 2069601, 'artww': 20910.722394220847, 'sldwa': 3.96887538322559,
+    'category_jobs': [37, 464, 649, 376, 221, 234, 19, 0, 0, 0],
+    'category_mean_response': [174.8918918918919, 1570.4331896551723, 3454.101694915254,
+                               8174.010638297872, 16531.66968325792, 42828.55128205128,
+                               115868.36842105263, None, None, None],
+}
+
+
+def test_metrics_of_first_2000_kth_jobs_are_pinned():
+    if not KTH.exists():
+        pytest.skip("KTH trace not available")
+    w = load_workload(KTH)
+    w = attrs.evolve(w, jobs=w.jobs[:2000])
+    m = compute_metrics(simulate(EASY, w)).to_dict()
+    assert m == EXPECTED  # exact floats: == on float is bit equality here
+    assert all(type(m[k]) is type(EXPECTED[k]) for k in EXPECTED)
