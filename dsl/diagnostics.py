@@ -81,7 +81,7 @@ def _render_one(d: Diagnostic, color: bool) -> str:
 
     out = [style(f"{d.severity}:", "bold red") + " " + style(d.message, "bold")]
     if d.file is not None and d.line is not None:
-        out.append(f"  {style('-->', 'blue')} {d.file}:{d.line}:{d.col}")
+        out.append(f"  {style('-->', 'blue')} {d.file}:{d.line}" + (f":{d.col}" if d.col else ""))
         if d.source is not None:
             text = d.source.split("\n")[0]
             gutter = str(d.line)
@@ -92,6 +92,8 @@ def _render_one(d: Diagnostic, color: bool) -> str:
             out.append(f"{pad} |")
             out.append(f"{gutter} | {escape(text) if color else text}")
             out.append(f"{pad} | " + " " * (col - 1) + style("^" * width, "bold red"))
+    elif d.file is not None:
+        out.append(f"  {style('-->', 'blue')} {d.file}")
     if d.help:
         out.append(style("help:", "bold cyan") + " " + (escape(d.help) if color else d.help))
     return "\n".join(out)

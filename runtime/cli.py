@@ -142,7 +142,7 @@ def _add_simulation_options(sub: argparse.ArgumentParser, several: bool = False)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from schedc.dsl import check_file, render_diagnostics
+    from schedc.dsl import check_file
 
     failed = False
     for file in args.files:
@@ -150,7 +150,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         result = check_file(file)
         if result.diagnostics:
             failed = True
-            _err(render_diagnostics(result.diagnostics, color=_color(sys.stderr)))
+            _report(result.diagnostics)
         else:
             names = ", ".join(result.policies) or "no policy"
             print(f"ok: {file} ({names})")
@@ -299,12 +299,25 @@ def _err(text: str) -> None:
     sys.stderr.write(text if text.endswith("\n") else text + "\n")
 
 
+def _report(diagnostics) -> None:
+    """Diagnostics on standard error: coloured through rich on a terminal, plain otherwise."""
+    from schedc.dsl import render_diagnostics
+
+    if _color(sys.stderr):
+        from schedc.runtime.report import stderr_console
+
+        stderr_console().print(render_diagnostics(diagnostics, color=True), end="",
+                               highlight=False, soft_wrap=True)
+    else:
+        _err(render_diagnostics(diagnostics))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handlers = {"check": cmd_check, "compile": cmd_compile, "run": cmd_run,
                 "compare": cmd_compare}
-    from schedc.dsl import DiagnosticError, render_diagnostics
+    from schedc.dsl import DiagnosticError
     from schedc.runtime.workload import WorkloadError
 
     try:
@@ -315,10 +328,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             _err(f"help: {error.help}")
         return EXIT_USER_ERROR
     except DiagnosticError as error:
-        _err(render_diagnostics(error.diagnostics, color=_color(sys.stderr)))
+        _report(error.diagnostics)
         return EXIT_USER_ERROR
     except WorkloadError as error:
-        _err(str(error))
+        _report([_workload_diagnostic(error)])
         return EXIT_USER_ERROR
     except _monitor_violation() as error:
         _err(f"runtime monitor: {error}")
@@ -329,6 +342,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         _err("interrupted")
         return 130
+
+
+def _workload_diagnostic(error):
+    """A workload mistake in the same shape as a policy one: location, line, caret, help."""
+    from schedc.dsl.diagnostics import Diagnostic
+
+    end_col = None
+    if error.col is not None and error.source_line is not None:
+        rest = error.source_line[error.col - 1:]
+        end_col = error.col + max(1, len(rest) - len(rest.lstrip()) + len(rest.split()[0])
+                                  if rest.strip() else 1)
+    return Diagnostic(error.message, error.path, error.line, error.col,
+                      error.line if end_col else None, end_col, error.help,
+                      source=error.source_line)
 
 
 def _monitor_violation() -> type[Exception]:

@@ -164,8 +164,8 @@ def _columns_slow(name: str, lines: list[str], lenient: bool,
                 skipped["malformed line"] = skipped.get("malformed line", 0) + 1
                 continue
             col, msg, hint = bad
-            raise WorkloadError(name, lineno, col, msg, help=hint + " (or read with lenient mode)",
-                                source_line=ln)
+            raise WorkloadError(name, lineno, col, msg, source_line=ln,
+                                help=hint + " (or pass --lenient to skip and count such lines)")
         for c, v in zip(cols, values, strict=True):
             c.append(v)
     return cols
