@@ -23,6 +23,7 @@ from __future__ import annotations
 import heapq
 from bisect import bisect_left, insort
 from collections.abc import Callable
+from itertools import accumulate
 from typing import Any
 
 from schedc.runtime import kernel1
@@ -291,10 +292,15 @@ class _Sim:
         free = run.free
         best = self.backfill == "best"
         visit = self._visit
-        for job in self.queue[first:]:  # a copy: the exact queue shrinks as jobs start
+        jobs = self.queue[first:]  # a copy: the exact queue shrinks as jobs start
+        # least cpus request from each position on: once the free cpus are below it, no
+        # later job can start in this pass (rigid sizes)
+        least_after = (list(accumulate(reversed([j.request[0] for j in jobs]), min))[::-1]
+                       if rigid else ())
+        for qi, job in enumerate(jobs):
             if run.blocked:
                 break
-            if rigid and free[0] < qprocs[0]:
+            if rigid and free[0] < least_after[qi]:
                 # No job can start now. If reservations are left to make, they could only
                 # matter to later jobs of this pass, which cannot start either: stop, but
                 # the end state is incomplete, so no continuation may resume from it.
