@@ -45,8 +45,10 @@ def _machine(outcome: RunOutcome) -> dict[str, int]:
     return dict(zip(outcome.workload.resources, outcome.workload.capacities, strict=True))
 
 
-def _format(value: Any) -> str:
+def _format(value: Any, short: bool = False) -> str:
     if isinstance(value, float):
+        if short and abs(value) >= 100:
+            return f"{value:,.0f}"
         return f"{value:,.3f}" if abs(value) < 1e6 else f"{value:,.0f}"
     if isinstance(value, int):
         return f"{value:,}"
@@ -138,15 +140,31 @@ def _compare_rows(outcomes: Sequence[RunOutcome]) -> tuple[list[str], list[list[
     return columns, rows
 
 
+# The comparison table shows the headline metrics under short headers, to fit a terminal;
+# --json and --csv carry every metric.
+COMPARE_COLUMNS = (
+    ("jobs", "jobs"),
+    ("mean_wait", "mean wait s"),
+    ("max_wait", "max wait s"),
+    ("mean_response", "mean resp. s"),
+    ("mean_bounded_slowdown", "mean bsld"),
+    ("utilisation", "util."),
+    ("artww", "ARTwW s"),
+    ("sldwa", "SLDwA"),
+)
+
+
 def print_compare(outcomes: Sequence[RunOutcome]) -> None:
     from rich.table import Table
 
-    columns, rows = _compare_rows(outcomes)
     table = Table(title=_title(outcomes[0]))
-    for i, column in enumerate(columns):
-        table.add_column(column, justify="left" if i == 0 else "right")
-    for row in rows:
-        table.add_row(*(_format(v) for v in row))
+    table.add_column("policy")
+    for _, header in COMPARE_COLUMNS:
+        table.add_column(header, justify="right")
+    for outcome in outcomes:
+        metrics = outcome.metrics()
+        table.add_row(outcome.policy.name, *(_format(metrics[key], short=True)
+                                             for key, _ in COMPARE_COLUMNS))
     _stdout_console().print(table)
 
 
