@@ -97,7 +97,8 @@ def print_run(outcome: RunOutcome) -> None:
     from schedc.runtime.metrics import NCATEGORIES
 
     metrics = outcome.metrics()
-    table = Table(title=f"{outcome.policy.name} on {_title(outcome)}")
+    title = f"{outcome.policy.name} on {_title(outcome)}"
+    table = Table(title=title, min_width=len(title))  # the title on one line
     table.add_column("metric")
     table.add_column("value", justify="right")
     for key, value in _scalar_items(metrics):

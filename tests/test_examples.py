@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from schedule_checks import assert_feasible, starts
+from shared_traces import shared_trace
 
 from schedc.dsl import compile_file, compile_source, to_runtime
 from schedc.runtime.cli import bundled_trace
@@ -17,19 +18,14 @@ from schedc.runtime.workload import Workload, load_workload
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
-TRACES = ROOT.parent / "shared" / "traces"
-# The small shared traces; LANL-CM5 (122k jobs) is covered by the EASY differential test and
-# by the benchmark, to keep the suite fast on 2 cores.
-SMALL_TRACES = ["KTH-SP2-1996-2.1-cln.swf.gz", "NASA-iPSC-1993-3.1-cln.swf.gz",
-                "lublin_256.swf.gz"]
+SHARED_TRACES = ["KTH-SP2-1996-2.1-cln.swf.gz", "NASA-iPSC-1993-3.1-cln.swf.gz",
+                 "lublin_256.swf.gz", "LANL-CM5-1994-4.1-cln.swf.gz"]
 CPU_EXAMPLES = sorted(p.name for p in EXAMPLES.glob("*.pol") if p.name != "easy-memory.pol")
 
 
 @cache
 def workload(name: str, resources: tuple[str, ...] = ("cpus",)) -> Workload:
-    path = bundled_trace() if name == "bundled" else TRACES / name
-    if not path.exists():
-        pytest.skip(f"{path} is not here")
+    path = bundled_trace() if name == "bundled" else shared_trace(name)
     return load_workload(str(path), resources=resources, capacities={})
 
 
@@ -42,7 +38,7 @@ def from_source(text: str) -> RuntimePolicy:
     return to_runtime(compile_source(text, "<test>"))
 
 
-@pytest.mark.parametrize("trace", SMALL_TRACES)
+@pytest.mark.parametrize("trace", SHARED_TRACES)
 @pytest.mark.parametrize("name", CPU_EXAMPLES)
 def test_example_runs_feasibly(name: str, trace: str) -> None:
     schedule = simulate(example(name), workload(trace))
@@ -51,9 +47,7 @@ def test_example_runs_feasibly(name: str, trace: str) -> None:
 
 
 def test_memory_example_on_lanl() -> None:
-    path = TRACES / "LANL-CM5-1994-4.1-cln.swf.gz"
-    if not path.exists():
-        pytest.skip("LANL-CM5 is not here")
+    path = shared_trace("LANL-CM5-1994-4.1-cln.swf.gz")
     policy = example("easy-memory.pol")
     assert policy.resources == ("cpus", "memory")
     declared = dict(zip(policy.resources, policy.capacities, strict=True))

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import attrs
-import pytest
+from shared_traces import shared_trace
 
 from schedc.runtime.metrics import compute_metrics
 from schedc.runtime.policy import RuntimePolicy
 from schedc.runtime.simulator import simulate
 from schedc.runtime.workload import load_workload
 
-KTH = Path(__file__).parents[1] / "../shared/traces/KTH-SP2-1996-2.1-cln.swf.gz"
 EASY = RuntimePolicy("easy", ("cpus",), (None,), depth=1, backfill="first_fit")
 
 EXPECTED = {
@@ -28,9 +25,7 @@ EXPECTED = {
 
 
 def test_metrics_of_first_2000_kth_jobs_are_pinned():
-    if not KTH.exists():
-        pytest.skip("KTH trace not available")
-    w = load_workload(KTH)
+    w = load_workload(shared_trace("KTH-SP2-1996-2.1-cln.swf.gz"))
     w = attrs.evolve(w, jobs=w.jobs[:2000])
     m = compute_metrics(simulate(EASY, w)).to_dict()
     assert m == EXPECTED  # exact floats: == on float is bit equality here

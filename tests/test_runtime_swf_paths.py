@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from shared_traces import shared_trace
 
 from schedc.runtime import swf
 from schedc.runtime.jobs import Job
 from schedc.runtime.workload import WorkloadError, load_workload
 
-TRACES = Path(__file__).parents[1] / "../shared/traces"
 HEADER = "; Version: 2.2\n; MaxProcs: 16\n"
 
 
@@ -40,9 +38,7 @@ def both(monkeypatch, path, **kw):
                                   "KTH-SP2-1996-2.1-cln.swf.gz"])
 @pytest.mark.parametrize("resources", [("cpus",), ("cpus", "memory")])
 def test_fast_and_careful_paths_agree_on_traces(monkeypatch, name, resources):
-    path = TRACES / name
-    if not path.exists():
-        pytest.skip(f"trace {name} not available")
+    path = shared_trace(name)
     caps = {"memory": 10**5} if "memory" in resources else None
     fast, careful = both(monkeypatch, path, resources=resources, capacities=caps)
     assert fast == careful

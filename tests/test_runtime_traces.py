@@ -2,27 +2,23 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
+from classic_easy import classic_easy_starts
+from shared_traces import shared_trace
 
+from schedc.dsl import compile_file, to_runtime
 from schedc.runtime.policy import RuntimePolicy
 from schedc.runtime.simulator import simulate
 from schedc.runtime.workload import load_workload
 
-sys.path.insert(0, str(Path(__file__).parent))
-from classic_easy import classic_easy_starts  # noqa: E402
-
-TRACES = Path(__file__).parents[1] / "../shared/traces"
-EASY = RuntimePolicy("easy", ("cpus",), (None,), depth=1, backfill="first_fit")
+# The example users run, compiled from its .pol file (not a hand-built policy).
+EASY = to_runtime(compile_file(Path(__file__).parents[1] / "examples" / "easy.pol"))
 
 
 def trace(name: str) -> Path:
-    path = TRACES / name
-    if not path.exists():
-        pytest.skip(f"trace {name} not available")
-    return path
+    return shared_trace(name)
 
 
 @pytest.mark.parametrize("name", [
@@ -31,7 +27,7 @@ def trace(name: str) -> Path:
     "lublin_256.swf.gz",
     "LANL-CM5-1994-4.1-cln.swf.gz",  # ~3 s: 122k jobs
 ])
-def test_easy_equals_classic_shadow_and_extra(name):
+def test_easy_pol_equals_classic_shadow_and_extra(name):
     w = load_workload(trace(name))
     got = [r.start for r in simulate(EASY, w).records]
     want = classic_easy_starts(w)
