@@ -172,9 +172,10 @@ class ReserveClause:
 
 @frozen
 class BackfillClause:
-    kind: str  # none | first_fit | best
+    kind: str  # none | first_fit | best | when
     score: Expr | None = None
     descending: bool = False
+    condition: Expr | None = None  # when: the user's test for a start after the D-th reservation
     span: Span | None = _span()
 
 

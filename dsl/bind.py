@@ -89,6 +89,8 @@ def to_runtime(policy: ir.Policy, params: Mapping[str, str] | None = None) -> Ru
     if policy.backfill.score is not None:
         s = policy.backfill.score
         bodies["score"] = _negate(s) if policy.backfill.descending else s
+    if policy.backfill.condition is not None:
+        bodies["backfill_when"] = policy.backfill.condition
     if policy.size is not None:
         bodies["size"] = policy.size
         wrap["size"] = "_check_size"
@@ -110,6 +112,7 @@ def to_runtime(policy: ir.Policy, params: Mapping[str, str] | None = None) -> Ru
         order_static=ir.order_static(policy),
         score=fns.get("score"),
         size=fns.get("size"),
+        backfill_when=fns.get("backfill_when"),
         invariants=invariants,
         state_free=ir.state_free(policy),
     )

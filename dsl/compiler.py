@@ -197,11 +197,15 @@ class Compiler:
         if "backfill" in eff:
             loc = eff["backfill"][0]
             c: ast.BackfillClause = loc.clause
-            score = None
+            score = condition = None
             if c.kind == "best":
                 score = self.lowerer.expect(c.score, scope(loc), ("int", "real", "bool"),
                                             "a backfill score")
-            backfill = ir.Backfill(c.kind, score, c.descending)
+            if c.kind == "when":
+                condition = self.lowerer.expect(c.condition, scope(loc), ("bool",),
+                                                "a backfill condition",
+                                                "compare it, e.g. `job.estimate <= 3600`")
+            backfill = ir.Backfill(c.kind, score, c.descending, condition)
         size = None
         if "size" in eff:
             loc = eff["size"][0]
@@ -216,7 +220,7 @@ class Compiler:
         if len(self.report.diagnostics) > n_errors:
             return None
         exprs = [k.expr for k in order] + [i.expr for i in invariants]
-        exprs += [e for e in (size, backfill.score) if e is not None]
+        exprs += [e for e in (size, backfill.score, backfill.condition) if e is not None]
         used = {n.name for e in exprs for n in ir.walk(e) if isinstance(n, ir.ParamRef)}
         if isinstance(depth, ir.ParamRef):
             used.add(depth.name)

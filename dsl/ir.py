@@ -163,9 +163,12 @@ class OrderKey:
 
 @frozen
 class Backfill:
-    kind: str  # none | first_fit | best
+    kind: str  # none | first_fit | best | when
     score: Expr | None = None
     descending: bool = False  # best: the largest score starts instead of the smallest
+    # when: after the D-th reservation a job starts iff it fits the free resources now and
+    # this bool holds; the reservations are not consulted (so it may delay them)
+    condition: Expr | None = None
 
 
 @frozen
@@ -255,6 +258,8 @@ def reads_state(expr: Expr) -> bool:
 
 
 def state_free(policy: Policy) -> bool:
-    """No decision expression (order, size, score) reads now, queue, running or machine."""
-    exprs = [k.expr for k in policy.order] + [policy.size, policy.backfill.score]
+    """No decision expression (order, size, score, condition) reads now, queue, running or
+    machine."""
+    exprs = [k.expr for k in policy.order] + [policy.size, policy.backfill.score,
+                                              policy.backfill.condition]
     return not any(reads_state(e) for e in exprs if e is not None)

@@ -170,7 +170,8 @@ class Lowerer:
             return None
         if p.root == "job":
             self.error(p.root_span, "`job` is not available here",
-                       "only order keys, size, backfill scores and invariants have a job")
+                       "only order keys, size, backfill scores and conditions, and invariants "
+                       "have a job")
             return None
         sym = self.symbols.lookup("value", p.root, s.file)
         if sym is None:

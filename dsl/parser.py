@@ -26,7 +26,8 @@ _WORDS = {
     "STRING": "a quoted path", "TYPE": "a type (int, real or bool)", "COMP_OP": "a comparison",
     "ADD_OP": "`+` or `-`", "MUL_OP": "`*`, `/`, `div` or `%`",
     "DIRECTION": "`asc` or `desc`", "RESERVE_ALL": "`all`",
-    "BACKFILL_SIMPLE": "`none` or `first_fit`", "$END": "the end of the file",
+    "BACKFILL_SIMPLE": "`none` or `first_fit`",
+    "BACKFILL_WHEN": "`when`", "$END": "the end of the file",
     "LPAR": "`(`", "RPAR": "`)`", "LSQB": "`[`", "RSQB": "`]`", "LBRACE": "`{`",
     "RBRACE": "`}`", "COMMA": "`,`", "COLON": "`:`", "DOT": "`.`", "EQUAL": "`=`",
     "MINUS": "`-`",
@@ -143,6 +144,8 @@ class _ToAst(Transformer):
     def backfill_clause(self, meta, c):
         if isinstance(c[0], Token) and c[0].type == "BACKFILL_SIMPLE":
             return ast.BackfillClause(str(c[0]), span=self._s(meta))
+        if isinstance(c[0], Token) and c[0].type == "BACKFILL_WHEN":
+            return ast.BackfillClause("when", condition=c[1], span=self._s(meta))
         desc = c[-1] is not None and str(c[-1]) == "desc"
         return ast.BackfillClause("best", c[0], desc, span=self._s(meta))
 

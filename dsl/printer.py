@@ -75,6 +75,8 @@ def _clause(c: ast.Clause) -> str:
             return f"reserve {v}"
         case ast.BackfillClause(kind="best", score=s, descending=d):
             return f"backfill best by {expr(s)} {'desc' if d else 'asc'}"
+        case ast.BackfillClause(kind="when", condition=c):
+            return f"backfill when {expr(c)}"
         case ast.BackfillClause(kind=k):
             return f"backfill {k}"
         case ast.SizeClause(expr=x):

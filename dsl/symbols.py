@@ -16,6 +16,7 @@ BUILTIN_NAMES = frozenset({
 KEYWORDS = frozenset({
     "import", "param", "def", "machine", "resource", "policy", "extends", "order", "reserve",
     "backfill", "size", "invariant", "asc", "desc", "all", "none", "first_fit", "best", "by",
+    "when",
     "if", "then", "else", "and", "or", "not", "in", "where", "div", "int", "real", "bool",
 })
 

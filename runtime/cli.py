@@ -108,6 +108,9 @@ def build_parser() -> argparse.ArgumentParser:
         "and print its metrics. Without --workload, runs on the bundled KTH-SP2 trace.")
     run.add_argument("policy_file", metavar="POLICY", help=".pol file")
     _add_simulation_options(run)
+    run.add_argument("--state", metavar="STATE.json",
+                     help="replay from a machine state (running and queued jobs at an "
+                     "instant, e.g. a counterexample of `verify`) instead of a workload")
     run.add_argument("--jobs-out", metavar="FILE.csv", help="write one row per job")
     run.add_argument("--swf-out", metavar="FILE.swf", help="write the simulated schedule as SWF")
 
@@ -212,6 +215,8 @@ def _simulate_one(policy_file: str, policy_name: str | None, args: argparse.Name
     from schedc.runtime.simulator import simulate
     from schedc.runtime.workload import load_workload
 
+    if getattr(args, "state", None):
+        return _simulate_state(policy_file, policy_name, args)
     _require_file(policy_file, "policy")
     policy_ir = compile_file(policy_file, policy_name)
     policy = to_runtime(policy_ir, _parse_assignments(args.param, "--param"))
@@ -228,6 +233,34 @@ def _simulate_one(policy_file: str, policy_name: str | None, args: argparse.Name
     label = f"{policy.name} on {Path(workload_path).name}"
     with _progress(args, label, len(workload.jobs)) as progress:
         schedule = simulate(policy, workload, progress=progress)
+    return RunOutcome(policy_file=policy_file, policy=policy, workload=workload,
+                      schedule=schedule)
+
+
+def _simulate_state(policy_file: str, policy_name: str | None, args: argparse.Namespace):
+    """`run --state`: one machine state replayed; its params are defaults for --param."""
+    from schedc.dsl import compile_file, to_runtime
+    from schedc.runtime.report import RunOutcome
+    from schedc.runtime.simulator import simulate
+    from schedc.runtime.state import load_state, merged_params
+
+    if args.workload:
+        raise UserError("give either --state or --workload, not both",
+                        help="a state holds its own jobs; later arrivals are not supported")
+    if args.capacity:
+        raise UserError("--capacity does not apply with --state",
+                        help="the state's `capacity` is the machine: edit it in the file")
+    _require_file(policy_file, "policy")
+    policy_ir = compile_file(policy_file, policy_name)
+    _require_file(args.state, "state")
+    resources = tuple(r.name for r in policy_ir.machine.resources)
+    state = load_state(args.state, resources)
+    params = merged_params(state, _parse_assignments(args.param, "--param"))
+    policy = to_runtime(policy_ir, params)
+    workload = state.workload
+    with _progress(args, f"{policy.name} on {Path(args.state).name}",
+                   len(workload.jobs)) as progress:
+        schedule = simulate(policy, workload, progress=progress, initial=state)
     return RunOutcome(policy_file=policy_file, policy=policy, workload=workload,
                       schedule=schedule)
 

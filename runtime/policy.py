@@ -17,7 +17,7 @@ from attrs import define, frozen
 
 from schedc.runtime.jobs import Job, RunningJob
 
-BackfillKind = Literal["none", "first_fit", "best"]
+BackfillKind = Literal["none", "first_fit", "best", "when"]
 
 
 @define(slots=True)
@@ -59,6 +59,9 @@ class RuntimePolicy:
     order_static: bool = True  # the key depends only on the job and params
     score: NumFn | None = None  # backfill "best": the candidate with the smallest score starts
     size: IntFn | None = None  # None = rigid: the cpus request
+    # backfill "when": after the D-th reservation a job starts iff it fits the free resources
+    # now and this holds (the reservations are not consulted)
+    backfill_when: BoolFn | None = None
     invariants: tuple[RuntimeInvariant, ...] = ()
     # True when no expression reads now, queue, running or machine state: then a pass after
     # submissions alone only has to consider the new jobs (see simulator.py for the proof).

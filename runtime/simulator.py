@@ -41,6 +41,7 @@ from schedc.runtime.policy import PassState, RuntimePolicy
 from schedc.runtime.profile import Profile, Profile1
 from schedc.runtime.schedule import JobRecord, Schedule
 from schedc.runtime.shadow import Shadow
+from schedc.runtime.state import InitialState
 from schedc.runtime.workload import Workload, WorkloadError
 
 __all__ = ["JobRecord", "Schedule", "simulate"]
@@ -49,8 +50,15 @@ Progress = Callable[[int, int], None]
 
 
 def simulate(policy: RuntimePolicy, workload: Workload, progress: Progress | None = None, *,
-             incremental: bool = True, fast: bool = True, monitor: bool = True) -> Schedule:
+             initial: InitialState | None = None, incremental: bool = True, fast: bool = True,
+             monitor: bool = True) -> Schedule:
     """Replay ``workload`` under ``policy``.
+
+    With ``initial`` (``state.py``) the machine starts at ``initial.now`` with its running
+    jobs in place (they end at start + run_time) and its queued jobs queued; the first pass
+    is at ``now``. ``workload`` must hold the state's jobs at their indices (as
+    ``initial.workload`` does); any other job is a later arrival (submit >= now). The
+    state's capacities are the machine's.
 
     ``incremental`` (continuation after submission-only instants) and ``fast`` (the O(1)
     shadow-time plan instead of a full profile when depth is 1, and the one-resource kernel
@@ -59,8 +67,8 @@ def simulate(policy: RuntimePolicy, workload: Workload, progress: Progress | Non
     checks (``monitor.py``).
     """
     with paused_gc():
-        sim = _Sim(policy, workload, incremental, fast, monitor)
-        if fast and kernel1.eligible(policy, sim.K):
+        sim = _Sim(policy, workload, incremental, fast, monitor, initial)
+        if fast and initial is None and kernel1.eligible(policy, sim.K):
             starts, passes = kernel1.run_kernel1(policy, workload.jobs, sim.cap[0], progress,
                                                  incremental, monitor)
             return sim.schedule(starts, [j.request for j in workload.jobs], passes)
@@ -90,14 +98,17 @@ class _PassRun:
 
 class _Sim:
     def __init__(self, policy: RuntimePolicy, workload: Workload, incremental: bool,
-                 fast: bool, monitor: bool) -> None:
+                 fast: bool, monitor: bool, initial: InitialState | None = None) -> None:
         if tuple(policy.resources) != tuple(workload.resources):
             raise WorkloadError(workload.source, None, None,
                                 f"the workload has resources {list(workload.resources)}, the "
                                 f"policy {policy.name} wants {list(policy.resources)}",
                                 help="load the workload with the policy's resources")
-        cap = tuple(c if c is not None else w
-                    for c, w in zip(policy.capacities, workload.capacities, strict=True))
+        if initial is not None:
+            cap = _initial_capacities(policy, workload, initial)
+        else:
+            cap = tuple(c if c is not None else w
+                        for c, w in zip(policy.capacities, workload.capacities, strict=True))
         for k, c in enumerate(cap):
             big = [j for j in workload.jobs if j.request[k] > c]
             if big:
@@ -113,7 +124,12 @@ class _Sim:
         self.backfill = policy.backfill
         self.use_shadow = fast and policy.depth == 1 and policy.backfill != "none"
         self.profile1 = fast and len(cap) == 1
-        self.incremental = incremental and policy.state_free and policy.order_static
+        # Backfill "when" with depth >= 2: its starts may delay the reservations, so a
+        # re-pass may reserve the first job later and then start the second (see
+        # _continue_pass, point 4): the last pass's end state is not a re-pass's.
+        when_deep = policy.backfill == "when" and (policy.depth is None or policy.depth > 1)
+        self.incremental = (incremental and policy.state_free and policy.order_static
+                            and not when_deep)
         self.monitor = monitor
         self.rigid = policy.size is None
         # State-reading callables see an exact queue; state-free ones never look at it.
@@ -135,14 +151,19 @@ class _Sim:
                                used=self.used)
         self.passes = 0
         self.memo: _PassRun | None = None
+        self.initial = initial
 
     # -- the event loop -------------------------------------------------------------------
 
     def run(self, progress: Progress | None) -> Schedule:
         jobs = self.workload.jobs
-        arrivals = sorted(jobs, key=lambda j: (j.submit, j.index))
+        n = len(jobs)
+        forced = self._place_initial()  # the state's instant: one pass there, whatever happens
+        placed = {j.index for j in self.queue} | {rj.job.index for rj in self.running}
+        arrivals = sorted((j for j in jobs if j.index not in placed),
+                          key=lambda j: (j.submit, j.index))
         subs = [j.submit for j in arrivals]
-        n = len(arrivals)
+        n_arrivals = len(arrivals)
         nxt = 0
         ended = 0
         step = max(1, -(-n // 100))  # at most ~100 progress calls
@@ -152,10 +173,14 @@ class _Sim:
         full_pass, continue_pass = self._full_pass, self._continue_pass
         incremental = self.incremental
         queue = self.queue
-        while nxt < n or heap:
-            now = subs[nxt] if nxt < n else heap[0] // M
-            if heap and heap[0] < now * M:
-                now = heap[0] // M
+        while nxt < n_arrivals or heap or forced is not None:
+            if forced is not None:  # every event of a state is at or after its `now`
+                now, forced = forced, None
+                self.memo = None
+            else:
+                now = subs[nxt] if nxt < n_arrivals else heap[0] // M
+                if heap and heap[0] < now * M:
+                    now = heap[0] // M
             finished = False
             limit = now * M + M
             while heap and heap[0] < limit:
@@ -166,7 +191,7 @@ class _Sim:
                     progress(ended, n)
             old = len(queue)
             at_end = True
-            while nxt < n and subs[nxt] == now:
+            while nxt < n_arrivals and subs[nxt] == now:
                 at_end &= submit(arrivals[nxt], old)
                 nxt += 1
             if finished or not at_end or self.memo is None or not incremental:
@@ -179,6 +204,18 @@ class _Sim:
             raise MonitorViolation(f"policy {self.policy.name}: simulation ended with "
                                    f"{len(self.queue)} queued jobs and {self.used} in use")
         return self.schedule(self.starts, self.allocs, self.passes)
+
+    def _place_initial(self) -> int | None:
+        """Put the state's running jobs on the machine and its queued jobs in the queue;
+        return its instant (None without a state)."""
+        init = self.initial
+        if init is None:
+            return None
+        for rj in init.running:
+            self._launch(rj.job, rj.alloc, rj.start)
+        for job in init.queue:
+            self._submit(job, len(self.queue))
+        return init.now
 
     def schedule(self, starts: list[int], allocs: list[tuple[int, ...]], passes: int
                  ) -> Schedule:
@@ -250,7 +287,13 @@ class _Sim:
            queue order, the re-pass makes the same decisions (wait, same reservation, or
            stop for backfill "none") with the same profile for every old job, and reaches
            the new jobs, last in the order, in exactly the saved end state.
-        4. Backfill "best": old candidates did not fit at the end of the last pass, so they
+        4. Backfill "when" (D <= 1; with D >= 2 there is no continuation): its starts come
+           after the reservation and may delay it, so 2-3 hold only up to it. With D = 1
+           the reserved job is the first old job that did not fit the free vector, and it
+           still does not (free only shrank); every later old job did not fit the free
+           vector at t_prev or its (state-free) condition was false, and neither changed.
+           The reservation's time is never read after it is made.
+        5. Backfill "best": old candidates did not fit at the end of the last pass, so they
            do not fit now (3), and fitting only gets harder as jobs start: the best loop
            only ever picks among the new candidates.
         """
@@ -332,6 +375,12 @@ class _Sim:
         req = self._alloc(job)
         now = run.now
         est = job.estimate
+        if self.backfill == "when" and self.depth is not None and run.nres >= self.depth:
+            # The user's rule: free resources now and the condition; reservations unread.
+            if (all(f >= r for f, r in zip(run.free, req, strict=True))
+                    and self._call(self.policy.backfill_when, job, "backfill condition")):
+                self._start(run, job, req, plan=False)
+            return
         if run.shadow is not None:
             fits = run.shadow.fits_now(run.free, now, est, req)
         elif run.profile is not None:
@@ -417,13 +466,19 @@ class _Sim:
         self.starts[idx] = now
         self.allocs[idx] = req
 
-    def _start(self, run: _PassRun, job: Job, req: tuple[int, ...]) -> None:
-        """A start decided by the general walk: the machine, then the pass's plan."""
+    def _start(self, run: _PassRun, job: Job, req: tuple[int, ...], plan: bool = True) -> None:
+        """A start decided by the general walk: the machine, then (``plan``) the pass's plan.
+
+        Backfill "when" starts after the last reservation skip the plan: nothing reads it
+        any more, and a start that delays a reservation would drive it below zero.
+        """
         now = run.now
         self._launch(job, req, now)
         for k, r in enumerate(req):
             run.free[k] -= r
-        if run.shadow is not None:
+        if not plan:
+            pass
+        elif run.shadow is not None:
             run.shadow.take(now, job.estimate, req)
         elif run.profile is not None:
             run.profile.add(now, now + job.estimate, req)
@@ -449,3 +504,35 @@ class _Sim:
             check_reservations(run.now, name, self.workload.resources, self.cap, self.used,
                                self.running, self.run_keys, self.M, run.reservations,
                                run.started)
+
+
+def _initial_capacities(policy: RuntimePolicy, workload: Workload, initial: InitialState
+                        ) -> tuple[int, ...]:
+    """The state's machine, which must be the policy's, and hold the state's jobs."""
+    where = initial.source
+    if tuple(initial.resources) != tuple(policy.resources):
+        raise WorkloadError(where, None, None,
+                            f"the state has resources {list(initial.resources)}, the policy "
+                            f"{policy.name} wants {list(policy.resources)}",
+                            help="load the state with the policy's resources")
+    for name, c, s in zip(policy.resources, policy.capacities, initial.capacities, strict=True):
+        if c is not None and c != s:
+            raise WorkloadError(where, None, None,
+                                f"the state's capacity of `{name}` is {s}, the policy "
+                                f"{policy.name} declares {c}",
+                                help="write the policy's capacity in the state's `capacity`")
+    jobs = workload.jobs
+    mine = [rj.job for rj in initial.running] + list(initial.queue)
+    for job in mine:
+        if not (job.index < len(jobs) and jobs[job.index] == job):
+            raise WorkloadError(where, None, None,
+                                f"job {job.id} of the state is not job {job.index} of the "
+                                "workload", help="simulate the state's own `workload`")
+    placed = {j.index for j in mine}
+    early = [j for j in jobs if j.index not in placed and j.submit < initial.now]
+    if early:
+        raise WorkloadError(where, None, None,
+                            f"job {early[0].id} arrives at {early[0].submit}, before the "
+                            f"state's now {initial.now}",
+                            help="a later arrival is submitted at or after `now`")
+    return initial.capacities

@@ -7,131 +7,13 @@ import math
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from ir_strategies import PARAMS, expr, jobs, states
 
 from schedc.dsl import ir
 from schedc.dsl.codegen import compile_expr
 from schedc.dsl.evaluate import Env, EvaluationError, evaluate
-from schedc.runtime.jobs import Job, RunningJob
+from schedc.runtime.jobs import Job
 from schedc.runtime.policy import PassState
-
-PARAMS = {"k": 3, "f": 0.5, "flag": True}
-INT_ATTRS = ["id", "submit", "estimate", "procs", "wait", "area"]
-RUN_ATTRS = ["start", "elapsed", "remaining", "end"]
-
-
-@st.composite
-def expr(draw, typ: str, depth: int = 3, vars: tuple = ()):
-    if depth <= 0 or draw(st.integers(0, 3)) == 0:
-        return draw(leaf(typ, vars))
-    d = depth - 1
-    num = st.sampled_from(["int", "real"])
-    if typ == "bool":
-        choice = draw(st.integers(0, 3))
-        if choice == 0:
-            op = draw(st.sampled_from(["<", "<=", ">", ">=", "==", "!="]))
-            return ir.Binary(op, draw(expr(draw(num), d, vars)), draw(expr(draw(num), d, vars)),
-                             "bool")
-        if choice == 1:
-            op = draw(st.sampled_from(["and", "or"]))
-            return ir.Binary(op, draw(expr("bool", d, vars)), draw(expr("bool", d, vars)), "bool")
-        if choice == 2:
-            return ir.Unary("not", draw(expr("bool", d, vars)), "bool")
-        return ir.IfThenElse(draw(expr("bool", d, vars)), draw(expr("bool", d, vars)),
-                             draw(expr("bool", d, vars)), "bool")
-    choice = draw(st.integers(0, 6))
-    if choice == 0:  # arithmetic
-        ops = ["+", "-", "*", "//", "%"] if typ == "int" else ["+", "-", "*", "/"]
-        op = draw(st.sampled_from(ops))
-        if typ == "int":
-            a, b = draw(expr("int", d, vars)), draw(expr("int", d, vars))
-        else:
-            a, b = draw(expr(draw(num), d, vars)), draw(expr("real", d, vars))
-            if draw(st.booleans()):
-                a, b = b, a
-        return ir.Binary(op, a, b, typ)
-    if choice == 1:
-        return ir.Unary("-", draw(expr(typ, d, vars)), typ)
-    if choice == 2:  # calls
-        if typ == "int":
-            fn = draw(st.sampled_from(["ceil", "floor", "abs", "min", "max"]))
-            if fn in ("ceil", "floor"):
-                return ir.Call(fn, (draw(expr(draw(num), d, vars)),), "int")
-            n = 1 if fn == "abs" else draw(st.integers(2, 3))
-            return ir.Call(fn, tuple(draw(expr("int", d, vars)) for _ in range(n)), "int")
-        fn = draw(st.sampled_from(["sqrt", "log", "abs", "min", "max"]))
-        if fn in ("sqrt", "log"):
-            return ir.Call(fn, (draw(expr(draw(num), d, vars)),), "real")
-        if fn == "abs":
-            return ir.Call(fn, (draw(expr("real", d, vars)),), "real")
-        args = [draw(expr("real", d, vars))] + [draw(expr(draw(num), d, vars))]
-        return ir.Call(fn, tuple(args), "real")
-    if choice == 3:
-        return ir.IfThenElse(draw(expr("bool", d, vars)), draw(expr(typ, d, vars)),
-                             draw(expr(draw(num) if typ == "real" else "int", d, vars)), typ)
-    # aggregates
-    domain = draw(st.sampled_from(["queue", "running", "resources"]))
-    name = f"x{len(vars)}"
-    inner = (*vars, (name, domain))
-    where = draw(st.none() | expr("bool", d, inner))
-    fns = ["sum", "count", "min", "max"] if typ == "int" else ["sum", "min", "max", "avg"]
-    fn = draw(st.sampled_from(fns))
-    body_t = "int" if typ == "int" else draw(num) if fn == "avg" else "real"
-    body = None if fn == "count" else draw(expr(body_t, d, inner))
-    default = None
-    if fn in ("min", "max", "avg") and (draw(st.booleans()) or domain != "resources"):
-        default = draw(expr(typ if fn != "avg" else draw(num), d, vars))
-    return ir.Aggregate(fn, name, domain, where, body, default, typ)
-
-
-def leaf(typ: str, vars: tuple):
-    if typ == "bool":
-        return st.one_of(st.booleans().map(lambda b: ir.Const(b, "bool")),
-                         st.just(ir.ParamRef("flag", "bool")))
-    if typ == "real":
-        opts = [
-            st.floats(-100, 100, allow_nan=False).map(lambda v: ir.Const(v, "real")),
-            st.just(ir.ParamRef("f", "real")),
-            st.just(ir.JobAttr("job", "xfactor", "real")),
-            st.integers(0, 1).map(lambda k: ir.MachineAttr("util", k, "real")),
-        ]
-        opts += [st.just(ir.JobAttr(v, "xfactor", "real")) for v, d in vars if d != "resources"]
-        opts += [st.just(ir.ResourceAttr(v, "util", "real")) for v, d in vars if d == "resources"]
-        return st.one_of(opts)
-    opts = [
-        st.integers(-50, 50).map(lambda v: ir.Const(v, "int")),
-        st.just(ir.ParamRef("k", "int")),
-        st.sampled_from(INT_ATTRS).map(lambda a: ir.JobAttr("job", a, "int")),
-        st.integers(0, 1).map(lambda k: ir.Request("job", k)),
-        st.builds(lambda a, k: ir.MachineAttr(a, k, "int"),
-                  st.sampled_from(["capacity", "free", "used"]), st.integers(0, 1)),
-        st.sampled_from(["now", "queue.count", "running.count"]).map(ir.StateAttr),
-    ]
-    for v, d in vars:
-        if d == "resources":
-            opts.append(st.sampled_from(["capacity", "free", "used"]).map(
-                lambda a, v=v: ir.ResourceAttr(v, a, "int")))
-            opts.append(st.just(ir.Request("job", v)))
-        else:
-            attrs = INT_ATTRS + (RUN_ATTRS if d == "running" else [])
-            opts.append(st.sampled_from(attrs).map(lambda a, v=v: ir.JobAttr(v, a, "int")))
-            opts.append(st.integers(0, 1).map(lambda k, v=v: ir.Request(v, k)))
-    return st.one_of(opts)
-
-
-jobs = st.builds(
-    Job, id=st.integers(1, 99), index=st.integers(0, 99), submit=st.integers(0, 500),
-    run_time=st.integers(0, 100), estimate=st.integers(1, 100),
-    request=st.tuples(st.integers(1, 8), st.integers(0, 8)),
-)
-
-
-@st.composite
-def states(draw):
-    running = tuple(RunningJob(j, draw(st.integers(0, 600)), j.request)
-                    for j in draw(st.lists(jobs, max_size=3)))
-    cap = draw(st.tuples(st.integers(0, 16), st.integers(0, 16)))
-    return PassState(draw(st.integers(0, 1000)), tuple(draw(st.lists(jobs, max_size=3))),
-                     running, cap, [draw(st.integers(0, 16)), draw(st.integers(0, 16))])
 
 
 def outcome(fn):

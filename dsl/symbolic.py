@@ -1,0 +1,497 @@
+"""The symbolic interpreter of IR expressions: an IR expression -> a Z3 term.
+
+It mirrors `evaluate` (the reference interpreter) node by node, so that a proof about the IR is
+a proof about the code the simulator runs. What Z3 does differently is made explicit:
+
+- Z3 never fails: `x / 0` is some value. Every partial operation instead yields an
+  `Obligation` (when it is evaluated -> what must hold then); the expression fails in a state
+  iff some obligation has its guard true and its `safe` false (`SymResult.error()`).
+- Z3 Int `div`/`mod` are Euclidean; the language's `div` and `%` are Python's floor division
+  and modulo: they are encoded from the Euclidean ones (`_floordiv`, `_floormod`).
+- Z3 has no sqrt: a fresh Real y with the definition `x >= 0 -> y >= 0 and y * y == x`.
+- Z3 has no log: `LOG` is an uninterpreted Real -> Real function. A proof ("unsat") is then
+  valid for every function, so for `log` too; a model (counterexample) is valid only for the
+  function Z3 picked, so when `SymResult.uses_log` the caller must report it as unknown unless
+  it replays it concretely.
+- Reals are exact rationals (Python floats round): a real comparison that sits within a
+  rounding error of its boundary may differ. Real constants are the exact value of the float.
+
+Definitions are conservative: for any values of the other variables there are values of the
+fresh ones that satisfy them, so conjoining them never makes a property vacuously true.
+
+Only this module (and the verifier built on it) imports z3; the simulator never does.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+
+import z3
+from attrs import define, field, frozen
+
+from schedc.dsl import ir
+
+__all__ = [
+    "DIV_ZERO", "EMPTY_AGGREGATE", "LOG", "LOG_NONPOSITIVE", "SQRT_NEGATIVE", "UTIL_ZERO",
+    "FreshNames", "Obligation", "SymJob", "SymResult", "SymState", "SymbolicError",
+    "describe", "sym_eval",
+]
+
+DIV_ZERO = "division by zero"
+SQRT_NEGATIVE = "sqrt of a negative number"
+LOG_NONPOSITIVE = "log of a number <= 0"
+UTIL_ZERO = "util of a resource with capacity 0"
+EMPTY_AGGREGATE = "min/max/avg of an empty set without `else`"
+
+# One function for the whole process: every `log(...)` of every formula must be the same
+# function, or a proof could pick different logs for equal arguments.
+LOG = z3.Function("log", z3.RealSort(), z3.RealSort())
+
+
+class SymbolicError(ValueError):
+    """The expression cannot be encoded against this state (ill-formed IR or missing input)."""
+
+
+# eq=False on the z3-holding classes: attrs' generated `==` would compare z3 terms, and z3's
+# `==` builds a formula instead of answering; identity equality is what callers need.
+
+
+@frozen(eq=False)
+class SymJob:
+    """One job slot of a bounded symbolic state."""
+
+    present: z3.BoolRef  # the slot holds a job
+    id: z3.ArithRef  # Int
+    submit: z3.ArithRef  # Int
+    estimate: z3.ArithRef  # Int
+    request: tuple[z3.ArithRef, ...]  # Int per resource, machine order (0 = cpus)
+    start: z3.ArithRef | None = None  # Int, running jobs only
+
+
+@frozen(eq=False)
+class SymState:
+    now: z3.ArithRef  # Int
+    capacity: tuple[z3.ArithRef, ...]  # Int per resource
+    used: tuple[z3.ArithRef, ...]  # Int per resource (current, as the pass proceeds)
+    queue: tuple[SymJob, ...]  # absent slots are ignored by aggregates and counts
+    running: tuple[SymJob, ...]
+    # Slot i is in the queue iff queue_member[i] (else iff it is present): during a pass the
+    # queue an expression sees shrinks as jobs start, while the slots stay.
+    queue_member: tuple[z3.BoolRef, ...] | None = None
+
+    def in_queue(self, i: int) -> z3.BoolRef:
+        return self.queue[i].present if self.queue_member is None else self.queue_member[i]
+
+
+@frozen(eq=False)
+class Obligation:
+    """A partial operation that must be safe wherever it is evaluated."""
+
+    kind: str  # DIV_ZERO | SQRT_NEGATIVE | LOG_NONPOSITIVE | UTIL_ZERO | EMPTY_AGGREGATE
+    guard: z3.BoolRef  # when the operation is evaluated (the path condition)
+    safe: z3.BoolRef  # what must hold then
+    span: object | None  # the IR node's span
+    text: str  # e.g. "`machine.free.cpus` in a division"
+
+    def violated(self) -> z3.BoolRef:
+        return z3.And(self.guard, z3.Not(self.safe))
+
+
+@frozen(eq=False)
+class SymResult:
+    value: z3.ExprRef  # Int, Real or Bool term
+    obligations: tuple[Obligation, ...]
+    definitions: tuple[z3.BoolRef, ...]  # constraints defining fresh variables (sqrt)
+    uses_log: bool = False  # the value or an obligation applies `LOG` (see the module doc)
+
+    def error(self) -> z3.BoolRef:
+        """True iff evaluating the expression fails (EvaluationError in `evaluate`)."""
+        return z3.Or([o.violated() for o in self.obligations]) if self.obligations \
+            else z3.BoolVal(False)
+
+
+_instances = itertools.count()
+
+
+def _next_prefix() -> str:
+    return f"_f{next(_instances)}_"
+
+
+@define
+class FreshNames:
+    """Unique names for the fresh variables of sqrt.
+
+    Two sqrt results must never share a constant (its two definitions would contradict each
+    other and make any property "proved"), so each instance gets a process-unique prefix and
+    counts within it. Share one instance across the `sym_eval` calls of one query to keep the
+    names short; `made` lists the variables created, e.g. to hide them from counterexamples.
+    """
+
+    prefix: str = field(factory=_next_prefix)
+    made: list[z3.ArithRef] = field(factory=list)
+    _count: itertools.count = field(factory=itertools.count, init=False, repr=False)
+
+    def real(self, hint: str) -> z3.ArithRef:
+        v = z3.Real(f"{self.prefix}{hint}{next(self._count)}")
+        self.made.append(v)
+        return v
+
+
+_DEFAULT_FRESH = FreshNames(prefix="_sym_")  # used when the caller passes none
+
+
+def sym_eval(expr: ir.Expr, *, job: SymJob | None, state: SymState,
+             params: Mapping[str, z3.ExprRef], size: z3.ArithRef | None = None,
+             fresh: FreshNames | None = None) -> SymResult:
+    """The Z3 term of ``expr`` with its obligations and definitions.
+
+    ``job`` is what `job` denotes (a queue job: `wait` counts up to `now`); ``size`` is what
+    `job.size` denotes (invariants). Raises SymbolicError for input it cannot encode.
+    """
+    ev = _Eval(state, job, params, size, fresh if fresh is not None else _DEFAULT_FRESH)
+    value = ev.expr(expr, z3.BoolVal(True), {})
+    return SymResult(value, tuple(ev.obligations), tuple(ev.definitions), ev.uses_log)
+
+
+# -- helpers --------------------------------------------------------------------------------
+
+_ZERO = {"int": z3.IntVal(0), "real": z3.RealVal(0), "bool": z3.BoolVal(False)}
+
+
+def _as(typ: str, v: z3.ExprRef) -> z3.ExprRef:
+    """Promote to the IR type (int -> real is the only implicit conversion)."""
+    if typ == "real" and z3.is_int(v):
+        return z3.ToReal(v)
+    if not {"int": z3.is_int, "real": z3.is_real, "bool": z3.is_bool}[typ](v):
+        raise SymbolicError(f"a {v.sort()} term where the IR says {typ}")
+    return v
+
+
+def _real(v: z3.ExprRef) -> z3.ArithRef:
+    return z3.ToReal(v) if z3.is_int(v) else v
+
+
+def _num_pair(a: z3.ExprRef, b: z3.ExprRef) -> tuple[z3.ExprRef, z3.ExprRef]:
+    if z3.is_bool(a) or z3.is_int(a) and z3.is_int(b):
+        return a, b
+    return _real(a), _real(b)
+
+
+def _and(g: z3.BoolRef, c: z3.BoolRef) -> z3.BoolRef:
+    # Keep guards small: most paths are unconditional.
+    if z3.is_true(g):
+        return c
+    if z3.is_true(c):
+        return g
+    return z3.And(g, c)
+
+
+def _floordiv(a: z3.ArithRef, b: z3.ArithRef) -> z3.ArithRef:
+    # Euclid: a == b*q + r with 0 <= r < |b|. Python floors: the same q when b > 0 or the
+    # division is exact, else one less (b < 0 and r > 0).
+    q, r = a / b, a % b  # on Int terms z3 `/` is div, `%` is mod
+    return z3.If(z3.Or(b > 0, r == 0), q, q - 1)
+
+
+def _floormod(a: z3.ArithRef, b: z3.ArithRef) -> z3.ArithRef:
+    # Python's remainder has the divisor's sign: r + b when b < 0 and r > 0.
+    r = a % b
+    return z3.If(z3.Or(b > 0, r == 0), r, r + b)
+
+
+def _sum(terms: Sequence[z3.ExprRef], typ: str) -> z3.ExprRef:
+    return z3.Sum(list(terms)) if terms else _ZERO[typ]
+
+
+def _const(v: int | float | bool, typ: str) -> z3.ExprRef:
+    if typ == "bool":
+        return z3.BoolVal(bool(v))
+    if typ == "int":
+        return z3.IntVal(int(v))
+    if isinstance(v, float) and not (v - v == 0):  # inf or nan
+        raise SymbolicError(f"non-finite constant {v}")
+    return z3.RealVal(Fraction(v))  # the exact value of the float the simulator uses
+
+
+_RES = {"capacity", "free", "used", "util"}
+
+
+def describe(e: ir.Expr) -> str:
+    """Short source-like text of an IR expression, for obligation messages."""
+    match e:
+        case ir.Const(value=v):
+            return ("true" if v else "false") if e.type == "bool" else repr(v)
+        case ir.ParamRef(name=n):
+            return n
+        case ir.JobAttr(var=v, attr=a):
+            return f"{v}.{a}"
+        case ir.Request(var=v, resource=r):
+            return f"{v}.request[{r}]" if isinstance(r, str) else \
+                f"{v}.request{'.cpus' if r == 0 else f'[#{r}]'}"
+        case ir.MachineAttr(attr=a, resource_index=k):
+            return f"machine.{a}" + (".cpus" if k == 0 else f"[#{k}]")
+        case ir.ResourceAttr(var=v, attr=a):
+            return f"{v}.{a}"
+        case ir.StateAttr(attr=a):
+            return a
+        case ir.Unary(op=op, operand=x):
+            return f"{'not ' if op == 'not' else '-'}{_paren(x)}"
+        case ir.Binary(op=op, left=a, right=b):
+            return f"{_paren(a)} {'div' if op == '//' else op} {_paren(b)}"
+        case ir.Call(fn=fn, args=args):
+            return f"{fn}({', '.join(describe(a) for a in args)})"
+        case ir.IfThenElse(cond=c, then=t, otherwise=o):
+            return f"if {describe(c)} then {describe(t)} else {describe(o)}"
+        case ir.Aggregate(fn=fn, var=v, domain=d, where=w, body=b, default=df):
+            text = f"{fn}({v} in {d}"
+            text += f" where {describe(w)}" if w is not None else ""
+            text += f": {describe(b)}" if b is not None else ""
+            text += f" else {describe(df)}" if df is not None else ""
+            return text + ")"
+    return type(e).__name__
+
+
+def _paren(e: ir.Expr) -> str:
+    simple = isinstance(e, ir.Const | ir.ParamRef | ir.JobAttr | ir.Request | ir.MachineAttr
+                        | ir.ResourceAttr | ir.StateAttr | ir.Call | ir.Aggregate)
+    return describe(e) if simple else f"({describe(e)})"
+
+
+# -- the interpreter ------------------------------------------------------------------------
+
+# What an aggregate variable is bound to: a job slot (and whether it is a running one) or a
+# resource index (the resources are concrete: K is fixed by the machine).
+_Binding = tuple[SymJob, bool] | int
+_Env = Mapping[str, _Binding]
+
+_CMP = {
+    "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b,
+}
+_ARITH = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b}
+
+
+class _Eval:
+    """One `sym_eval` call: walks the IR, accumulating obligations and definitions."""
+
+    def __init__(self, state: SymState, job: SymJob | None, params: Mapping[str, z3.ExprRef],
+                 size: z3.ArithRef | None, fresh: FreshNames) -> None:
+        self.state, self.job, self.params, self.size, self.fresh = state, job, params, size, fresh
+        self.obligations: list[Obligation] = []
+        self.definitions: list[z3.BoolRef] = []
+        self.uses_log = False
+
+    def oblige(self, kind: str, g: z3.BoolRef, safe: z3.BoolRef, e: ir.Expr, text: str) -> None:
+        self.obligations.append(Obligation(kind, g, safe, e.span, text))
+
+    def expr(self, e: ir.Expr, g: z3.BoolRef, env: _Env) -> z3.ExprRef:
+        """The term of ``e`` under path condition ``g``, promoted to ``e.type``."""
+        return _as(e.type, self._value(e, g, env))
+
+    def _value(self, e: ir.Expr, g: z3.BoolRef, env: _Env) -> z3.ExprRef:
+        match e:
+            case ir.Const(value=v):
+                return _const(v, e.type)
+            case ir.ParamRef(name=n):
+                if n not in self.params:
+                    raise SymbolicError(f"no value for param `{n}`")
+                v = self.params[n]
+                return v if isinstance(v, z3.ExprRef) else _const(v, e.type)
+            case ir.JobAttr():
+                return self._job_attr(e, g, env)
+            case ir.Request(var=var, resource=r):
+                slot, _ = self._slot(var, env)
+                k = r if isinstance(r, int) else env[r]
+                return slot.request[k]
+            case ir.MachineAttr(attr=a, resource_index=k):
+                return self._resource(a, k, g, e)
+            case ir.ResourceAttr(var=var, attr=a):
+                return self._resource(a, env[var], g, e)
+            case ir.StateAttr(attr="now"):
+                return self.state.now
+            case ir.StateAttr(attr="queue.count"):
+                n = len(self.state.queue)
+                return _sum([z3.If(self.state.in_queue(i), 1, 0) for i in range(n)], "int")
+            case ir.StateAttr(attr="running.count"):
+                return _sum([z3.If(j.present, 1, 0) for j in self.state.running], "int")
+            case ir.Unary(op="-", operand=x):
+                return -self.expr(x, g, env)
+            case ir.Unary(op="not", operand=x):
+                return z3.Not(self.expr(x, g, env))
+            case ir.Binary(op="and", left=a, right=b):
+                va = self.expr(a, g, env)
+                return z3.And(va, self.expr(b, _and(g, va), env))  # b runs only if a holds
+            case ir.Binary(op="or", left=a, right=b):
+                va = self.expr(a, g, env)
+                return z3.Or(va, self.expr(b, _and(g, z3.Not(va)), env))
+            case ir.Binary(op=op, left=a, right=b):
+                return self._binary(e, op, self.expr(a, g, env), self.expr(b, g, env), g)
+            case ir.Call(fn="min" | "max" as fn, args=args):
+                vs = [_as(e.type, self.expr(a, g, env)) for a in args]
+                acc = vs[0]
+                for v in vs[1:]:  # Python keeps the first extreme; ties have equal values
+                    acc = z3.If(v < acc if fn == "min" else v > acc, v, acc)
+                return acc
+            case ir.Call(fn=fn, args=(x,)):
+                return self._call(e, fn, x, g, env)
+            case ir.IfThenElse(cond=c, then=t, otherwise=o):
+                vc = self.expr(c, g, env)
+                vt = self.expr(t, _and(g, vc), env)
+                vo = self.expr(o, _and(g, z3.Not(vc)), env)
+                return z3.If(vc, _as(e.type, vt), _as(e.type, vo))
+            case ir.Aggregate():
+                return self._aggregate(e, g, env)
+        raise SymbolicError(f"unknown IR node {e!r}")
+
+    def _slot(self, var: str, env: _Env) -> tuple[SymJob, bool]:
+        if var == "job":  # as in evaluate: `job` is a queue job even in invariants
+            if self.job is None:
+                raise SymbolicError("`job` is not in scope")
+            return self.job, False
+        b = env[var]
+        if isinstance(b, int):
+            raise SymbolicError(f"`{var}` ranges over resources, not jobs")
+        return b
+
+    def _job_attr(self, e: ir.JobAttr, g: z3.BoolRef, env: _Env) -> z3.ExprRef:
+        slot, running = self._slot(e.var, env)
+        now = self.state.now
+        if e.attr in ir.RUNNING_ATTRS and (not running or slot.start is None):
+            raise SymbolicError(f"`{e.var}.{e.attr}` on a job that is not running")
+        match e.attr:
+            case "id" | "submit" | "estimate":
+                return getattr(slot, e.attr)
+            case "procs":
+                return slot.request[0]
+            case "area":
+                return slot.request[0] * slot.estimate
+            case "wait":
+                return (slot.start if running else now) - slot.submit
+            case "xfactor":
+                wait = (slot.start if running else now) - slot.submit
+                self.oblige(DIV_ZERO, g, slot.estimate != 0, e,
+                            f"`{e.var}.estimate` in `{e.var}.xfactor`")
+                return z3.ToReal(wait + slot.estimate) / z3.ToReal(slot.estimate)
+            case "start":
+                return slot.start
+            case "elapsed":
+                return now - slot.start
+            case "remaining":
+                return slot.start + slot.estimate - now
+            case "end":
+                return slot.start + slot.estimate
+            case "size":
+                if self.size is None:
+                    raise SymbolicError("`job.size` needs the `size` argument")
+                return self.size
+        raise SymbolicError(f"unknown job attribute {e.attr}")
+
+    def _resource(self, attr: str, k: int, g: z3.BoolRef, e: ir.Expr) -> z3.ExprRef:
+        cap, used = self.state.capacity[k], self.state.used[k]
+        match attr:
+            case "capacity":
+                return cap
+            case "used":
+                return used
+            case "free":
+                return cap - used
+            case "util":
+                self.oblige(UTIL_ZERO, g, cap != 0, e, f"`{describe(e)}`")
+                return _real(used) / _real(cap)
+        raise SymbolicError(f"unknown resource attribute {attr}")
+
+    def _binary(self, e: ir.Binary, op: str, a: z3.ExprRef, b: z3.ExprRef,
+                g: z3.BoolRef) -> z3.ExprRef:
+        if op in _CMP:
+            return _CMP[op](*_num_pair(a, b))
+        if op in _ARITH:
+            if e.type == "real":
+                a, b = _real(a), _real(b)
+            return _ARITH[op](a, b)
+        if op in ("/", "//", "%"):
+            where = {"/": "a division", "//": "a `div`", "%": "a `%`"}[op]
+            self.oblige(DIV_ZERO, g, b != 0, e, f"`{describe(e.right)}` in {where}")
+            if op == "/":
+                return _real(a) / _real(b)
+            if not (z3.is_int(a) and z3.is_int(b)):
+                raise SymbolicError(f"`{op}` on a non-int operand")
+            return _floordiv(a, b) if op == "//" else _floormod(a, b)
+        raise SymbolicError(f"unknown operator {op}")
+
+    def _call(self, e: ir.Call, fn: str, x: ir.Expr, g: z3.BoolRef, env: _Env) -> z3.ExprRef:
+        v = self.expr(x, g, env)
+        match fn:
+            case "abs":
+                return z3.If(v < 0, -v, v)
+            case "floor":
+                return v if z3.is_int(v) else z3.ToInt(v)  # ToInt is floor
+            case "ceil":
+                return v if z3.is_int(v) else -z3.ToInt(-v)
+            case "sqrt":
+                x_r = _real(v)
+                y = self.fresh.real("sqrt")
+                # Conservative: when x < 0, y is free (the obligation reports that case).
+                self.definitions.append(z3.Implies(x_r >= 0, z3.And(y >= 0, y * y == x_r)))
+                self.oblige(SQRT_NEGATIVE, g, x_r >= 0, e, f"`{describe(x)}` in a sqrt")
+                return y
+            case "log":
+                x_r = _real(v)
+                self.uses_log = True
+                self.oblige(LOG_NONPOSITIVE, g, x_r > 0, e, f"`{describe(x)}` in a log")
+                return LOG(x_r)
+        raise SymbolicError(f"unknown function {fn}")
+
+    def _members(self, domain: str) -> list[tuple[_Binding, z3.BoolRef]]:
+        s = self.state
+        if domain == "queue":
+            return [((j, False), s.in_queue(i)) for i, j in enumerate(s.queue)]
+        if domain == "running":
+            return [((j, True), j.present) for j in s.running]
+        if domain == "resources":
+            return [(k, z3.BoolVal(True)) for k in range(len(s.capacity))]
+        raise SymbolicError(f"unknown domain {domain}")
+
+    def _aggregate(self, e: ir.Aggregate, g: z3.BoolRef, env: _Env) -> z3.ExprRef:
+        # For each element: `in_` = member and where. The where runs for every member, the
+        # body only for the elements in, the default only when none is in.
+        ins: list[z3.BoolRef] = []
+        values: list[z3.ExprRef] = []
+        for binding, member in self._members(e.domain):
+            env_i = {**env, e.var: binding}
+            g_member = _and(g, member)
+            in_ = member
+            if e.where is not None:
+                in_ = _and(member, self.expr(e.where, g_member, env_i))
+            ins.append(in_)
+            if e.body is not None:
+                values.append(self.expr(e.body, _and(g, in_), env_i))
+        if e.fn == "count":
+            return _sum([z3.If(c, 1, 0) for c in ins], "int")
+        if e.fn == "sum":
+            return _sum([z3.If(c, _as(e.type, v), _ZERO[e.type]) for c, v in zip(ins, values,
+                                                                                 strict=True)],
+                        e.type)
+        nonempty = z3.Or(ins) if ins else z3.BoolVal(False)
+        if e.fn == "avg":
+            total = _sum([z3.If(c, _real(v), _ZERO["real"]) for c, v in zip(ins, values,
+                                                                              strict=True)],
+                         "real")
+            count = _sum([z3.If(c, 1, 0) for c in ins], "int")
+            value: z3.ExprRef = total / z3.ToReal(count)  # count > 0 wherever it is used
+        elif e.fn in ("min", "max"):
+            value = _ZERO[e.type]
+            has: z3.BoolRef = z3.BoolVal(False)
+            for c, v in zip(ins, values, strict=True):
+                v = _as(e.type, v)
+                better = v < value if e.fn == "min" else v > value
+                value = z3.If(c, z3.If(z3.Or(z3.Not(has), better), v, value), value)
+                has = z3.Or(has, c) if not z3.is_false(has) else c
+        else:
+            raise SymbolicError(f"unknown aggregate {e.fn}")
+        if e.default is None:
+            self.oblige(EMPTY_AGGREGATE, g, nonempty, e, f"`{describe(e)}`")
+            return value
+        default = _as(e.type, self.expr(e.default, _and(g, z3.Not(nonempty)), env))
+        return z3.If(nonempty, value, default)

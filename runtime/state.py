@@ -1,0 +1,286 @@
+"""A machine state to replay: one scheduling pass from a given instant, not a whole trace.
+
+``schedc verify`` turns a failed proof into such a state and ``schedc run POLICY --state
+STATE.json`` replays it, so that the runtime monitor shows the violation. The file is JSON::
+
+    {
+      "now": 2,
+      "capacity": {"cpus": 10},
+      "params": {"depth": 1},
+      "running": [{"id": 1, "submit": 0, "start": 0, "estimate": 100, "run_time": 100,
+                   "request": {"cpus": 6}}],
+      "queue": [{"id": 2, "submit": 1, "estimate": 100, "run_time": 100,
+                 "request": {"cpus": 10}},
+                {"id": 3, "submit": 2, "estimate": 1000, "run_time": 1000,
+                 "request": {"cpus": 4}}]
+    }
+
+Rules (each broken one is a ``WorkloadError`` with a help line):
+
+* ``now`` >= 0; ``capacity`` gives every resource of the policy's machine (>= 1 each);
+* ``params`` (optional) are defaults for the policy's params, overridden by ``--param``;
+* ``running`` and ``queue`` (optional, default empty) are lists of jobs: integer ``id``
+  (unique), ``submit`` >= 0, ``estimate`` >= 1, 0 <= ``run_time`` <= ``estimate`` (a job is
+  killed at its estimate), ``request`` per resource (``cpus`` >= 1 required, others default
+  to 0, each at most the capacity);
+* a running job has ``start`` with submit <= start <= now < start + estimate and
+  run_time >= now - start (it has not ended before ``now``; = ends at ``now``), and the
+  running jobs together fit the capacity;
+* a queued job has submit <= now; the queue is given in file order (the policy's order
+  sorts it, file order breaks ties).
+
+The state's jobs form a workload (``InitialState.workload``): the running ones first, then
+the queued ones, each in file order; their positions are their ``Job.index``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from attrs import field, frozen
+
+from schedc.runtime.jobs import Job, RunningJob
+from schedc.runtime.workload import Workload, WorkloadError, read_source
+
+ParamValue = int | float | bool
+
+_TOP = ("now", "capacity", "params", "running", "queue")
+_JOB = ("id", "submit", "estimate", "run_time", "request")
+
+
+@frozen
+class InitialState:
+    now: int
+    resources: tuple[str, ...]  # machine order; resources[0] == "cpus"
+    capacities: tuple[int, ...]  # one per resource
+    running: tuple[RunningJob, ...]  # their jobs have indices 0 .. len(running) - 1
+    queue: tuple[Job, ...]  # file order, indices after the running jobs'
+    params: dict[str, ParamValue] = field(factory=dict)
+    source: str = "<state>"
+
+    @property
+    def workload(self) -> Workload:
+        """Every job of the state, by index: what ``simulate`` reports on."""
+        jobs = tuple(rj.job for rj in self.running) + self.queue
+        return Workload(jobs=jobs, resources=self.resources, capacities=self.capacities,
+                        source=self.source)
+
+
+def load_state(path: str, resources: tuple[str, ...] = ("cpus",)) -> InitialState:
+    """Read and check a state file for a machine with ``resources``."""
+    name = str(path)
+    text = read_source(name, "state").decode("utf-8", errors="replace")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        lines = text.splitlines()
+        line = lines[exc.lineno - 1] if 0 < exc.lineno <= len(lines) else None
+        raise WorkloadError(name, exc.lineno, exc.colno, f"malformed JSON: {exc.msg}",
+                            help="a state is one JSON object; see README, `--state`",
+                            source_line=line) from None
+    return state_from_data(data, resources, name)
+
+
+def state_from_data(data: Any, resources: tuple[str, ...] = ("cpus",),
+                    source: str = "<state>") -> InitialState:
+    """Check already-parsed JSON data (as ``load_state``); also for states built in code."""
+    return _Reader(source, resources).state(data)
+
+
+def state_to_data(state: InitialState) -> dict[str, Any]:
+    """The JSON data of ``state`` (``state_from_data`` reads it back to an equal state)."""
+    def request(req: Sequence[int]) -> dict[str, int]:
+        return dict(zip(state.resources, req, strict=True))
+
+    def job(j: Job) -> dict[str, Any]:
+        return {"id": j.id, "submit": j.submit, "estimate": j.estimate,
+                "run_time": j.run_time, "request": request(j.request)}
+
+    return {
+        "now": state.now,
+        "capacity": request(state.capacities),
+        "params": dict(state.params),
+        "running": [{**job(rj.job), "start": rj.start} for rj in state.running],
+        "queue": [job(j) for j in state.queue],
+    }
+
+
+class _Reader:
+    """Field checks with messages that name the field (``queue[1].submit``)."""
+
+    def __init__(self, source: str, resources: tuple[str, ...]) -> None:
+        self.source = source
+        self.resources = resources
+
+    def fail(self, message: str, help: str) -> WorkloadError:
+        return WorkloadError(self.source, None, None, message, help=help)
+
+    def state(self, data: Any) -> InitialState:
+        if not isinstance(data, dict):
+            raise self.fail("a state must be a JSON object",
+                            "write {\"now\": ..., \"capacity\": {...}, \"running\": [...], "
+                            "\"queue\": [...]}")
+        self.keys(data, _TOP, ("now", "capacity"), "the state")
+        now = self.integer(data["now"], "now", 0)
+        caps = self.vector(data["capacity"], "capacity", None, lo=1)
+        params = self.params(data.get("params", {}))
+        running_data = self.job_list(data.get("running", []), "running")
+        queue_data = self.job_list(data.get("queue", []), "queue")
+        running: list[RunningJob] = []
+        queue: list[Job] = []
+        seen: set[int] = set()
+        for i, item in enumerate(running_data):
+            running.append(self.running_job(item, f"running[{i}]", len(running), now, caps,
+                                            seen))
+        for i, item in enumerate(queue_data):
+            queue.append(self.queued_job(item, f"queue[{i}]", len(running) + len(queue), now,
+                                         caps, seen))
+        for k, res in enumerate(self.resources):
+            used = sum(rj.alloc[k] for rj in running)
+            if used > caps[k]:
+                raise self.fail(f"the running jobs hold {used} `{res}`, more than the "
+                                f"capacity {caps[k]}",
+                                "a state is something the machine can be in: lower a request "
+                                "or raise the capacity")
+        return InitialState(now=now, resources=self.resources, capacities=caps,
+                            running=tuple(running), queue=tuple(queue), params=params,
+                            source=self.source)
+
+    def running_job(self, item: Any, where: str, index: int, now: int,
+                    caps: tuple[int, ...], seen: set[int]) -> RunningJob:
+        job = self.job(item, where, index, caps, seen, extra=("start",))
+        if "start" not in item:
+            raise self.fail(f"{where}: a running job needs `start`",
+                            "give the time it started (submit <= start <= now)")
+        start = self.integer(item["start"], f"{where}.start", 0)
+        if not job.submit <= start <= now:
+            raise self.fail(f"{where} (job {job.id}): start {start} is not between its submit "
+                            f"{job.submit} and now {now}",
+                            "a running job was submitted, then started, by now")
+        if job.run_time < now - start:
+            raise self.fail(f"{where} (job {job.id}): it already ended at "
+                            f"{start + job.run_time} (start + run_time), before now {now}",
+                            "a running job has run_time >= now - start; drop ended jobs "
+                            "from `running`")
+        if now >= start + job.estimate:
+            raise self.fail(f"{where} (job {job.id}): it was killed at its estimated end "
+                            f"{start + job.estimate}, by now {now}",
+                            "a running job has now < start + estimate; drop ended jobs "
+                            "from `running`")
+        return RunningJob(job, start, job.request)
+
+    def queued_job(self, item: Any, where: str, index: int, now: int,
+                   caps: tuple[int, ...], seen: set[int]) -> Job:
+        job = self.job(item, where, index, caps, seen)
+        if job.submit > now:
+            raise self.fail(f"{where} (job {job.id}): submitted at {job.submit}, after now "
+                            f"{now}",
+                            "a queued job was submitted by now: submit <= now")
+        return job
+
+    def job(self, item: Any, where: str, index: int, caps: tuple[int, ...],
+            seen: set[int], extra: tuple[str, ...] = ()) -> Job:
+        if not isinstance(item, dict):
+            raise self.fail(f"{where} must be a JSON object",
+                            "a job is {\"id\", \"submit\", \"estimate\", \"run_time\", "
+                            "\"request\"}")
+        self.keys(item, _JOB + extra, _JOB, where)
+        jid = self.integer(item["id"], f"{where}.id", None)
+        if jid in seen:
+            raise self.fail(f"{where}: job id {jid} is given twice", "give each job its own id")
+        seen.add(jid)
+        submit = self.integer(item["submit"], f"{where}.submit", 0)
+        estimate = self.integer(item["estimate"], f"{where}.estimate", 1)
+        run_time = self.integer(item["run_time"], f"{where}.run_time", 0)
+        if run_time > estimate:
+            raise self.fail(f"{where} (job {jid}): run_time {run_time} exceeds its estimate "
+                            f"{estimate}",
+                            "a job is killed at its estimate: give run_time <= estimate")
+        request = self.vector(item["request"], f"{where}.request", caps, lo=0)
+        if request[0] < 1:
+            raise self.fail(f"{where}.request: job {jid} asks for {request[0]} cpus",
+                            "a job needs at least 1 cpu")
+        return Job(id=jid, index=index, submit=submit, run_time=run_time,
+                   estimate=estimate, request=request)
+
+    # -- values
+
+    def keys(self, obj: dict, allowed: tuple[str, ...], required: tuple[str, ...],
+             where: str) -> None:
+        for key in obj:
+            if key not in allowed:
+                close = difflib.get_close_matches(key, allowed, n=1)
+                hint = f"did you mean `{close[0]}`? " if close else ""
+                raise self.fail(f"{where}: unknown field `{key}`",
+                                f"{hint}the fields are: {', '.join(allowed)}")
+        for key in required:
+            if key not in obj:
+                raise self.fail(f"{where}: missing field `{key}`",
+                                f"the required fields are: {', '.join(required)}")
+
+    def integer(self, value: Any, where: str, lo: int | None) -> int:
+        # bool is an int in Python, not in JSON
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise self.fail(f"{where}: {json.dumps(value)} is not an integer",
+                            "times are whole seconds, requests whole units")
+        if lo is not None and value < lo:
+            raise self.fail(f"{where}: {value} is below {lo}", f"give a value of at least {lo}")
+        return value
+
+    def job_list(self, value: Any, where: str) -> list:
+        if not isinstance(value, list):
+            raise self.fail(f"`{where}` must be a JSON list of jobs", "write [] for none")
+        return value
+
+    def vector(self, value: Any, where: str, caps: tuple[int, ...] | None,
+               lo: int) -> tuple[int, ...]:
+        """A per-resource object as a vector in machine order (``caps``: upper bounds, and
+        missing resources default to 0; ``None``: every resource is required)."""
+        res = self.resources
+        if not isinstance(value, dict):
+            raise self.fail(f"{where} must be a JSON object of resources",
+                            f"for example {{\"{res[0]}\": 4}}")
+        for key in value:
+            if key not in res:
+                close = difflib.get_close_matches(key, res, n=1)
+                hint = f"did you mean `{close[0]}`? " if close else ""
+                raise self.fail(f"{where}: the policy's machine has no resource `{key}`",
+                                f"{hint}its resources are: {', '.join(res)}")
+        out = []
+        for k, name in enumerate(res):
+            if name not in value and (caps is None or k == 0):
+                raise self.fail(f"{where}: missing resource `{name}`",
+                                f"give every resource of the machine: {', '.join(res)}"
+                                if caps is None else f"a job needs `{name}`")
+            n = self.integer(value.get(name, 0), f"{where}.{name}", lo)
+            if caps is not None and n > caps[k]:
+                raise self.fail(f"{where}.{name}: {n} is more than the capacity {caps[k]}",
+                                "a job larger than the machine can never start")
+            out.append(n)
+        return tuple(out)
+
+    def params(self, value: Any) -> dict[str, ParamValue]:
+        if not isinstance(value, dict):
+            raise self.fail("`params` must be a JSON object", "write {\"name\": value, ...}")
+        for key, v in value.items():
+            ok = isinstance(v, bool | int) or (isinstance(v, float) and math.isfinite(v))
+            if not ok:
+                raise self.fail(f"params.{key}: {json.dumps(v)} is not a number or a bool",
+                                "param values are int, real or bool")
+        return dict(value)
+
+
+def param_text(value: ParamValue) -> str:
+    """A state's param value as ``--param`` text (the binder parses and checks it)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value)
+
+
+def merged_params(state: InitialState, given: Mapping[str, str]) -> dict[str, str]:
+    """The state's params as defaults, ``given`` (the command line) overriding them."""
+    return {**{k: param_text(v) for k, v in state.params.items()}, **given}
