@@ -169,11 +169,39 @@ def _check(sym: SymbolicPass, name: str, prop: z3.BoolRef, bound: str, limits: L
             return Verdict(name, "unknown", seconds, bound, location=location,
                            reason="a counterexample was found with `log` left "
                            "uninterpreted; it may not be real")
-        return Verdict(name, "violated", seconds, bound, location=location,
-                       reason=failure or f"{name} does not hold",
-                       counterexample=counterexample(sym, solver.model()))
+        first = solver.model()  # before the search for a smaller one re-checks
+        model = _small_model(solver, sym) or first
+        return Verdict(name, "violated", time.perf_counter() - started, bound,
+                       location=location, reason=failure or f"{name} does not hold",
+                       counterexample=counterexample(sym, model))
     return Verdict(name, "unknown", seconds, bound, location=location,
                    reason=f"Z3 gave up: {solver.reason_unknown()}")
+
+
+def _small_model(solver: z3.Solver, sym: SymbolicPass) -> z3.ModelRef | None:
+    """A counterexample a person can read: first with few jobs and small numbers, then with
+    small numbers; None if neither exists (the caller keeps Z3's first model)."""
+    jobs = [*sym.running, *sym.queue]
+    small = [c <= 16 for c in sym.capacity if not z3.is_int_value(c)]
+    small += [sym.now <= 100_000]
+    for j in jobs:
+        small += [z3.Implies(j.present, z3.And(j.id <= 99, j.estimate <= 100_000,
+                                               j.submit <= 100_000))]
+        small += [z3.Implies(j.present, r <= 64) for r in j.request]
+    few = _sum_present(jobs) <= 3
+    for extra in ([few, *small], small):
+        solver.push()
+        solver.add(extra)
+        found = solver.check() == z3.sat
+        model = solver.model() if found else None
+        solver.pop()
+        if model is not None:
+            return model
+    return None
+
+
+def _sum_present(jobs) -> z3.ArithRef:
+    return z3.Sum([z3.If(j.present, 1, 0) for j in jobs])
 
 
 def _value(model: z3.ModelRef, term: z3.ExprRef) -> int | float | bool:

@@ -114,6 +114,35 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--jobs-out", metavar="FILE.csv", help="write one row per job")
     run.add_argument("--swf-out", metavar="FILE.swf", help="write the simulated schedule as SWF")
 
+    verify = commands.add_parser(
+        "verify", help="prove a policy's properties with Z3",
+        description="Prove, for one scheduling pass over every state within the bounds, that "
+        "no resource is overcommitted (capacity), sizes are in range (size-bounds), no "
+        "formula divides by zero or takes sqrt/log of a bad value (well-defined), no backfill "
+        "delays a reservation (reservation-safety), an idle machine starts a job (progress), "
+        "and every `invariant`. Exit status: 0 all proved, 1 a property violated, 2 a user "
+        "error, 3 some verdict unknown.")
+    verify.add_argument("files", nargs="+", metavar="FILE", help=".pol file(s)")
+    verify.add_argument("--policy", help="which policy of the file (if it defines several)")
+    verify.add_argument("--queued", type=int, default=8, metavar="N",
+                        help="queued-job slots of the symbolic state (default 8)")
+    verify.add_argument("--running", type=int, default=8, metavar="R",
+                        help="running-job slots of the symbolic state (default 8)")
+    verify.add_argument("--property", action="append", dest="properties", metavar="NAME",
+                        help="check only this property (repeatable): capacity, size-bounds, "
+                        "well-defined, reservation-safety, progress, invariant")
+    verify.add_argument("--rlimit", type=int, default=50_000_000,
+                        help="Z3 resource limit per property (machine-independent; "
+                        "default 50,000,000)")
+    verify.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
+                        help="wall-clock limit per property (default 60)")
+    verify.add_argument("--format", choices=["text", "json", "markdown", "sarif"],
+                        default="text", help="report format (default: text)")
+    verify.add_argument("-o", "--output", metavar="PATH", help="write the report to PATH")
+    verify.add_argument("--counterexamples", metavar="DIR",
+                        help="write each counterexample as a state file that "
+                        "`schedc run POLICY --state FILE` replays")
+
     compare = commands.add_parser(
         "compare", help="simulate several policies on one workload",
         description="Simulate several policies on the same workload; one table row per "
@@ -206,6 +235,71 @@ def cmd_compare(args: argparse.Namespace) -> int:
     else:
         report.print_compare(outcomes)
     return EXIT_OK
+
+
+EXIT_UNKNOWN = 3
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from schedc.dsl import compile_file
+    from schedc.dsl import verify_report as vr
+    from schedc.dsl.sympass import Bounds
+    from schedc.dsl.verify import PROPERTIES, Limits, verify_policy
+
+    for flag, value in (("--queued", args.queued), ("--running", args.running)):
+        if not 1 <= value <= 64:
+            raise UserError(f"{flag} {value}: the bound must lie in [1, 64]",
+                            help="small bounds prove less; large ones take long (default 8)")
+    known = (*PROPERTIES, "invariant")
+    for name in args.properties or ():
+        if name not in known:
+            import difflib
+
+            close = difflib.get_close_matches(name, known, n=1)
+            raise UserError(f"--property {name}: no such property",
+                            help=(f"did you mean `{close[0]}`? " if close else "")
+                            + f"the properties are: {', '.join(known)}")
+    reports = []
+    for file in args.files:
+        _require_file(file, "policy")
+        policy = compile_file(file, args.policy)
+        verdicts = verify_policy(policy, Bounds(args.queued, args.running),
+                                 Limits(args.rlimit, int(args.timeout * 1000)),
+                                 only=args.properties)
+        reports.append(vr.PolicyReport(file, policy.name, tuple(verdicts)))
+    if args.counterexamples:
+        _write_counterexamples(reports, Path(args.counterexamples))
+    if args.format == "text" and not args.output:
+        from schedc.runtime.report import stdout_console
+
+        vr.print_terminal(reports, stdout_console())
+    else:
+        text = {"json": vr.to_json, "markdown": vr.to_markdown, "text": vr.to_markdown,
+                "sarif": lambda r: vr.to_sarif(r, _version())}[args.format](reports)
+        if args.output:
+            from schedc.runtime.atomicio import write_text_atomic
+
+            write_text_atomic(args.output, text)
+        else:
+            sys.stdout.write(text)
+    statuses = {v.status for r in reports for v in r.verdicts}
+    if "violated" in statuses:
+        return EXIT_VIOLATION
+    return EXIT_UNKNOWN if "unknown" in statuses else EXIT_OK
+
+
+def _write_counterexamples(reports, folder: Path) -> None:
+    from schedc.runtime.atomicio import write_text_atomic
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for r in reports:
+        for v in r.verdicts:
+            if v.counterexample:
+                state = {k: val for k, val in v.counterexample.items() if k != "pass"}
+                name = v.property.split()[0] if v.property.startswith("invariant") \
+                    else v.property
+                target = folder / f"{Path(r.file).stem}.{name}.json"
+                write_text_atomic(target, json.dumps(state, indent=2) + "\n")
 
 
 def _simulate_one(policy_file: str, policy_name: str | None, args: argparse.Namespace,
@@ -349,7 +443,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handlers = {"check": cmd_check, "compile": cmd_compile, "run": cmd_run,
-                "compare": cmd_compare}
+                "compare": cmd_compare, "verify": cmd_verify}
     from schedc.dsl import DiagnosticError
     from schedc.runtime.workload import WorkloadError
 

@@ -34,7 +34,7 @@ def stderr_console():
     return Console(stderr=True)
 
 
-def _stdout_console():
+def stdout_console():
     from rich.console import Console
 
     # Piped output keeps a fixed width so that files compare byte for byte across terminals.
@@ -103,7 +103,7 @@ def print_run(outcome: RunOutcome) -> None:
     table.add_column("value", justify="right")
     for key, value in _scalar_items(metrics):
         table.add_row(LABELS.get(key, key), _format(value))
-    console = _stdout_console()
+    console = stdout_console()
     console.print(table)
     categories = Table(title="mean response per area category (procs x run time)")
     for column in ("category", "area", "jobs", "mean response (s)"):
@@ -166,7 +166,7 @@ def print_compare(outcomes: Sequence[RunOutcome]) -> None:
         metrics = outcome.metrics()
         table.add_row(outcome.policy.name, *(_format(metrics[key], short=True)
                                              for key, _ in COMPARE_COLUMNS))
-    _stdout_console().print(table)
+    stdout_console().print(table)
 
 
 def write_compare_csv(outcomes: Sequence[RunOutcome], path: str) -> None:
