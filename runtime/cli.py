@@ -124,10 +124,10 @@ def build_parser() -> argparse.ArgumentParser:
         "error, 3 some verdict unknown.")
     verify.add_argument("files", nargs="+", metavar="FILE", help=".pol file(s)")
     verify.add_argument("--policy", help="which policy of the file (if it defines several)")
-    verify.add_argument("--queued", type=int, default=8, metavar="N",
-                        help="queued-job slots of the symbolic state (default 8)")
-    verify.add_argument("--running", type=int, default=8, metavar="R",
-                        help="running-job slots of the symbolic state (default 8)")
+    verify.add_argument("--queued", type=int, default=4, metavar="N",
+                        help="queued-job slots of the symbolic state (default 4)")
+    verify.add_argument("--running", type=int, default=4, metavar="R",
+                        help="running-job slots of the symbolic state (default 4)")
     verify.add_argument("--property", action="append", dest="properties", metavar="NAME",
                         help="check only this property (repeatable): capacity, size-bounds, "
                         "well-defined, reservation-safety, progress, invariant")
@@ -249,7 +249,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     for flag, value in (("--queued", args.queued), ("--running", args.running)):
         if not 1 <= value <= 64:
             raise UserError(f"{flag} {value}: the bound must lie in [1, 64]",
-                            help="small bounds prove less; large ones take long (default 8)")
+                            help="small bounds prove less; large ones take long (default 4)")
     known = (*PROPERTIES, "invariant")
     for name in args.properties or ():
         if name not in known:
