@@ -262,9 +262,17 @@ class _Sim:
         if not self.policy.order_static:
             self._resort()
         self.passes += 1
+        idle = not self.running
         run = _PassRun(now, [c - u for c, u in zip(self.cap, self.used, strict=True)])
         self._walk(run, 0)
         self.memo = run if run.complete else None
+        if idle and not run.started and self.monitor:
+            # Every queued job fits the empty machine (the reader skips the others): a pass
+            # that starts none of them would leave the machine idle for ever (dead lock).
+            raise MonitorViolation(
+                f"t={now}: policy {self.policy.name}: no progress: the machine is idle, "
+                f"{len(self.queue)} job(s) wait and the pass started none "
+                f"(first in order: job {self.queue[0].id})")
 
     def _continue_pass(self, now: int, old: int) -> None:
         """Visit only the jobs queued at ``now`` (all after the old ones), resuming the last

@@ -25,6 +25,7 @@ PLANTED = {
     "oversize.pol": ("size-bounds", "size"),
     "divide-by-free.pol": ("well-defined", "division by zero"),
     "short-waits.pol": ("invariant `job.wait <= 1h`", "invariant `job.wait <= 1h`"),
+    "short-only.pol": ("progress", "no progress"),
 }
 
 
