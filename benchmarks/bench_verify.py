@@ -1,0 +1,59 @@
+"""Verification time as the bounds grow.
+
+For each policy, prints the wall time and verdict of each property of `schedc verify` as the
+number of queued-job slots N grows (R = N running slots), and for EASY as the number of
+resources K grows (a machine of K resources, built on the fly). A verdict of `unknown` means
+Z3's resource limit (--rlimit, machine-independent) ran out.
+
+    python benchmarks/bench_verify.py [--sizes 2 4 6 8 16 32] [--rlimit 50000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from schedc.dsl import compile_file, compile_source
+from schedc.dsl.sympass import Bounds
+from schedc.dsl.verify import Limits, verify_policy
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def k_resources(k: int) -> str:
+    names = ["cpus", *(f"r{i}" for i in range(1, k))]
+    resources = "\n".join(f"  resource {n}" for n in names)
+    return (f"machine m{k} {{\n{resources}\n}}\n"
+            f"policy easy_k{k} {{\n  machine m{k}\n  reserve 1\n  backfill first_fit\n}}\n")
+
+
+def row(label: str, policy, bounds: Bounds, limits: Limits) -> None:
+    start = time.perf_counter()
+    verdicts = verify_policy(policy, bounds, limits)
+    total = time.perf_counter() - start
+    cells = "  ".join(f"{v.property.split()[0]}={v.status[0]}:{v.seconds:.1f}s"
+                      for v in verdicts)
+    print(f"{label:<34}{total:>8.1f}s  {cells}", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[2, 4, 6, 8])
+    parser.add_argument("--resources", type=int, nargs="+", default=[1, 2, 4, 8])
+    parser.add_argument("--rlimit", type=int, default=50_000_000)
+    args = parser.parse_args()
+    limits = Limits(rlimit=args.rlimit, timeout_ms=600_000)
+    print("verdicts: p = proved, v = violated, u = unknown (rlimit "
+          f"{args.rlimit:,} per property)")
+    for name in ("fcfs", "easy", "conservative"):
+        policy = compile_file(ROOT / "examples" / f"{name}.pol")
+        for n in args.sizes:
+            row(f"{name}  N={n} R={n} K=1", policy, Bounds(n, n), limits)
+    for k in args.resources:
+        policy = compile_source(k_resources(k), f"<easy on {k} resources>")
+        row(f"easy  N=4 R=4 K={k}", policy, Bounds(4, 4), limits)
+
+
+if __name__ == "__main__":
+    main()
