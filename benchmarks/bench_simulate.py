@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,6 +87,19 @@ def swf_prefix(source: Path, jobs: int, target: Path, copies: int = 1) -> None:
     target.write_text("\n".join(out) + "\n")
 
 
+def calibration() -> float:
+    """Seconds for a 10-million-iteration Python loop, best of 3: this machine's speed now
+    (shared machines vary by tens of percent within minutes)."""
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        total = 0
+        for i in range(10_000_000):
+            total += i
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
@@ -94,7 +108,8 @@ def main() -> None:
     kth = args.traces / "KTH-SP2-1996-2.1-cln.swf.gz"
     lanl = args.traces / "LANL-CM5-1994-4.1-cln.swf.gz"
     print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}, "
-          f"best of {args.repeat} runs, whole `schedc run` process")
+          f"best of {args.repeat} runs, whole `schedc run` process; "
+          f"10M-iteration loop: {calibration():.2f} s")
     print(f"{'policy':<14}{'trace':<10}{'jobs':>9}{'wall s':>9}{'jobs/s':>10}{'peak MB':>9}")
     for policy in ("easy", "conservative"):
         for name, trace in (("KTH-SP2", kth), ("LANL-CM5", lanl)):

@@ -201,7 +201,10 @@ def _admit(cols: list[list[int]], resources: tuple[str, ...], capacity: tuple[in
                for p, r, u in zip(procs, req_mem, used_mem, strict=True)]
         by_name = {"cpus": procs, "memory": mem}
         req_cols = [by_name[r] for r in resources]
-    requests = list(zip(*req_cols, strict=True))  # for cpus alone, 1-tuples
+    # One tuple per distinct request (a trace has a few hundred), not one per job: fewer
+    # objects to make, hold and free.
+    distinct: dict[tuple[int, ...], tuple[int, ...]] = {}
+    requests = [distinct.setdefault(r, r) for r in zip(*req_cols, strict=True)]
     # Find the few bad lines column by column (a per-job test costs ~1 us x 122k jobs).
     bad = set(_where((0).__gt__, runs))  # run < 0
     for k, cap in enumerate(capacity):

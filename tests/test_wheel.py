@@ -50,3 +50,11 @@ def test_wheel_runs_in_fresh_venv(wheel: Path, tmp_path: Path) -> None:
     result = json.loads(done.stdout)
     assert result["workload"].endswith("KTH-SP2-1996-2.1-cln.swf.gz")
     assert result["metrics"]["jobs"] > 28_000
+    # Verification works from the wheel too (z3 comes with the install).
+    proved = subprocess.run([str(env_dir / "bin" / "schedc"), "verify",
+                             str(ROOT / "examples" / "easy.pol"), "--queued", "2",
+                             "--running", "2", "--format", "json"],
+                            capture_output=True, text=True, cwd=tmp_path)
+    assert proved.returncode == 0, proved.stderr
+    (report,) = json.loads(proved.stdout)
+    assert {v["status"] for v in report["verdicts"]} == {"proved"}
