@@ -96,6 +96,25 @@ def verify_policy(policy: ir.Policy, bounds: Bounds | None = None, limits: Limit
     return verdicts
 
 
+def with_resources(policy: ir.Policy, k: int) -> ir.Policy:
+    """The policy on a machine of ``k`` resources: its own, then generic ones (`r2`, ...)
+    with capacities left symbolic, so that a proof covers every such machine."""
+    own = policy.machine.resources
+    if k < len(own):
+        raise ValueError(f"the machine `{policy.machine.name}` already has {len(own)} "
+                         f"resources: {', '.join(r.name for r in own)}")
+    names = {r.name for r in own}
+    extra = []
+    i = len(own) + 1
+    while len(own) + len(extra) < k:
+        if f"r{i}" not in names:
+            extra.append(ir.Resource(f"r{i}", None))
+        i += 1
+    machine = attrs.evolve(policy.machine, name=f"{policy.machine.name}+{len(extra)}",
+                           resources=(*own, *extra))
+    return attrs.evolve(policy, machine=machine)
+
+
 def _base(name: str) -> str:
     return "invariant" if name.startswith("invariant") else name
 

@@ -128,6 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="queued-job slots of the symbolic state (default 4)")
     verify.add_argument("--running", type=int, default=4, metavar="R",
                         help="running-job slots of the symbolic state (default 4)")
+    verify.add_argument("--resources", type=int, metavar="K",
+                        help="prove for a machine of K resources (1 to 8): the policy's own, "
+                        "then generic ones with symbolic capacities (default: the machine's)")
     verify.add_argument("--property", action="append", dest="properties", metavar="NAME",
                         help="check only this property (repeatable): capacity, size-bounds, "
                         "well-defined, reservation-safety, progress, invariant")
@@ -244,12 +247,15 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from schedc.dsl import compile_file
     from schedc.dsl import verify_report as vr
     from schedc.dsl.sympass import Bounds
-    from schedc.dsl.verify import PROPERTIES, Limits, verify_policy
+    from schedc.dsl.verify import PROPERTIES, Limits, verify_policy, with_resources
 
     for flag, value in (("--queued", args.queued), ("--running", args.running)):
         if not 1 <= value <= 64:
             raise UserError(f"{flag} {value}: the bound must lie in [1, 64]",
                             help="small bounds prove less; large ones take long (default 4)")
+    if args.resources is not None and not 1 <= args.resources <= 8:
+        raise UserError(f"--resources {args.resources}: K must lie in [1, 8]",
+                        help="the machine's own resources, then generic ones, up to 8")
     known = (*PROPERTIES, "invariant")
     for name in args.properties or ():
         if name not in known:
@@ -263,6 +269,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
     for file in args.files:
         _require_file(file, "policy")
         policy = compile_file(file, args.policy)
+        if args.resources is not None:
+            try:
+                policy = with_resources(policy, args.resources)
+            except ValueError as exc:
+                raise UserError(f"--resources {args.resources}: {exc}",
+                                help="give at least as many resources as the machine has"
+                                ) from None
         verdicts = verify_policy(policy, Bounds(args.queued, args.running),
                                  Limits(args.rlimit, int(args.timeout * 1000)),
                                  only=args.properties)

@@ -137,3 +137,14 @@ def test_cli_formats(fmt: str, capsys) -> None:
         assert (region["startLine"], region["startColumn"]) == (5, 12)
     else:
         assert "| well-defined | **violated** |" in out
+
+
+def test_resources_extends_the_machine(capsys) -> None:
+    code = main(["verify", str(EXAMPLES / "easy.pol"), "--resources", "3", "--queued", "2",
+                 "--running", "2", "--format", "json"])
+    (report,) = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert {v["bound"] for v in report["verdicts"]} == {"N=2 queued, R=2 running, K=3"}
+    assert main(["verify", str(EXAMPLES / "easy-memory.pol"), "--resources", "1"]) == 2
+    assert "already has 2 resources" in capsys.readouterr().err
+    assert main(["verify", str(EXAMPLES / "easy.pol"), "--resources", "9"]) == 2
