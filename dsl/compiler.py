@@ -205,7 +205,7 @@ class Compiler:
                 condition = self.lowerer.expect(c.condition, scope(loc), ("bool",),
                                                 "a backfill condition",
                                                 "compare it, e.g. `job.estimate <= 3600`")
-            backfill = ir.Backfill(c.kind, score, c.descending, condition)
+            backfill = ir.Backfill(c.kind, score, c.descending, condition, span=c.span)
         size = None
         if "size" in eff:
             loc = eff["size"][0]

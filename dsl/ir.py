@@ -169,6 +169,7 @@ class Backfill:
     # when: after the D-th reservation a job starts iff it fits the free resources now and
     # this bool holds; the reservations are not consulted (so it may delay them)
     condition: Expr | None = None
+    span: Span | None = _span()  # of the `backfill` clause (None: the default)
 
 
 @frozen

@@ -84,7 +84,6 @@ class JobDecision:
     reserved: z3.BoolRef
     reservation: z3.ArithRef  # meaningful when reserved
     alloc: tuple[z3.ArithRef, ...]  # per resource, what it gets if it starts
-    size_evaluated: z3.BoolRef  # the size formula was evaluated for it (visited)
 
 
 @frozen
@@ -342,7 +341,7 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
 
     definitions.current = None
     decisions = tuple(
-        JobDecision(q, visited[q], started[q], reserved[q], res_time[q], allocs[q], visited[q])
+        JobDecision(q, visited[q], started[q], reserved[q], res_time[q], allocs[q])
         for q in range(N))
     def profile_ok(s: int) -> z3.BoolRef:
         """The plan after the first s jobs of the walk (running jobs, starts, reservations)

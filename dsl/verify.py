@@ -88,7 +88,7 @@ def verify_policy(policy: ir.Policy, bounds: Bounds | None = None, limits: Limit
     if want("progress"):
         idle = encode_pass(policy, bounds, idle=True)
         verdicts.append(_check(idle, "progress", z3.Or([d.started for d in idle.decisions]),
-                               bound, limits))
+                               bound, limits, location=policy.backfill.span))
     for inv, prop in invariant_props:
         name = f"invariant `{inv.text}`"
         if wanted is None or "invariant" in wanted:
@@ -120,6 +120,7 @@ def _base(name: str) -> str:
 
 
 def _reservation_safety(sym: SymbolicPass, bound: str, limits: Limits) -> Verdict:
+    where = sym.policy.backfill.span  # the rule that decides what may start beside them
     """By induction over the walk, one small lemma a job: if the plan of the first c jobs
     never overcommits, neither does the plan of the first c + 1 (each start and each
     reservation was fitted into a plan holding every earlier reservation). The final plan
@@ -135,12 +136,13 @@ def _reservation_safety(sym: SymbolicPass, bound: str, limits: Limits) -> Verdic
                   z3.Implies(sym.profile_ok(n), z3.And(list(sym.reservations_hold)))))
     for what, step, lemma in steps:
         verdict = _check(sym, "reservation-safety", lemma, bound, limits, step=step,
+                         location=where,
                          failure=f"{what} delays a reservation or overcommits")
         if verdict.status != "proved":
             return verdict
         cores.update(verdict.core)
     return Verdict("reservation-safety", "proved", time.perf_counter() - started, bound,
-                   core=tuple(sorted(cores)))
+                   location=where, core=tuple(sorted(cores)))
 
 
 def _well_defined(sym: SymbolicPass, bound: str, limits: Limits) -> Verdict:
