@@ -305,8 +305,10 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
         if kind == "first_fit":
             starts = fits(a, now)
         elif kind == "when":
+            # evaluated, as in the simulator, only once the job fits the free resources
             condition = evaluate(policy.backfill.condition, job, state_at(a),
-                                 z3.And(visited[a], z3.Not(below_depth(a))))
+                                 z3.And(visited[a], z3.Not(below_depth(a)),
+                                        fits_physically(a)))
             starts = z3.If(below_depth(a), fits(a, now), z3.And(fits_physically(a), condition))
         else:
             raise Unsupported(f"backfill `{kind}` is not encoded")

@@ -148,3 +148,18 @@ def test_resources_extends_the_machine(capsys) -> None:
     assert main(["verify", str(EXAMPLES / "easy-memory.pol"), "--resources", "1"]) == 2
     assert "already has 2 resources" in capsys.readouterr().err
     assert main(["verify", str(EXAMPLES / "easy.pol"), "--resources", "9"]) == 2
+
+
+def test_backfill_condition_is_checked_only_where_the_simulator_evaluates_it() -> None:
+    # The simulator reads a `when` condition only for a job that fits the free resources,
+    # so this denominator (free - procs + 1 >= 1 there) never is zero; elsewhere it can be.
+    from schedc.dsl import compile_source
+
+    guarded = compile_source("policy p { reserve 1 backfill when "
+                             "100 / (machine.free.cpus - job.procs + 1) > 1 }", "<guarded>")
+    (verdict,) = verify_policy(guarded, SMALL, only=["well-defined"])
+    assert verdict.status == "proved"
+    unguarded = compile_source("policy q { reserve 1 backfill when "
+                               "100 / (machine.free.cpus - job.procs) > 1 }", "<unguarded>")
+    (verdict,) = verify_policy(unguarded, SMALL, only=["well-defined"])
+    assert verdict.status == "violated"
