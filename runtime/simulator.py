@@ -132,8 +132,10 @@ class _Sim:
                             and not when_deep)
         self.monitor = monitor
         self.rigid = policy.size is None
-        # State-reading callables see an exact queue; state-free ones never look at it.
-        self.exact_queue = not policy.state_free
+        # Callables and invariants that read the state see an exact queue (started jobs
+        # leave it at once); others never look at it.
+        self.exact_queue = not policy.state_free or any(
+            inv.reads_state for inv in policy.invariants)
         self.used = [0] * self.K
         # Time-and-index keys packed in one int (t * M + index): int compares beat tuples.
         self.M = M = len(workload.jobs) + 1
