@@ -256,15 +256,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.resources is not None and not 1 <= args.resources <= 8:
         raise UserError(f"--resources {args.resources}: K must lie in [1, 8]",
                         help="the machine's own resources, then generic ones, up to 8")
+    from schedc.runtime.workload import choices_help
+
     known = (*PROPERTIES, "invariant")
     for name in args.properties or ():
         if name not in known:
-            import difflib
-
-            close = difflib.get_close_matches(name, known, n=1)
             raise UserError(f"--property {name}: no such property",
-                            help=(f"did you mean `{close[0]}`? " if close else "")
-                            + f"the properties are: {', '.join(known)}")
+                            help=choices_help(name, known, "the properties are"))
     reports = []
     for file in args.files:
         _require_file(file, "policy")
@@ -375,16 +373,14 @@ def _simulate_state(policy_file: str, policy_name: str | None, args: argparse.Na
 def _resolve_capacities(resources: tuple[str, ...], declared: tuple[int | None, ...],
                         items: Sequence[str]) -> dict[str, int | None]:
     """CLI --capacity overrides the policy's machine block, which overrides the trace."""
+    from schedc.runtime.workload import choices_help
+
     given = _parse_capacities(items)
     for name in given:
         if name not in resources:
-            import difflib
-
-            close = difflib.get_close_matches(name, resources, n=1)
-            hint = f"did you mean `{close[0]}`? " if close else ""
             raise UserError(
                 f"--capacity {name}: the policy's machine has no resource `{name}`",
-                help=f"{hint}its resources are: {', '.join(resources)}",
+                help=choices_help(name, resources, "its resources are"),
             )
     return {name: given.get(name, cap) for name, cap in zip(resources, declared, strict=True)}
 
@@ -490,9 +486,8 @@ def _workload_diagnostic(error):
 
     end_col = None
     if error.col is not None and error.source_line is not None:
-        rest = error.source_line[error.col - 1:]
-        end_col = error.col + max(1, len(rest) - len(rest.lstrip()) + len(rest.split()[0])
-                                  if rest.strip() else 1)
+        token = error.source_line[error.col - 1:].split()  # the field the column points at
+        end_col = error.col + max(1, len(token[0]) if token else 1)
     return Diagnostic(error.message, error.path, error.line, error.col,
                       error.line if end_col else None, end_col, error.help,
                       source=error.source_line)

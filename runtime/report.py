@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from attrs import frozen
+from attrs import Factory, field, frozen
 
 from schedc.runtime.atomicio import open_atomic
 from schedc.runtime.metrics import compute_metrics
@@ -23,9 +23,12 @@ class RunOutcome:
     policy: RuntimePolicy
     workload: Workload
     schedule: Schedule
+    # computed once: a table, --json and --csv of one run all read it
+    _metrics: dict[str, Any] = field(init=False, eq=False, repr=False, default=Factory(
+        lambda self: compute_metrics(self.schedule).to_dict(), takes_self=True))
 
     def metrics(self) -> dict[str, Any]:
-        return compute_metrics(self.schedule).to_dict()
+        return self._metrics
 
 
 def stderr_console():

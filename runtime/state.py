@@ -35,7 +35,6 @@ the queued ones, each in file order; their positions are their ``Job.index``.
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -44,7 +43,7 @@ from typing import Any
 from attrs import field, frozen
 
 from schedc.runtime.jobs import Job, RunningJob
-from schedc.runtime.workload import Workload, WorkloadError, read_source
+from schedc.runtime.workload import Workload, WorkloadError, choices_help, read_source
 
 ParamValue = int | float | bool
 
@@ -213,10 +212,8 @@ class _Reader:
              where: str) -> None:
         for key in obj:
             if key not in allowed:
-                close = difflib.get_close_matches(key, allowed, n=1)
-                hint = f"did you mean `{close[0]}`? " if close else ""
                 raise self.fail(f"{where}: unknown field `{key}`",
-                                f"{hint}the fields are: {', '.join(allowed)}")
+                                choices_help(key, allowed, "the fields are"))
         for key in required:
             if key not in obj:
                 raise self.fail(f"{where}: missing field `{key}`",
@@ -246,10 +243,8 @@ class _Reader:
                             f"for example {{\"{res[0]}\": 4}}")
         for key in value:
             if key not in res:
-                close = difflib.get_close_matches(key, res, n=1)
-                hint = f"did you mean `{close[0]}`? " if close else ""
                 raise self.fail(f"{where}: the policy's machine has no resource `{key}`",
-                                f"{hint}its resources are: {', '.join(res)}")
+                                choices_help(key, res, "its resources are"))
         out = []
         for k, name in enumerate(res):
             if name not in value and (caps is None or k == 0):
@@ -284,3 +279,4 @@ def param_text(value: ParamValue) -> str:
 def merged_params(state: InitialState, given: Mapping[str, str]) -> dict[str, str]:
     """The state's params as defaults, ``given`` (the command line) overriding them."""
     return {**{k: param_text(v) for k, v in state.params.items()}, **given}
+

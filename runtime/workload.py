@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import gzip
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from attrs import field, frozen
@@ -59,6 +60,12 @@ class WorkloadError(Exception):
         if self.help:
             out.append(f"help: {self.help}")
         return "\n".join(out)
+
+
+def choices_help(name: str, options: Sequence[str], listing: str) -> str:
+    """"did you mean `x`? <listing>: a, b, c" for a name that is not among ``options``."""
+    close = difflib.get_close_matches(name, options, n=1)
+    return (f"did you mean `{close[0]}`? " if close else "") + f"{listing}: {', '.join(options)}"
 
 
 def read_source(name: str, what: str = "workload") -> bytes:
