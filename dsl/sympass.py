@@ -13,7 +13,9 @@ params over their domains. The pass is the simulator's (``runtime/simulator.py``
   profile of running jobs' estimated ends, the jobs started so far and the reservations made
   so far; otherwise, while fewer than D reservations exist, it is reserved at its earliest
   fit; ``when C``: after D reservations, a job starts if it fits the free resources now and
-  C holds (the reservations are not consulted: that is what a verifier must catch).
+  C holds (the reservations are not consulted: that is what a verifier must catch);
+  ``best by S``: after D reservations the remaining jobs are candidates, and rounds follow:
+  each starts the fitting candidate of best score (ties: queue order) until none fits.
 
 Why the encoding is finite: usage only rises at reservation starts (running jobs only
 release), so a window fits if it fits at its start and at each reservation start inside it;
@@ -21,6 +23,15 @@ and the earliest fit is ``now`` or a release time (a running job's, a started jo
 reservation's end): if a job fits from a reservation start S but not from the release or
 ``now`` just before, it fails at a point before S whose usage ends at a release, and from
 that release it fits.
+
+Two layers of equations (``Definitions``). The step facts say what safety needs of each
+decision: a start fits the plan as it was at its step (the use at each checkpoint, ``now``
+and every reservation start, after each step is a variable), a reservation fits at its
+time. Every pass the simulator can make satisfies them, so a property that follows from them
+is proved for the real pass, and each step's lemma stays small. The exact equations
+(``exact=True``) pin every decision to the simulator's: which jobs are visited, the earliest
+reservation time, the walk's early stop, the best candidate of a round. Counterexamples and
+the agreement tests need them.
 """
 
 from __future__ import annotations
@@ -37,10 +48,8 @@ from schedc.dsl.symbolic import FreshNames, Obligation, SymJob, SymState, sym_ev
 
 @frozen
 class Bounds:
-    # 4 and 4 prove every example in about a second a property; at 8 and 8 the
-    # reservation-safety lemmas of reserving policies exceed the default rlimit (open work).
-    queued: int = 4  # N
-    running: int = 4  # R
+    queued: int = 8  # N
+    running: int = 8  # R
 
 
 class Definitions:
@@ -50,7 +59,7 @@ class Definitions:
 
     def __init__(self) -> None:
         self.items: list[tuple[object, z3.BoolRef]] = []
-        self.current: object = None  # None, a slot, or ("exact", slot)
+        self.current: object = None  # None, a step, or ("exact", step)
 
     def add(self, formula: z3.BoolRef) -> None:
         self.items.append((self.current, formula))
@@ -62,8 +71,9 @@ class Definitions:
     def all(self) -> list[z3.BoolRef]:
         return [f for _, f in self.items]
 
-    def for_step(self, slot: int) -> list[z3.BoolRef]:
-        return [f for tag, f in self.items if tag is None or tag == slot]
+    def for_step(self, step: int) -> list[z3.BoolRef]:
+        """The shared equations and those of one step (a walk slot, or N + j: round j)."""
+        return [f for tag, f in self.items if tag is None or tag == step]
 
 
 class Unsupported(Exception):
@@ -86,12 +96,24 @@ class JobDecision:
     alloc: tuple[z3.ArithRef, ...]  # per resource, what it gets if it starts
 
 
+@frozen(eq=False)
+class Start:
+    """A start the pass may make: when ``guard``, job ``slot`` starts; ``state`` is what the
+    policy sees right after it (invariants are checked there), ``size`` its cpus."""
+
+    guard: z3.BoolRef
+    slot: int
+    state: SymState
+    size: z3.ArithRef
+
+
 @frozen
 class SymbolicPass:
     """The encoded pass: inputs, assumptions on them, and every decision."""
 
     policy: ir.Policy
     bounds: Bounds
+    exact: bool  # the exact equations are in ``definitions`` (else the step facts only)
     now: z3.ArithRef
     capacity: tuple[z3.ArithRef, ...]
     running: tuple[SymJob, ...]
@@ -101,13 +123,17 @@ class SymbolicPass:
     # Shared with ``evaluate``: evaluating more expressions (invariants) appends to them.
     definitions: Definitions  # what defines fresh terms (decisions, sqrt, ...)
     decisions: tuple[JobDecision, ...]  # by queue slot
+    starts: tuple[Start, ...]  # every start the pass may make, in the pass's order
+    steps: int  # N walk steps, then (backfill best) N rounds
     state_at: Callable[..., SymState]  # state_at(a, including=False): what job a's visit sees
     evaluate: Callable[..., z3.ExprRef]  # evaluate(expr, job, state, guard, size=None)
     reservations_hold: tuple[z3.BoolRef, ...]  # per slot: reserved -> still fits after
     used_after: tuple[z3.ArithRef, ...]  # per resource, after the pass
-    profile_ok: Callable[[int], z3.BoolRef]  # the plan after s jobs never overcommits
+    profile_ok: Callable[[int], z3.BoolRef]  # the plan after step s never overcommits
+    capacity_ok: Callable[[int], z3.BoolRef]  # after step s no resource is overcommitted now
     obligations: list[Obligation]  # partial operations met in the pass
-    size_results: tuple[tuple[int, z3.ArithRef], ...]  # (slot, size) when a size formula exists
+    # (when evaluated, the size, the step that evaluates it)
+    size_results: tuple[tuple[z3.BoolRef, z3.ArithRef, int], ...]
     uses_log: Callable[[], bool]
 
 
@@ -118,10 +144,12 @@ def _sum(terms) -> z3.ArithRef:
 
 
 def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool = False,
-                depth_value: int | None | str = "policy") -> SymbolicPass:
-    """Encode one pass of ``policy``. ``idle``: no running job (for the progress property)."""
-    if policy.backfill.kind == "best":
-        raise Unsupported("backfill `best` is not encoded for Z3 yet")
+                depth_value: int | None | str = "policy", exact: bool = True,
+                earliest: bool = True) -> SymbolicPass:
+    """Encode one pass of ``policy``. ``idle``: no running job (for the progress property);
+    ``exact``: with the exact equations (else the step facts only, see the module's doc);
+    ``earliest``: with the equations that make a reservation the earliest fit (the costliest
+    to build; what starts on an idle machine does not depend on them)."""
     bounds = bounds or Bounds()
     K = len(policy.machine.resources)
     N, R = bounds.queued, bounds.running
@@ -204,176 +232,326 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
     # -- the walk -------------------------------------------------------------------------
     # Per-job decisions are fresh variables tied by equations; each refers only to the jobs
     # before it (slots < a), so the equations have exactly one solution.
-    started = [z3.Bool(f"started_{q}") for q in range(N)]
+    started_walk = [z3.Bool(f"started_{q}") for q in range(N)]
     reserved = [z3.Bool(f"reserved_{q}") for q in range(N)]
     res_time = [z3.Int(f"reservation_{q}") for q in range(N)]
     visited = [z3.Bool(f"visited_{q}") for q in range(N)]
     rigid = policy.size is None
     kind = policy.backfill.kind
+    best = kind == "best"
+    rounds = N if best else 0
+    steps = N + rounds  # walk steps (one a slot), then the rounds of backfill `best`
+
+    def alloc_of(q: int, size: z3.ArithRef | None) -> tuple[z3.ArithRef, ...]:
+        return queue[q].request if size is None else (size, *queue[q].request[1:])
+
     # Sizes are fresh variables (a size may read the state at the job's visit, which depends
     # on the sizes of the jobs before it).
-    size_vars = [z3.Int(f"size_{q}") for q in range(N)]
-    allocs = [queue[q].request if rigid else (size_vars[q], *queue[q].request[1:])
-              for q in range(N)]
-    # Use of each resource when the walk reaches slot a: before the pass, plus the earlier
-    # starts. A fresh variable per visit keeps every later formula small.
-    used_at = [[z3.Int(f"used_{k}_at_{a}") for k in range(K)] for a in range(N + 1)]
+    size_walk = [None if rigid else z3.Int(f"size_{q}") for q in range(N)]
+    alloc_walk = [alloc_of(q, size_walk[q]) for q in range(N)]
+
+    # The plan's use of each resource at its checkpoints after each step: point 0 is `now`,
+    # point b + 1 is job b's reservation time. Use only rises at these points (running jobs
+    # only release), so they are all a fit test or a capacity check needs; a fresh variable
+    # per (step, point) keeps every lemma small.
+    points = [now, *res_time]
+    use = [[[z3.Int(f"use_{k}_at_{i}_after_{s}") for k in range(K)] for i in range(N + 1)]
+           for s in range(steps + 1)]
     for k in range(K):
-        definitions.add(used_at[0][k] == used0[k])
-        for a in range(N):
-            definitions.add(
-                used_at[a + 1][k] == used_at[a][k] + z3.If(started[a], allocs[a][k], 0))
+        definitions.add(use[0][0][k] == used0[k])
+        for i in range(N):
+            definitions.add(use[0][i + 1][k] == _sum(
+                z3.If(z3.And(r.present, r.start + r.estimate > res_time[i]), r.request[k], 0)
+                for r in running))
 
-    def state_at(a: int, including: bool = False) -> SymState:
-        """What the policy sees when the walk reaches job a (``including``: right after a
-        itself started, as invariants see it)."""
-        gone = [started[b] if b < a else z3.BoolVal(including and b == a) for b in range(N)]
-        used = tuple(used_at[a + 1 if including else a][k] for k in range(K))
-        launched = tuple(
-            SymJob(present=gone[b], id=queue[b].id, submit=queue[b].submit,
-                   estimate=queue[b].estimate, request=allocs[b], start=now)
-            for b in range(a + 1))
-        member = tuple(z3.And(queue[b].present, z3.Not(gone[b])) for b in range(N))
-        return SymState(now=now, capacity=capacity_t, used=used, queue=queue,
-                        running=running + launched, queue_member=member)
+    def active(est: z3.ArithRef, i: int) -> z3.BoolRef:
+        """A job started now with estimate ``est`` holds its resources at point i."""
+        return z3.BoolVal(True) if i == 0 else now + est > points[i]
 
-    sizes: list[tuple[int, z3.ArithRef]] = []
-    if not rigid:
-        for q in range(N):
-            definitions.current = q
-            value = evaluate(policy.size, queue[q], state_at(q), visited[q])
-            definitions.add(z3.Implies(queue[q].present, size_vars[q] == value))
-            sizes.append((q, size_vars[q]))
-        definitions.current = None
+    def add_step(s: int, terms_at: Callable[[int, int], list[z3.ArithRef]]) -> None:
+        for i in range(N + 1):
+            for k in range(K):
+                definitions.add(use[s + 1][i][k] == use[s][i][k] + _sum(terms_at(i, k)))
 
-    def usage(a: int, k: int, t: z3.ArithRef, final: bool) -> z3.ArithRef:
-        """Use of resource k at time t in the profile job a is tested against; ``final``:
-        after the whole pass, every other job's start and reservation included."""
-        terms = [z3.If(z3.And(r.present, r.start + r.estimate > t), r.request[k], 0)
-                 for r in running]
-        for b in (range(N) if final else range(a)):
-            if b == a:
-                continue
-            terms.append(z3.If(z3.And(started[b], now + queue[b].estimate > t),
-                               allocs[b][k], 0))
-            terms.append(z3.If(z3.And(reserved[b], res_time[b] <= t,
-                                      t < res_time[b] + queue[b].estimate), allocs[b][k], 0))
-        return _sum(terms)
-
-    def fits(a: int, t: z3.ArithRef, final: bool = False) -> z3.BoolRef:
-        end = t + queue[a].estimate
+    def fits_now(s: int, alloc: Sequence[z3.ArithRef], est: z3.ArithRef) -> z3.BoolRef:
+        """Fits the plan after step s from now for ``est``: at now and at each reservation
+        start inside the window."""
+        made = min(s, N)
         checks = []
         for k in range(K):
-            checks.append(usage(a, k, t, final) + allocs[a][k] <= capacity_t[k])
-            for b in (range(N) if final else range(a)):
-                if b == a:
-                    continue
-                inside = z3.And(reserved[b], t < res_time[b], res_time[b] < end)
-                checks.append(z3.Implies(
-                    inside, usage(a, k, res_time[b], final) + allocs[a][k] <= capacity_t[k]))
+            checks.append(use[s][0][k] + alloc[k] <= capacity_t[k])
+            checks += [z3.Implies(z3.And(reserved[b], res_time[b] < now + est),
+                                  use[s][b + 1][k] + alloc[k] <= capacity_t[k])
+                       for b in range(made)]
         return z3.And(checks)
 
-    def fits_physically(a: int) -> z3.BoolRef:
-        return z3.And([used_at[a][k] + allocs[a][k] <= capacity_t[k] for k in range(K)])
+    def fits_reservation(a: int) -> z3.BoolRef:
+        """Job a fits the plan before its step from its reservation time on."""
+        t, end, alloc = res_time[a], res_time[a] + queue[a].estimate, alloc_walk[a]
+        checks = []
+        for k in range(K):
+            checks.append(use[a][a + 1][k] + alloc[k] <= capacity_t[k])
+            # `t <= res_b` (not `<`): an equal start is checked at b's own checkpoint, so a
+            # lemma never needs to know that two checkpoints at one time hold one value.
+            checks += [z3.Implies(z3.And(reserved[b], t <= res_time[b], res_time[b] < end),
+                                  use[a][b + 1][k] + alloc[k] <= capacity_t[k])
+                       for b in range(a)]
+        return z3.And(checks)
+
+    def fits_physically(s: int, alloc: Sequence[z3.ArithRef]) -> z3.BoolRef:
+        return z3.And([use[s][0][k] + alloc[k] <= capacity_t[k] for k in range(K)])
 
     def below_depth(a: int) -> z3.BoolRef:
         if depth is None:
             return z3.BoolVal(True)
         return _sum(z3.If(reserved[b], 1, 0) for b in range(a)) < depth
 
+    # Rounds of backfill `best` (declared here: the state a later job sees reads them).
+    picked = [[z3.Bool(f"picked_{j}_{q}") for q in range(N)] for j in range(rounds)]
+    size_round = [[None if rigid else z3.Int(f"size_{q}_round_{j}") for q in range(N)]
+                  for j in range(rounds)]
+    if best:
+        started = [z3.Or(started_walk[q], *(picked[j][q] for j in range(rounds)))
+                   for q in range(N)]
+        final_size: list[z3.ArithRef | None] = []
+        for q in range(N):
+            size = size_walk[q]
+            for j in reversed(range(rounds)):
+                size = None if rigid else z3.If(picked[j][q], size_round[j][q], size)
+            final_size.append(size)
+        allocs = [alloc_of(q, final_size[q]) for q in range(N)]
+    else:
+        started, allocs = started_walk, alloc_walk
+
+    def state_of(s: int, gone: Sequence[z3.BoolRef]) -> SymState:
+        launched = tuple(
+            SymJob(present=gone[b], id=queue[b].id, submit=queue[b].submit,
+                   estimate=queue[b].estimate, request=allocs[b], start=now)
+            for b in range(N) if not z3.is_false(gone[b]))
+        member = tuple(z3.And(queue[b].present, z3.Not(gone[b])) for b in range(N))
+        return SymState(now=now, capacity=capacity_t, used=tuple(use[s][0]), queue=queue,
+                        running=running + launched, queue_member=member)
+
+    def state_at(a: int, including: bool = False) -> SymState:
+        """What the policy sees when the walk reaches job a (``including``: right after a
+        itself started, as invariants see it)."""
+        gone = [started_walk[b] if b < a else z3.BoolVal(including and b == a)
+                for b in range(N)]
+        return state_of(a + 1 if including else a, gone)
+
+    def state_in_round(j: int) -> SymState:
+        """What backfill `best` sees in round j (after the walk and rounds < j)."""
+        gone = [z3.Or(started_walk[q], *(picked[i][q] for i in range(j))) for q in range(N)]
+        return state_of(N + j, gone)
+
+    sizes: list[tuple[z3.BoolRef, z3.ArithRef, int]] = []
+    if not rigid:
+        for q in range(N):
+            definitions.current = q
+            value = evaluate(policy.size, queue[q], state_at(q), visited[q])
+            definitions.add(z3.Implies(queue[q].present, size_walk[q] == value))
+            sizes.append((visited[q], size_walk[q], q))
+        definitions.current = None
+
     # The early stop of the rigid walk: at job a, free cpus below every request from a on.
     def stops_at(a: int) -> z3.BoolRef:
-        free = capacity_t[0] - used_at[a][0]
+        free = capacity_t[0] - use[a][0][0]
         return z3.And(queue[a].present,
-                      z3.And([z3.Implies(queue[b].present, free < allocs[b][0])
+                      z3.And([z3.Implies(queue[b].present, free < alloc_walk[b][0])
                               for b in range(a, N)]))
 
+    def _fits_at(a: int, t: z3.ArithRef) -> z3.BoolRef:
+        """Job a fits the plan of the walk before it from any time t >= now on: the use at t
+        summed in full (t need not be a checkpoint), then the reservation starts inside."""
+        end, alloc = t + queue[a].estimate, alloc_walk[a]
+        checks = []
+        for k in range(K):
+            at_t = [z3.If(z3.And(r.present, r.start + r.estimate > t), r.request[k], 0)
+                    for r in running]
+            for b in range(a):
+                at_t.append(z3.If(z3.And(started_walk[b], now + queue[b].estimate > t),
+                                  alloc_walk[b][k], 0))
+                at_t.append(z3.If(z3.And(reserved[b], res_time[b] <= t,
+                                         t < res_time[b] + queue[b].estimate),
+                                  alloc_walk[b][k], 0))
+            checks.append(_sum(at_t) + alloc[k] <= capacity_t[k])
+            checks += [z3.Implies(z3.And(reserved[b], t <= res_time[b], res_time[b] < end),
+                                  use[a][b + 1][k] + alloc[k] <= capacity_t[k])
+                       for b in range(a)]
+        return z3.And(checks)
+
+    exact_slots = N if exact else 0
     stops = [z3.Bool(f"stops_{q}") for q in range(N)]
+    candidate = [z3.Bool(f"candidate_{q}") for q in range(N)]  # left to backfill `best`
+    starts_list: list[tuple[z3.BoolRef, int, SymState, z3.ArithRef]] = []
     for a in range(N):
-        definitions.add(stops[a] == (stops_at(a) if rigid else z3.BoolVal(False)))
-    for a in range(N):
-        definitions.current = a
         job = queue[a]
-        not_stopped = z3.Not(z3.Or(stops[: a + 1]))
+        definitions.current = a
         if kind == "none":
-            blocked = z3.Or([z3.And(visited[b], z3.Not(started[b])) for b in range(a)])
-            definitions.add(visited[a] == z3.And(job.present, not_stopped,
-                                                    z3.Not(blocked)))
-            definitions.add(started[a] == z3.And(visited[a], fits_physically(a)))
-            definitions.add(z3.Not(reserved[a]))
-            continue
-        if kind == "first_fit":
-            starts = fits(a, now)
+            starts = fits_physically(a, alloc_walk[a])
+        elif kind in ("first_fit", "best"):
+            starts = fits_now(a, alloc_walk[a], job.estimate)
         elif kind == "when":
             # evaluated, as in the simulator, only once the job fits the free resources
             condition = evaluate(policy.backfill.condition, job, state_at(a),
                                  z3.And(visited[a], z3.Not(below_depth(a)),
-                                        fits_physically(a)))
-            starts = z3.If(below_depth(a), fits(a, now), z3.And(fits_physically(a), condition))
+                                        fits_physically(a, alloc_walk[a])))
+            starts = z3.If(below_depth(a), fits_now(a, alloc_walk[a], job.estimate),
+                           z3.And(fits_physically(a, alloc_walk[a]), condition))
         else:
             raise Unsupported(f"backfill `{kind}` is not encoded")
+        add_step(a, lambda i, k, a=a: [
+            z3.If(z3.And(started_walk[a], active(queue[a].estimate, i)), alloc_walk[a][k], 0),
+            *([] if i == 0 else [z3.If(z3.And(reserved[a], res_time[a] <= points[i],
+                                              points[i] < res_time[a] + queue[a].estimate),
+                                       alloc_walk[a][k], 0)])])
         # What a safety lemma needs of this job's step: a start fits, a reservation fits at
         # its time. Any decisions with these properties keep the plan safe, so lemmas leave
         # the exact decisions (tagged "exact" below) out and prove that stronger statement.
-        definitions.add(z3.Implies(started[a], starts))
-        definitions.add(z3.Implies(reserved[a], fits(a, res_time[a])))
+        definitions.add(z3.Implies(started_walk[a], z3.And(visited[a], starts)))
+        definitions.add(z3.Implies(reserved[a], z3.And(visited[a], fits_reservation(a))))
+        starts_list.append((started_walk[a], a, state_at(a, including=True),
+                            alloc_walk[a][0]))
         # Facts of every job's step that lemmas about later steps rely on (shared): only a
-        # present job starts or is reserved, never both, and a reservation lies after now
-        # (the job did not fit now).
+        # present job is visited, it never both starts and is reserved, and a reservation
+        # lies after now (the job did not fit now).
         definitions.current = None
-        definitions.add(z3.Implies(started[a], job.present))
-        definitions.add(z3.Implies(reserved[a], z3.And(job.present, z3.Not(started[a]),
-                                                       res_time[a] > now)))
+        definitions.add(z3.Implies(visited[a], job.present))
+        definitions.add(z3.Implies(z3.Or(started_walk[a], reserved[a]), visited[a]))
+        definitions.add(z3.Implies(candidate[a], z3.And(job.present, z3.Not(visited[a]))))
+        definitions.add(z3.Implies(reserved[a], z3.And(z3.Not(started_walk[a]),
+                                                       res_time[a] > now, below_depth(a))))
+        if kind == "none":
+            definitions.add(z3.Not(reserved[a]))
+        if a >= exact_slots:
+            continue
         definitions.current = ("exact", a)
-        definitions.add(visited[a] == z3.And(job.present, not_stopped))
-        definitions.add(started[a] == z3.And(visited[a], starts))
-        definitions.add(reserved[a] == z3.And(visited[a], z3.Not(started[a]),
+        definitions.add(stops[a] == (stops_at(a) if rigid else z3.BoolVal(False)))
+        reached = z3.And(job.present, z3.Not(z3.Or(stops[: a + 1])))
+        if kind == "none":
+            blocked = z3.Or([z3.And(visited[b], z3.Not(started_walk[b])) for b in range(a)])
+            definitions.add(visited[a] == z3.And(reached, z3.Not(blocked)))
+            definitions.add(started_walk[a] == z3.And(visited[a], starts))
+            continue
+        if best:
+            definitions.add(visited[a] == z3.And(reached, below_depth(a)))
+            definitions.add(candidate[a] == z3.And(reached, z3.Not(below_depth(a))))
+        else:
+            definitions.add(visited[a] == reached)
+            definitions.add(z3.Not(candidate[a]))
+        definitions.add(started_walk[a] == z3.And(visited[a], starts))
+        definitions.add(reserved[a] == z3.And(visited[a], z3.Not(started_walk[a]),
                                               below_depth(a)))
+        if not earliest:
+            continue
         # The reservation: the least candidate time (now or a release) at which a fits.
-        candidates: list[tuple[z3.BoolRef, z3.ArithRef]] = [(z3.BoolVal(True), now)]
-        candidates += [(r.present, r.start + r.estimate) for r in running]
+        times: list[tuple[z3.BoolRef, z3.ArithRef]] = [(z3.BoolVal(True), now)]
+        times += [(r.present, r.start + r.estimate) for r in running]
         for b in range(a):
-            candidates.append((started[b], now + queue[b].estimate))
-            candidates.append((reserved[b], res_time[b] + queue[b].estimate))
-        fitting = [(z3.And(valid, t >= now, fits(a, t)), t) for valid, t in candidates]
+            times.append((started_walk[b], now + queue[b].estimate))
+            times.append((reserved[b], res_time[b] + queue[b].estimate))
+        fitting = [(z3.And(valid, t >= now, _fits_at(a, t)), t) for valid, t in times]
         definitions.add(z3.Implies(
             reserved[a], z3.Or([z3.And(ok, res_time[a] == t) for ok, t in fitting])))
         definitions.add(z3.Implies(
             reserved[a], z3.And([z3.Implies(ok, res_time[a] <= t) for ok, t in fitting])))
 
+    # -- backfill `best`: after the walk, rounds; each starts the fitting candidate of best
+    # score (ties: queue order) until none fits. A candidate that does not fit in a round
+    # never fits later (starts only take resources), so it leaves the pool.
+    pool = [[z3.Bool(f"pool_{j}_{q}") for q in range(N)] for j in range(rounds)]
+    fit_prev: list[z3.BoolRef] = []
+    for j in range(rounds):
+        s = N + j
+        definitions.current = s
+        state, after = state_in_round(j), state_in_round(j + 1)
+        alloc_j = [alloc_of(q, size_round[j][q]) for q in range(N)]
+        if not rigid:
+            for q in range(N):
+                value = evaluate(policy.size, queue[q], state, pool[j][q])
+                definitions.add(z3.Implies(queue[q].present, size_round[j][q] == value))
+                sizes.append((pool[j][q], size_round[j][q], s))
+        # The round's start, if any, as one job: what the step facts and the plan need.
+        any_pick = z3.Or(picked[j])
+        pick_est, pick_alloc = z3.Int(f"estimate_round_{j}"), [
+            z3.Int(f"alloc_{k}_round_{j}") for k in range(K)]
+        definitions.add(pick_est == _sum(z3.If(picked[j][q], queue[q].estimate, 0)
+                                         for q in range(N)))
+        definitions.add_all([pick_alloc[k] == _sum(z3.If(picked[j][q], alloc_j[q][k], 0)
+                                                   for q in range(N)) for k in range(K)])
+        add_step(s, lambda i, k, any_pick=any_pick, pick_est=pick_est,
+                 pick_alloc=pick_alloc: [
+                     z3.If(z3.And(any_pick, active(pick_est, i)), pick_alloc[k], 0)])
+        definitions.add(z3.Implies(any_pick, fits_now(s, pick_alloc, pick_est)))
+        starts_list += [(picked[j][q], q, after, alloc_j[q][0]) for q in range(N)]
+        # exact: who fits the round (the score is computed for those only)
+        fit = ([z3.And(pool[j][q], fits_now(s, alloc_j[q], queue[q].estimate))
+                for q in range(N)] if exact else pool[j])
+        score = []
+        for q in range(N):
+            value = evaluate(policy.backfill.score, queue[q], state, fit[q])
+            score.append(z3.If(value, 1, 0) if policy.backfill.score.type == "bool"
+                         else value)
+        definitions.current = None
+        definitions.add(z3.AtMost(*picked[j], 1))
+        definitions.add_all([z3.Implies(picked[j][q], pool[j][q]) for q in range(N)])
+        definitions.add_all([z3.Implies(pool[j][q], candidate[q]) for q in range(N)])
+        if exact:
+            definitions.current = ("exact", s)
+            for q in range(N):
+                definitions.add(pool[j][q] == (candidate[q] if j == 0 else
+                                               z3.And(fit_prev[q], z3.Not(picked[j - 1][q]))))
+                beats = []
+                for o in range(N):
+                    if o == q:
+                        continue
+                    better = (score[q] > score[o] if policy.backfill.descending
+                              else score[q] < score[o])
+                    if q < o:
+                        better = z3.Or(better, score[q] == score[o])
+                    beats.append(z3.Implies(fit[o], better))
+                definitions.add(picked[j][q] == z3.And(fit[q], *beats))
+        fit_prev = fit
     definitions.current = None
+
     decisions = tuple(
         JobDecision(q, visited[q], started[q], reserved[q], res_time[q], allocs[q])
         for q in range(N))
+
     def profile_ok(s: int) -> z3.BoolRef:
-        """The plan after the first s jobs of the walk (running jobs, starts, reservations)
-        never exceeds a capacity. Use rises only at ``now`` and at reservation starts, so
-        checking those points covers all time."""
-        points = [(z3.BoolVal(True), now)] + [(reserved[b], res_time[b]) for b in range(s)]
+        """The plan after step s (running jobs, starts, reservations) never exceeds a
+        capacity: use rises only at now and at reservation starts."""
         checks = []
         for k in range(K):
-            for when, p in points:
-                terms = [z3.If(z3.And(r.present, r.start + r.estimate > p), r.request[k], 0)
-                         for r in running]
-                for b in range(s):
-                    terms.append(z3.If(z3.And(started[b], now + queue[b].estimate > p),
-                                       allocs[b][k], 0))
-                    terms.append(z3.If(z3.And(reserved[b], res_time[b] <= p,
-                                              p < res_time[b] + queue[b].estimate),
-                                       allocs[b][k], 0))
-                checks.append(z3.Implies(when, _sum(terms) <= capacity_t[k]))
+            checks.append(use[s][0][k] <= capacity_t[k])
+            checks += [z3.Implies(reserved[b], use[s][b + 1][k] <= capacity_t[k])
+                       for b in range(min(s, N))]
         return z3.And(checks)
+
+    def capacity_ok(s: int) -> z3.BoolRef:
+        return z3.And([use[s][0][k] <= capacity_t[k] for k in range(K)])
 
     # After the whole pass, each reservation still fits beside every start and every other
     # reservation: no job started in the pass delayed it.
-    reservations_hold = tuple(z3.Implies(reserved[a], fits(a, res_time[a], final=True))
-                              for a in range(N)) if kind != "none" else ()
-    return SymbolicPass(policy=policy, bounds=bounds, now=now, capacity=capacity_t,
-                        running=running, queue=queue, params=params,
+    def holds(a: int) -> z3.BoolRef:
+        t, end = res_time[a], res_time[a] + queue[a].estimate
+        checks = []
+        for k in range(K):
+            checks.append(use[steps][a + 1][k] <= capacity_t[k])
+            checks += [z3.Implies(z3.And(reserved[b], t <= res_time[b], res_time[b] < end),
+                                  use[steps][b + 1][k] <= capacity_t[k])
+                       for b in range(N) if b != a]
+        return z3.Implies(reserved[a], z3.And(checks))
+
+    reservations_hold = tuple(holds(a) for a in range(N)) if kind != "none" else ()
+    return SymbolicPass(policy=policy, bounds=bounds, exact=exact, now=now,
+                        capacity=capacity_t, running=running, queue=queue, params=params,
                         assumptions=tuple(assumptions), definitions=definitions,
-                        decisions=decisions, state_at=state_at, evaluate=evaluate,
-                        reservations_hold=reservations_hold, used_after=tuple(used_at[N]),
-                        profile_ok=profile_ok,
+                        decisions=decisions,
+                        starts=tuple(Start(g, q, st, sz) for g, q, st, sz in starts_list),
+                        steps=steps, state_at=state_at, evaluate=evaluate,
+                        reservations_hold=reservations_hold, used_after=tuple(use[steps][0]),
+                        profile_ok=profile_ok, capacity_ok=capacity_ok,
                         obligations=obligations, size_results=tuple(sizes),
                         uses_log=lambda: uses_log)
 

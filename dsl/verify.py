@@ -10,7 +10,7 @@ does not depend on the machine's speed; a wall-clock timeout is a second guard.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from fractions import Fraction
 from typing import Any
 
@@ -45,55 +45,100 @@ class Verdict:
 
 def verify_policy(policy: ir.Policy, bounds: Bounds | None = None, limits: Limits | None = None,
                   only: Iterable[str] | None = None) -> list[Verdict]:
-    """Every property of ``policy`` (or those named in ``only``), in a fixed order."""
+    """Every property of ``policy`` (or those named in ``only``), in a fixed order.
+
+    Each property is first proved from the step facts alone (``encode_pass(exact=False)``:
+    small lemmas, fast). If that fails, the exact pass decides, at growing bounds up to the
+    given ones: the first counterexample found is a real, small state."""
     bounds = bounds or Bounds()
     limits = limits or Limits()
     wanted = set(only) if only is not None else None
     bound = (f"N={bounds.queued} queued, R={bounds.running} running, "
              f"K={len(policy.machine.resources)}")
-    verdicts: list[Verdict] = []
     try:
-        sym = encode_pass(policy, bounds)
+        sym = encode_pass(policy, bounds, exact=False)
     except Unsupported as exc:
         names = [*PROPERTIES, *(f"invariant `{i.text}`" for i in policy.invariants)]
         return [Verdict(name, "unknown", 0.0, bound, reason=str(exc)) for name in names
                 if wanted is None or _base(name) in wanted]
+    checker = _Checker(policy, bounds, limits, bound)
 
     def want(name: str) -> bool:
         return wanted is None or name in wanted
 
+    # Evaluate invariants before well-defined is checked: they bring their own obligations.
+    invariants = [(inv, _invariant(inv)) for inv in policy.invariants]
+    for _, prop in invariants:
+        prop(sym)
+    verdicts: list[Verdict] = []
     if want("capacity"):
-        prop = z3.And([u <= c for u, c in zip(sym.used_after, sym.capacity, strict=True)])
-        verdicts.append(_check(sym, "capacity", prop, bound, limits))
+        # by induction over the steps, as reservation-safety
+        lemmas = [("", -1, lambda s: s.capacity_ok(0))]
+        lemmas += [("", c, lambda s, c=c: z3.Implies(s.capacity_ok(c), s.capacity_ok(c + 1)))
+                   for c in range(sym.steps)]
+        verdicts.append(checker.prove(sym, "capacity", lemmas, whole=_capacity,
+                                      failure="a resource is overcommitted after the pass"))
     if want("size-bounds"):
-        conditions = [z3.Implies(sym.decisions[q].visited,
-                                 z3.And(size >= 1, size <= sym.capacity[0]))
-                      for q, size in sym.size_results]
-        verdicts.append(_check(sym, "size-bounds", z3.And(conditions), bound, limits,
-                               note=None if conditions else "rigid sizes: the requests"))
-    invariant_props = []
-    for inv in policy.invariants:
-        # Evaluate before well-defined is checked: invariants bring their own obligations.
-        holds = []
-        for d in sym.decisions:
-            state = sym.state_at(d.slot, including=True)
-            value = sym.evaluate(inv.expr, sym.queue[d.slot], state, d.started,
-                                 size=d.alloc[0])
-            holds.append(z3.Implies(d.started, value))
-        invariant_props.append((inv, z3.And(holds)))
+        note = None if sym.size_results else "rigid sizes: the requests"
+        # one lemma a size formula's evaluation, with its step's equations
+        lemmas = [("", step, lambda s, i=i: _size_ok(s, s.size_results[i]))
+                  for i, (_, _, step) in enumerate(sym.size_results)]
+        verdicts.append(checker.prove(sym, "size-bounds", lemmas, whole=_size_bounds,
+                                      failure="a size lies outside [1, capacity]", note=note))
     if want("well-defined"):
-        verdicts.append(_well_defined(sym, bound, limits))
+        verdicts.append(_well_defined(checker, sym))
     if want("reservation-safety"):
-        verdicts.append(_reservation_safety(sym, bound, limits))
+        verdicts.append(_reservation_safety(checker, sym))
     if want("progress"):
-        idle = encode_pass(policy, bounds, idle=True)
-        verdicts.append(_check(idle, "progress", z3.Or([d.started for d in idle.decisions]),
-                               bound, limits, location=policy.backfill.span))
-    for inv, prop in invariant_props:
-        name = f"invariant `{inv.text}`"
+        # The step facts never force a start: progress is a fact of the exact decisions.
+        idle = encode_pass(policy, bounds, idle=True, earliest=False)
+        verdicts.append(checker.prove(idle, "progress", [("", None, _progress)],
+                                      location=policy.backfill.span, idle=True))
+    for inv, prop in invariants:
         if wanted is None or "invariant" in wanted:
-            verdicts.append(_check(sym, name, prop, bound, limits, location=inv.span))
+            verdicts.append(checker.prove(sym, f"invariant `{inv.text}`", [("", None, prop)],
+                                          location=inv.span))
     return verdicts
+
+
+Property = Callable[[SymbolicPass], z3.BoolRef]
+
+
+def _capacity(sym: SymbolicPass) -> z3.BoolRef:
+    return z3.And([u <= c for u, c in zip(sym.used_after, sym.capacity, strict=True)])
+
+
+def _size_ok(sym: SymbolicPass, result: tuple[z3.BoolRef, z3.ArithRef, int]) -> z3.BoolRef:
+    guard, size, _ = result
+    return z3.Implies(guard, z3.And(size >= 1, size <= sym.capacity[0]))
+
+
+def _size_bounds(sym: SymbolicPass) -> z3.BoolRef:
+    return z3.And([_size_ok(sym, r) for r in sym.size_results])
+
+
+def _progress(sym: SymbolicPass) -> z3.BoolRef:
+    return z3.Or([d.started for d in sym.decisions])
+
+
+def _reservations_hold(sym: SymbolicPass) -> z3.BoolRef:
+    return z3.And(list(sym.reservations_hold))
+
+
+def _invariant(inv: ir.Invariant) -> Property:
+    """The invariant holds right after every start; evaluated once per encoded pass (the
+    evaluation adds its definitions and obligations to the pass)."""
+    memo: dict[int, tuple[SymbolicPass, z3.BoolRef]] = {}
+
+    def prop(sym: SymbolicPass) -> z3.BoolRef:
+        if id(sym) not in memo:
+            holds = [z3.Implies(s.guard, sym.evaluate(inv.expr, sym.queue[s.slot], s.state,
+                                                      s.guard, size=s.size))
+                     for s in sym.starts]
+            memo[id(sym)] = (sym, z3.And(holds))
+        return memo[id(sym)][1]
+
+    return prop
 
 
 def with_resources(policy: ir.Policy, k: int) -> ir.Policy:
@@ -119,110 +164,150 @@ def _base(name: str) -> str:
     return "invariant" if name.startswith("invariant") else name
 
 
-def _reservation_safety(sym: SymbolicPass, bound: str, limits: Limits) -> Verdict:
-    where = sym.policy.backfill.span  # the rule that decides what may start beside them
-    """By induction over the walk, one small lemma a job: if the plan of the first c jobs
-    never overcommits, neither does the plan of the first c + 1 (each start and each
-    reservation was fitted into a plan holding every earlier reservation). The final plan
-    then keeps every reservation: a failed lemma is a real state whose plan overcommits."""
-    started = time.perf_counter()
-    cores: set[str] = set()
-    n = len(sym.decisions)
-    steps = [(f"the plan of the first {c + 1} jobs", c,
-              z3.Implies(sym.profile_ok(c), sym.profile_ok(c + 1))) for c in range(n)]
-    # The first and last steps need no decision at all (slot -1: shared equations only).
-    steps.insert(0, ("the plan before the pass", -1, sym.profile_ok(0)))
-    steps.append(("every reservation after the pass", -1,
-                  z3.Implies(sym.profile_ok(n), z3.And(list(sym.reservations_hold)))))
-    for what, step, lemma in steps:
-        verdict = _check(sym, "reservation-safety", lemma, bound, limits, step=step,
-                         location=where,
-                         failure=f"{what} delays a reservation or overcommits")
-        if verdict.status != "proved":
-            return verdict
-        cores.update(verdict.core)
-    return Verdict("reservation-safety", "proved", time.perf_counter() - started, bound,
-                   location=where, core=tuple(sorted(cores)))
+def _reservation_safety(checker: _Checker, sym: SymbolicPass) -> Verdict:
+    """By induction over the steps, one small lemma a step: if the plan after step s never
+    overcommits, neither does the plan after step s + 1 (each start and each reservation was
+    fitted into the plan of its step, which holds every earlier reservation). The final plan
+    then keeps every reservation."""
+    n = sym.steps
+    lemmas: list[tuple[str, int | None, Property]] = [
+        ("the plan before the pass overcommits", -1, lambda s: s.profile_ok(0))]
+    lemmas += [(f"step {c + 1} of the pass overcommits the plan", c,
+                lambda s, c=c: z3.Implies(s.profile_ok(c), s.profile_ok(c + 1)))
+               for c in range(n)]
+    lemmas.append(("a start delays a reservation", -1,
+                   lambda s: z3.Implies(s.profile_ok(n), _reservations_hold(s))))
+    return checker.prove(sym, "reservation-safety", lemmas, location=sym.policy.backfill.span,
+                         whole=_reservations_hold,
+                         failure="a job started in the pass delays a reservation")
 
 
-def _well_defined(sym: SymbolicPass, bound: str, limits: Limits) -> Verdict:
-    """Each partial operation separately: its guard implies its safety condition."""
+def _well_defined(checker: _Checker, sym: SymbolicPass) -> Verdict:
+    """Each partial operation separately: its guard implies its safety condition. A failure
+    is searched for in the exact pass among the operations of the same formula node."""
     started = time.perf_counter()
     cores: set[str] = set()
     for ob in sym.obligations:
-        verdict = _check(sym, "well-defined", z3.Implies(ob.guard, ob.safe), bound, limits,
-                         location=ob.span, failure=f"{ob.kind}: {ob.text}")
+        def same_node(s: SymbolicPass, ob=ob) -> z3.BoolRef:
+            return z3.And([z3.Implies(o.guard, o.safe) for o in s.obligations
+                           if o.span == ob.span and o.kind == ob.kind])
+        verdict = checker.prove(sym, "well-defined",
+                                [("", None, lambda s, ob=ob: z3.Implies(ob.guard, ob.safe))],
+                                location=ob.span, whole=same_node,
+                                failure=f"{ob.kind}: {ob.text}")
         if verdict.status != "proved":
-            return verdict
+            return attrs.evolve(verdict, seconds=time.perf_counter() - started)
         cores.update(verdict.core)
     note = None if sym.obligations else "no partial operation in any formula"
-    return Verdict("well-defined", "proved", time.perf_counter() - started, bound,
+    return Verdict("well-defined", "proved", time.perf_counter() - started, checker.bound,
                    core=tuple(sorted(cores)), reason=note)
 
 
-def _check(sym: SymbolicPass, name: str, prop: z3.BoolRef, bound: str, limits: Limits,
-           location: Span | None = None, failure: str | None = None,
-           note: str | None = None, step: int | None = None) -> Verdict:
-    """``step``: only that job's equations (a lemma); a counterexample found so is checked
-    again with the whole pass, so that only real states are reported."""
-    solver = z3.Solver()
-    solver.set("rlimit", limits.rlimit)
-    solver.set("timeout", limits.timeout_ms)
-    trackers: dict[str, str] = {}
-    for i, assumption in enumerate(sym.assumptions):
-        tracker = z3.Bool(f"assumption_{i}")
-        trackers[str(tracker)] = assumption.name
-        solver.assert_and_track(assumption.formula, tracker)
-    solver.add(sym.definitions.all() if step is None else sym.definitions.for_step(step))
-    solver.add(z3.Not(prop))
-    started = time.perf_counter()
-    result = solver.check()
-    seconds = time.perf_counter() - started
-    if result == z3.unsat:
-        core = tuple(sorted({trackers[str(t)] for t in solver.unsat_core()}))
-        return Verdict(name, "proved", seconds, bound, location=location, core=core,
-                       reason=note)
-    if result == z3.sat and step is not None:
-        whole = _check(sym, name, prop, bound, limits, location, failure, note)
-        return attrs.evolve(whole, seconds=seconds + whole.seconds)
-    if result == z3.sat:
-        if sym.uses_log():
-            return Verdict(name, "unknown", seconds, bound, location=location,
-                           reason="a counterexample was found with `log` left "
-                           "uninterpreted; it may not be real")
-        first = solver.model()  # before the search for a smaller one re-checks
-        model = _small_model(solver, sym) or first
-        return Verdict(name, "violated", time.perf_counter() - started, bound,
-                       location=location, reason=failure or f"{name} does not hold",
-                       counterexample=counterexample(sym, model))
-    return Verdict(name, "unknown", seconds, bound, location=location,
-                   reason=f"Z3 gave up: {solver.reason_unknown()}")
+class _Checker:
+    """Runs the solver: lemmas over the step facts, then the exact pass at growing bounds."""
+
+    def __init__(self, policy: ir.Policy, bounds: Bounds, limits: Limits, bound: str):
+        self.policy, self.bounds, self.limits, self.bound = policy, bounds, limits, bound
+        self._exact: dict[tuple[int, int, bool], SymbolicPass] = {}
+
+    def prove(self, sym: SymbolicPass, name: str,
+              lemmas: list[tuple[str, int | None, Property]],
+              location: Span | None = None, whole: Property | None = None,
+              failure: str | None = None, note: str | None = None,
+              idle: bool = False) -> Verdict:
+        """``lemmas``: (what fails, step, property) each proved with the shared equations
+        and that step's (-1: shared only; None, or the exact pass: all). ``whole``: the property of
+        the exact pass a failed lemma is searched for (default: the lemma itself)."""
+        started = time.perf_counter()
+        cores: set[str] = set()
+        for what, step, lemma in lemmas:
+            result, core = self._solve(sym, lemma(sym), None if sym.exact else step)
+            if result == z3.unsat:
+                cores.update(core)
+                continue
+            verdict = self._refute(name, whole or lemma, location, failure or what or
+                                   f"{name} does not hold", idle)
+            if verdict is None:  # the exact pass holds it at every bound, the given ones too
+                verdict = Verdict(name, "proved", 0.0, self.bound, location=location,
+                                  reason=note)
+            return attrs.evolve(verdict, seconds=time.perf_counter() - started)
+        return Verdict(name, "proved", time.perf_counter() - started, self.bound,
+                       location=location, core=tuple(sorted(cores)), reason=note)
+
+    def _solve(self, sym: SymbolicPass, prop: z3.BoolRef,
+               step: int | None) -> tuple[z3.CheckSatResult, tuple[str, ...]]:
+        solver = self._solver(sym, step)
+        solver.add(z3.Not(prop))
+        result = solver.check()
+        if result != z3.unsat:
+            return result, ()
+        return result, tuple(sorted({self._trackers[str(t)] for t in solver.unsat_core()}))
+
+    def _solver(self, sym: SymbolicPass, step: int | None) -> z3.Solver:
+        solver = z3.Solver()
+        solver.set("rlimit", self.limits.rlimit)
+        solver.set("timeout", self.limits.timeout_ms)
+        self._trackers: dict[str, str] = {}
+        for i, assumption in enumerate(sym.assumptions):
+            tracker = z3.Bool(f"assumption_{i}")
+            self._trackers[str(tracker)] = assumption.name
+            solver.assert_and_track(assumption.formula, tracker)
+        solver.add(sym.definitions.all() if step is None else sym.definitions.for_step(step))
+        return solver
+
+    def _refute(self, name: str, prop: Property, location: Span | None, failure: str,
+                idle: bool) -> Verdict | None:
+        """The smallest bounds (n queued, n running, up to the given ones) at which the exact
+        pass violates ``prop``; None if it holds at every bound."""
+        N, R = self.bounds.queued, self.bounds.running
+        for n in range(1, max(N, R) + 1):
+            key = (min(n, N), min(n, R), idle)
+            if key not in self._exact:
+                self._exact[key] = encode_pass(self.policy, Bounds(*key[:2]), idle=idle)
+            sym = self._exact[key]
+            solver = self._solver(sym, None)
+            solver.add(z3.Not(prop(sym)))
+            result = solver.check()
+            if result == z3.unsat:
+                continue
+            if result == z3.unknown:
+                return Verdict(name, "unknown", 0.0, self.bound, location=location,
+                               reason=f"Z3 gave up at N={key[0]}, R={key[1]}: "
+                               f"{solver.reason_unknown()}")
+            if sym.uses_log():
+                return Verdict(name, "unknown", 0.0, self.bound, location=location,
+                               reason="a counterexample was found with `log` left "
+                               "uninterpreted; it may not be real")
+            model = _small_model(sym, z3.Not(prop(sym)), self.limits) or solver.model()
+            return Verdict(name, "violated", 0.0, self.bound, location=location,
+                           reason=failure, counterexample=counterexample(sym, model))
+        return None
 
 
-def _small_model(solver: z3.Solver, sym: SymbolicPass) -> z3.ModelRef | None:
-    """A counterexample a person can read: first with few jobs and small numbers, then with
-    small numbers; None if neither exists (the caller keeps Z3's first model)."""
+def _small_model(sym: SymbolicPass, violated: z3.BoolRef, limits: Limits) -> z3.ModelRef | None:
+    """The least counterexample, so that it is readable and the same from run to run: fewest
+    jobs first, then the least sum of every number in the state (times, capacities left
+    symbolic, ids, estimates, requests, params), then the least ids to the first jobs. None
+    if the optimiser gives up (the caller keeps the solver's model)."""
+    opt = z3.Optimize()
+    opt.set("timeout", min(limits.timeout_ms, 20_000))
+    opt.add(*(a.formula for a in sym.assumptions), *sym.definitions.all(), violated)
     jobs = [*sym.running, *sym.queue]
-    small = [c <= 16 for c in sym.capacity if not z3.is_int_value(c)]
-    small += [sym.now <= 100_000]
+    opt.minimize(z3.Sum([z3.If(j.present, 1, 0) for j in jobs]))
+    numbers = [sym.now, *(c for c in sym.capacity if not z3.is_int_value(c))]
+    numbers += [v if v.sort() == z3.IntSort() else z3.If(v, 1, 0)
+                for v in sym.params.values() if v.sort() != z3.RealSort()]
     for j in jobs:
-        small += [z3.Implies(j.present, z3.And(j.id <= 99, j.estimate <= 100_000,
-                                               j.submit <= 100_000))]
-        small += [z3.Implies(j.present, r <= 64) for r in j.request]
-    few = _sum_present(jobs) <= 3
-    for extra in ([few, *small], small):
-        solver.push()
-        solver.add(extra)
-        found = solver.check() == z3.sat
-        model = solver.model() if found else None
-        solver.pop()
-        if model is not None:
-            return model
-    return None
-
-
-def _sum_present(jobs) -> z3.ArithRef:
-    return z3.Sum([z3.If(j.present, 1, 0) for j in jobs])
+        fields = [j.id, j.submit, j.estimate, *j.request]
+        if j.start is not None:
+            fields.append(j.start)
+        numbers.append(z3.If(j.present, z3.Sum(fields), 0))
+    opt.minimize(z3.Sum(numbers))
+    # ties between permutations of the ids: the least ids to the queue, in its order
+    weights = range(len(jobs), 0, -1)
+    opt.minimize(z3.Sum([z3.If(j.present, w * j.id, 0)
+                         for w, j in zip(weights, [*sym.queue, *sym.running], strict=True)]))
+    return opt.model() if opt.check() == z3.sat else None
 
 
 def _value(model: z3.ModelRef, term: z3.ExprRef) -> int | float | bool:

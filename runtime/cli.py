@@ -19,6 +19,9 @@ EXIT_VIOLATION = 1
 EXIT_USER_ERROR = 2
 
 BUNDLED_TRACE = "KTH-SP2-1996-2.1-cln.swf.gz"
+# `schedc verify` bounds: the defaults of dsl/sympass.Bounds (not imported here: z3 loads slowly)
+VERIFY_QUEUED = 8
+VERIFY_RUNNING = 8
 
 
 class UserError(Exception):
@@ -124,10 +127,11 @@ def build_parser() -> argparse.ArgumentParser:
         "error, 3 some verdict unknown.")
     verify.add_argument("files", nargs="+", metavar="FILE", help=".pol file(s)")
     verify.add_argument("--policy", help="which policy of the file (if it defines several)")
-    verify.add_argument("--queued", type=int, default=4, metavar="N",
-                        help="queued-job slots of the symbolic state (default 4)")
-    verify.add_argument("--running", type=int, default=4, metavar="R",
-                        help="running-job slots of the symbolic state (default 4)")
+    verify.add_argument("--queued", type=int, default=VERIFY_QUEUED, metavar="N",
+                        help=f"queued-job slots of the symbolic state (default {VERIFY_QUEUED})")
+    verify.add_argument("--running", type=int, default=VERIFY_RUNNING, metavar="R",
+                        help="running-job slots of the symbolic state "
+                        f"(default {VERIFY_RUNNING})")
     verify.add_argument("--resources", type=int, metavar="K",
                         help="prove for a machine of K resources (1 to 8): the policy's own, "
                         "then generic ones with symbolic capacities (default: the machine's)")

@@ -56,6 +56,9 @@ POLICIES = {
     "size_free": "reserve 1 backfill first_fit size min(job.procs, max(1, machine.free.cpus))",
     "size_half": "reserve all backfill first_fit size max(1, job.procs div 2)",
     "size_half_none": "order job.estimate asc backfill none size max(1, job.procs div 2)",
+    "best_short": "reserve 1 backfill best by job.estimate",
+    "best_wide_d2": "order job.estimate desc reserve 2 backfill best by job.procs desc",
+    "best_d0": "reserve 0 backfill best by job.estimate * 2 - job.procs desc",
 }
 # the new coverage, fewer examples each (time budget)
 POLICIES_STATE = {
@@ -82,6 +85,12 @@ POLICIES_STATE = {
                  "invariant queue.count + running.count <= 4 "
                  "invariant machine.used.cpus <= machine.capacity.cpus "
                  "invariant job.wait <= 30",
+    # backfill best: scores and sizes read the state of their round
+    "best_fill": "reserve 1 backfill best by machine.free.cpus - job.procs asc",
+    "best_sized": "order job.wait desc reserve 1 backfill best by job.estimate "
+                  "size max(1, min(job.procs, machine.free.cpus)) "
+                  "invariant machine.used.cpus <= machine.capacity.cpus "
+                  "invariant queue.count + running.count <= 5",
     "inv_when_size": "order job.xfactor desc reserve 1 backfill when job.estimate <= 20 "
                      "size max(1, job.procs div 2) "
                      "invariant machine.used.cpus <= machine.capacity.cpus "
@@ -121,12 +130,17 @@ def encoded(name: str, K: int, N: int, R: int):
 
 
 def symbolic_invariants(sym) -> list[list[z3.ExprRef]]:
-    """Per queue slot, each invariant's value right after that slot's job started (evaluated
-    once: ``evaluate`` appends the definitions it needs to ``sym.definitions``)."""
-    return [[sym.evaluate(inv.expr, sym.queue[q], sym.state_at(q, including=True),
-                          sym.decisions[q].started, size=sym.decisions[q].alloc[0])
-             for inv in sym.policy.invariants]
-            for q in range(len(sym.queue))]
+    """Per queue slot, each invariant's value right after that slot's job started (at most
+    one of its possible starts happens; evaluated once: ``evaluate`` appends the definitions
+    it needs to ``sym.definitions``)."""
+    values: list[list[z3.ExprRef]] = []
+    for q in range(len(sym.queue)):
+        starts = [s for s in sym.starts if s.slot == q]
+        values.append([
+            z3.Or([z3.And(s.guard, sym.evaluate(inv.expr, sym.queue[q], s.state, s.guard,
+                                                size=s.size)) for s in starts])
+            for inv in sym.policy.invariants])
+    return values
 
 
 # -- the concrete side ------------------------------------------------------------------------

@@ -31,7 +31,8 @@ PLANTED = {
 
 @pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLES.glob("*.pol")))
 def test_every_example_is_proved(name: str) -> None:
-    verdicts = verify_policy(compile_file(EXAMPLES / name), SMALL)
+    # at the default bounds (N=8 queued, R=8 running), as `schedc verify` runs
+    verdicts = verify_policy(compile_file(EXAMPLES / name))
     assert {v.status for v in verdicts} == {"proved"}, [
         (v.property, v.status, v.reason) for v in verdicts if v.status != "proved"]
 
@@ -40,11 +41,57 @@ def test_broken_folder_is_pinned() -> None:
     assert sorted(p.name for p in BROKEN.glob("*.pol")) == sorted(PLANTED)
 
 
+
+def _job(id_: int, submit: int, estimate: int, cpus: int, start: int | None = None) -> dict:
+    job = {"id": id_, "submit": submit, "estimate": estimate, "run_time": estimate,
+           "request": {"cpus": cpus}}
+    return job if start is None else {**job, "start": start}
+
+
+# The least counterexample of each planted bug (fewest jobs, then the least sum of numbers,
+# then the least ids to the queue), checked by hand; the verifier searches the smallest
+# bounds first, so any bounds give it.
+GOLDEN = {
+    # 1 cpu, busy until 1: job 1's key divides by the free cpus, 0
+    "divide-by-free.pol": {
+        "now": 0, "capacity": {"cpus": 1}, "params": {},
+        "running": [_job(1, 0, 1, 1, start=0)], "queue": [_job(0, 0, 1, 1)],
+        "pass": {"started": [], "reservations": {}}},
+    # DESIGN's case in small: 2 cpus, 1 busy until 1; job 0 (2 cpus) is reserved at 1, job 1
+    # (1 cpu for 2 s) fits the free cpu now and starts, running past 1: job 0 is delayed
+    "easy-freeprocs.pol": {
+        "now": 0, "capacity": {"cpus": 2}, "params": {},
+        "running": [_job(2, 0, 1, 1, start=0)],
+        "queue": [_job(0, 0, 1, 2), _job(1, 0, 2, 1)],
+        "pass": {"started": [1], "reservations": {"0": 1}}},
+    # 2 cpus, 1 busy until 1: job 0 (1 cpu, doubled to 2) is reserved at 1; job 1 asks 2
+    # cpus, doubled to 4 > 2
+    "oversize.pol": {
+        "now": 0, "capacity": {"cpus": 2}, "params": {},
+        "running": [_job(2, 0, 1, 1, start=0)],
+        "queue": [_job(0, 0, 1, 1), _job(1, 0, 1, 2)],
+        "pass": {"started": [], "reservations": {"0": 1}}},
+    # an idle machine and one job of 60 s: `job.estimate < 1min` never holds
+    "short-only.pol": {
+        "now": 0, "capacity": {"cpus": 1}, "params": {}, "running": [],
+        "queue": [_job(0, 0, 60, 1)], "pass": {"started": [], "reservations": {}}},
+    # a job submitted at 0 starts at 3601: it waited 1 h 1 s
+    "short-waits.pol": {
+        "now": 3601, "capacity": {"cpus": 1}, "params": {}, "running": [],
+        "queue": [_job(0, 0, 1, 1)], "pass": {"started": [0], "reservations": {}}},
+}
+
+
+def test_golden_counterexamples_cover_the_planted_bugs() -> None:
+    assert sorted(GOLDEN) == sorted(PLANTED)
+
+
 @pytest.mark.parametrize("name", sorted(PLANTED))
 def test_planted_bug_is_found_and_replays(name: str, tmp_path: Path, capsys) -> None:
     prop, monitor_says = PLANTED[name]
     verdicts = {v.property: v for v in verify_policy(compile_file(BROKEN / name), SMALL)}
     assert verdicts[prop].status == "violated"
+    assert verdicts[prop].counterexample == GOLDEN[name]
     others = {p: v.status for p, v in verdicts.items() if p != prop}
     assert set(others.values()) == {"proved"}, others
     # The counterexample, as written by the CLI, replays to the same violation.
@@ -163,3 +210,62 @@ def test_backfill_condition_is_checked_only_where_the_simulator_evaluates_it() -
                                "100 / (machine.free.cpus - job.procs) > 1 }", "<unguarded>")
     (verdict,) = verify_policy(unguarded, SMALL, only=["well-defined"])
     assert verdict.status == "violated"
+
+
+def test_cli_default_bounds_are_the_verifiers() -> None:
+    from schedc.runtime import cli
+
+    assert (Bounds().queued, Bounds().running) == (cli.VERIFY_QUEUED, cli.VERIFY_RUNNING)
+
+
+def test_a_property_of_the_exact_pass_only_is_proved_through_it() -> None:
+    # FCFS without backfilling starts jobs in submit order: when a job starts, no job
+    # submitted before it still waits. The step facts (any start that fits) do not imply
+    # that; the exact pass does, at every bound up to the given ones.
+    from schedc.dsl import compile_source
+
+    policy = compile_source(
+        "policy p { order job.submit asc backfill none "
+        "invariant count(j in queue where j.submit < job.submit) == 0 }", "<fcfs>")
+    (verdict,) = verify_policy(policy, Bounds(queued=4, running=2), only=["invariant"])
+    assert verdict.status == "proved", verdict.reason
+    # and it is a real property: with backfilling it fails
+    backfilling = compile_source(
+        "policy q { order job.submit asc reserve 0 backfill first_fit "
+        "invariant count(j in queue where j.submit < job.submit) == 0 }", "<firstfit>")
+    (verdict,) = verify_policy(backfilling, Bounds(queued=4, running=2), only=["invariant"])
+    assert verdict.status == "violated"
+    assert len(verdict.counterexample["queue"]) == 2
+
+
+BEST = ("machine m { resource cpus resource memory } "
+        "policy p { machine m reserve 1 backfill best by "
+        "max(machine.util.cpus, machine.util.memory) - job.procs / machine.capacity.cpus asc "
+        "SIZE }")
+
+
+def test_backfill_best_is_proved() -> None:
+    from schedc.dsl import compile_source
+
+    policy = compile_source(BEST.replace("SIZE", ""), "<best>")
+    verdicts = verify_policy(policy, SMALL)
+    assert {v.status for v in verdicts} == {"proved"}, [
+        (v.property, v.status, v.reason) for v in verdicts if v.status != "proved"]
+
+
+def test_backfill_best_size_is_checked_in_every_round(tmp_path: Path, capsys) -> None:
+    # a size read from the free cpus of the round: 0 once the machine is full
+    from schedc.dsl import compile_source
+
+    source = BEST.replace("SIZE", "size min(job.procs, machine.free.cpus)")
+    policy = compile_source(source, "<best-size>")
+    (verdict,) = verify_policy(policy, SMALL, only=["size-bounds"])
+    assert verdict.status == "violated"
+    path = tmp_path / "best.pol"
+    path.write_text(source)
+    assert main(["verify", str(path), "--queued", "3", "--running", "3", "--property",
+                 "size-bounds", "--counterexamples", str(tmp_path)]) == 1
+    (state,) = tmp_path.glob("*.json")
+    capsys.readouterr()
+    assert main(["run", str(path), "--state", str(state)]) == 1
+    assert "size 0" in capsys.readouterr().err
