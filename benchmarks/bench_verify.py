@@ -1,11 +1,12 @@
 """Verification time as the bounds grow.
 
 For each policy, prints the wall time and verdict of each property of `schedc verify` as the
-number of queued-job slots N grows (R = N running slots), and for EASY as the number of
-resources K grows (a machine of K resources, built on the fly). A verdict of `unknown` means
-Z3's resource limit (--rlimit, machine-independent) ran out.
+number of queued-job slots N grows (R = N running slots), and for EASY and a backfill-best
+policy as the number of resources K grows (a machine of K resources, built on the fly, at
+N = R = 8). The total includes building the encodings. A verdict of `unknown` means Z3's
+resource limit (--rlimit, machine-independent) ran out.
 
-    python benchmarks/bench_verify.py [--sizes 2 4 6 8 16 32] [--rlimit 50000000]
+    python benchmarks/bench_verify.py [--sizes 4 8 16 32] [--resources 1 2 4 8]
 """
 
 from __future__ import annotations
@@ -21,11 +22,16 @@ from schedc.dsl.verify import Limits, verify_policy
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def k_resources(k: int) -> str:
+def k_resources(k: int, backfill: str) -> str:
     names = ["cpus", *(f"r{i}" for i in range(1, k))]
     resources = "\n".join(f"  resource {n}" for n in names)
     return (f"machine m{k} {{\n{resources}\n}}\n"
-            f"policy easy_k{k} {{\n  machine m{k}\n  reserve 1\n  backfill first_fit\n}}\n")
+            f"policy p_k{k} {{\n  machine m{k}\n  reserve 1\n  backfill {backfill}\n}}\n")
+
+
+# Backfill Balanced's shape (paper 004): the candidate that leaves the fullest resource least
+# ahead of the average
+BALANCED = ("best by max(r in resources: r.util) - avg(r in resources: r.util) asc")
 
 
 def row(label: str, policy, bounds: Bounds, limits: Limits) -> None:
@@ -39,7 +45,7 @@ def row(label: str, policy, bounds: Bounds, limits: Limits) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[2, 4, 6, 8])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[4, 8, 16, 32])
     parser.add_argument("--resources", type=int, nargs="+", default=[1, 2, 4, 8])
     parser.add_argument("--rlimit", type=int, default=50_000_000)
     args = parser.parse_args()
@@ -50,9 +56,10 @@ def main() -> None:
         policy = compile_file(ROOT / "examples" / f"{name}.pol")
         for n in args.sizes:
             row(f"{name}  N={n} R={n} K=1", policy, Bounds(n, n), limits)
-    for k in args.resources:
-        policy = compile_source(k_resources(k), f"<easy on {k} resources>")
-        row(f"easy  N=4 R=4 K={k}", policy, Bounds(4, 4), limits)
+    for label, backfill in (("easy", "first_fit"), ("balanced", BALANCED)):
+        for k in args.resources:
+            policy = compile_source(k_resources(k, backfill), f"<{label} on {k} resources>")
+            row(f"{label}  N=8 R=8 K={k}", policy, Bounds(8, 8), limits)
 
 
 if __name__ == "__main__":

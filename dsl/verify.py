@@ -2,9 +2,12 @@
 
 Each property is checked as "assumptions and pass and not property" being unsatisfiable:
 unsat is a proof (for every state within the bounds), sat gives a counterexample state,
-anything else is unknown with Z3's reason. Assumptions are tracked by name, so a proof
-reports which of them it used (the unsat core). Z3's ``rlimit`` bounds the work, so a verdict
-does not depend on the machine's speed; a wall-clock timeout is a second guard.
+anything else is unknown with Z3's reason. Proofs use the pass's step facts (small lemmas,
+by induction over the steps: see ``dsl/sympass.py``); counterexamples come from the exact
+pass, searched at growing bounds so that the first one found is small. Assumptions are
+tracked by name, so a proof reports which of them it used (the unsat core). Z3's ``rlimit``
+bounds the work, so a verdict does not depend on the machine's speed; a wall-clock timeout is
+a second guard.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from attrs import frozen
 
 from schedc.dsl import ir
 from schedc.dsl.diagnostics import Span
+from schedc.dsl.symbolic import Obligation
 from schedc.dsl.sympass import Bounds, SymbolicPass, Unsupported, encode_pass
 
 PROPERTIES = ("capacity", "size-bounds", "well-defined", "reservation-safety", "progress")
@@ -187,12 +191,22 @@ def _well_defined(checker: _Checker, sym: SymbolicPass) -> Verdict:
     is searched for in the exact pass among the operations of the same formula node."""
     started = time.perf_counter()
     cores: set[str] = set()
+    # One check per distinct safety condition of a node: a formula evaluated for every job
+    # and round repeats its condition (e.g. a capacity is not 0) under many guards.
+    groups: dict[tuple, list[Obligation]] = {}
     for ob in sym.obligations:
+        groups.setdefault((ob.kind, ob.span, ob.text, ob.safe.sexpr()), []).append(ob)
+    for group in groups.values():
+        ob = group[0]
+
         def same_node(s: SymbolicPass, ob=ob) -> z3.BoolRef:
             return z3.And([z3.Implies(o.guard, o.safe) for o in s.obligations
                            if o.span == ob.span and o.kind == ob.kind])
-        verdict = checker.prove(sym, "well-defined",
-                                [("", None, lambda s, ob=ob: z3.Implies(ob.guard, ob.safe))],
+
+        def safe_here(s: SymbolicPass, group=group) -> z3.BoolRef:
+            return z3.Implies(z3.Or([o.guard for o in group]), group[0].safe)
+
+        verdict = checker.prove(sym, "well-defined", [("", None, safe_here)],
                                 location=ob.span, whole=same_node,
                                 failure=f"{ob.kind}: {ob.text}")
         if verdict.status != "proved":
@@ -209,6 +223,8 @@ class _Checker:
     def __init__(self, policy: ir.Policy, bounds: Bounds, limits: Limits, bound: str):
         self.policy, self.bounds, self.limits, self.bound = policy, bounds, limits, bound
         self._exact: dict[tuple[int, int, bool], SymbolicPass] = {}
+        self._base_of: SymbolicPass | None = None
+        self._base_solver: z3.Solver | None = None
 
     def prove(self, sym: SymbolicPass, name: str,
               lemmas: list[tuple[str, int | None, Property]],
@@ -236,23 +252,38 @@ class _Checker:
 
     def _solve(self, sym: SymbolicPass, prop: z3.BoolRef,
                step: int | None) -> tuple[z3.CheckSatResult, tuple[str, ...]]:
-        solver = self._solver(sym, step)
-        solver.add(z3.Not(prop))
-        result = solver.check()
-        if result != z3.unsat:
-            return result, ()
-        return result, tuple(sorted({self._trackers[str(t)] for t in solver.unsat_core()}))
+        # One solver per encoded pass holds the assumptions; each check adds its own
+        # equations and the negated property in a scope (they are internalised once).
+        solver = self._base(sym)
+        solver.push()
+        try:
+            solver.add(sym.definitions.all() if step is None
+                       else sym.definitions.for_step(step))
+            solver.add(z3.Not(prop))
+            result = solver.check()
+            if result != z3.unsat:
+                return result, ()
+            return result, tuple(sorted({sym.assumptions[int(str(t).split("_")[1])].name
+                                         for t in solver.unsat_core()}))
+        finally:
+            solver.pop()
+
+    def _base(self, sym: SymbolicPass) -> z3.Solver:
+        if self._base_of is not sym:
+            self._base_of, self._base_solver = sym, self._solver(sym, -2)
+        return self._base_solver
 
     def _solver(self, sym: SymbolicPass, step: int | None) -> z3.Solver:
+        """The assumptions (tracked, for unsat cores) and the equations of ``step`` (None:
+        all; -2: none)."""
         solver = z3.Solver()
         solver.set("rlimit", self.limits.rlimit)
         solver.set("timeout", self.limits.timeout_ms)
-        self._trackers: dict[str, str] = {}
         for i, assumption in enumerate(sym.assumptions):
-            tracker = z3.Bool(f"assumption_{i}")
-            self._trackers[str(tracker)] = assumption.name
-            solver.assert_and_track(assumption.formula, tracker)
-        solver.add(sym.definitions.all() if step is None else sym.definitions.for_step(step))
+            solver.assert_and_track(assumption.formula, z3.Bool(f"assumption_{i}"))
+        if step != -2:
+            solver.add(sym.definitions.all() if step is None
+                       else sym.definitions.for_step(step))
         return solver
 
     def _refute(self, name: str, prop: Property, location: Span | None, failure: str,
