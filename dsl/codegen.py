@@ -53,6 +53,10 @@ class _Gen:
         match e.attr:
             case "id" | "submit" | "estimate" | "procs" | "area":
                 return f"{job}.{e.attr}"
+            case "min_size":
+                return f"{job}.min_procs"
+            case "max_size":
+                return f"{job}.max_procs"
             case "wait":
                 return f"({since} - {job}.submit)"
             case "xfactor":

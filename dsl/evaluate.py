@@ -54,6 +54,10 @@ def _job_attr(e: ir.JobAttr, env: Env):
     match e.attr:
         case "id" | "submit" | "estimate" | "procs" | "area":
             return getattr(job, e.attr)
+        case "min_size":
+            return job.min_procs
+        case "max_size":
+            return job.max_procs
         case "wait":
             return (obj.start if running else now) - job.submit
         case "xfactor":

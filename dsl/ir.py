@@ -14,7 +14,8 @@ from schedc.dsl.diagnostics import Span
 Type = str  # "int" | "real" | "bool"
 
 # Job attributes readable on `job` and on aggregate variables over `queue` (and `running`).
-JOB_ATTRS = ("id", "submit", "estimate", "procs", "wait", "area", "xfactor")
+JOB_ATTRS = ("id", "submit", "estimate", "procs", "wait", "area", "xfactor", "min_size",
+             "max_size")
 # Extra attributes of a variable over `running`.
 RUNNING_ATTRS = ("start", "elapsed", "remaining", "end")
 # `size` (the processors the job got) exists only for `job` inside invariants.

@@ -68,6 +68,10 @@ class SymJob:
     estimate: z3.ArithRef  # Int
     request: tuple[z3.ArithRef, ...]  # Int per resource, machine order (0 = cpus)
     start: z3.ArithRef | None = None  # Int, running jobs only
+    # a moldable job runs on any size in [min_size, max_size] (None: rigid, [procs, procs])
+    moldable: z3.BoolRef | None = None
+    min_size: z3.ArithRef | None = None
+    max_size: z3.ArithRef | None = None
 
 
 @frozen(eq=False)
@@ -365,6 +369,10 @@ class _Eval:
                 return getattr(slot, e.attr)
             case "procs":
                 return slot.request[0]
+            case "min_size":
+                return slot.request[0] if slot.min_size is None else slot.min_size
+            case "max_size":
+                return slot.request[0] if slot.max_size is None else slot.max_size
             case "area":
                 return slot.request[0] * slot.estimate
             case "wait":

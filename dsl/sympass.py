@@ -132,8 +132,8 @@ class SymbolicPass:
     profile_ok: Callable[[int], z3.BoolRef]  # the plan after step s never overcommits
     capacity_ok: Callable[[int], z3.BoolRef]  # after step s no resource is overcommitted now
     obligations: list[Obligation]  # partial operations met in the pass
-    # (when evaluated, the size, the step that evaluates it)
-    size_results: tuple[tuple[z3.BoolRef, z3.ArithRef, int], ...]
+    # (when evaluated, the size, the step that evaluates it, the job's slot)
+    size_results: tuple[tuple[z3.BoolRef, z3.ArithRef, int, int], ...]
     uses_log: Callable[[], bool]
 
 
@@ -326,7 +326,9 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
     def state_of(s: int, gone: Sequence[z3.BoolRef]) -> SymState:
         launched = tuple(
             SymJob(present=gone[b], id=queue[b].id, submit=queue[b].submit,
-                   estimate=queue[b].estimate, request=allocs[b], start=now)
+                   estimate=queue[b].estimate, request=allocs[b], start=now,
+                   moldable=queue[b].moldable, min_size=queue[b].min_size,
+                   max_size=queue[b].max_size)
             for b in range(N) if not z3.is_false(gone[b]))
         member = tuple(z3.And(queue[b].present, z3.Not(gone[b])) for b in range(N))
         return SymState(now=now, capacity=capacity_t, used=tuple(use[s][0]), queue=queue,
@@ -344,13 +346,13 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
         gone = [z3.Or(started_walk[q], *(picked[i][q] for i in range(j))) for q in range(N)]
         return state_of(N + j, gone)
 
-    sizes: list[tuple[z3.BoolRef, z3.ArithRef, int]] = []
+    sizes: list[tuple[z3.BoolRef, z3.ArithRef, int, int]] = []
     if not rigid:
         for q in range(N):
             definitions.current = q
             value = evaluate(policy.size, queue[q], state_at(q), visited[q])
             definitions.add(z3.Implies(queue[q].present, size_walk[q] == value))
-            sizes.append((visited[q], size_walk[q], q))
+            sizes.append((visited[q], size_walk[q], q, q))
         definitions.current = None
 
     # The early stop of the rigid walk: at job a, free cpus below every request from a on.
@@ -470,7 +472,7 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
             for q in range(N):
                 value = evaluate(policy.size, queue[q], state, pool[j][q])
                 definitions.add(z3.Implies(queue[q].present, size_round[j][q] == value))
-                sizes.append((pool[j][q], size_round[j][q], s))
+                sizes.append((pool[j][q], size_round[j][q], s, q))
         # The round's start, if any, as one job: what the step facts and the plan need.
         any_pick = z3.Or(picked[j])
         pick_est, pick_alloc = z3.Int(f"estimate_round_{j}"), [
@@ -564,6 +566,9 @@ def _job(prefix: str, K: int, running: bool) -> SymJob:
         estimate=z3.Int(f"{prefix}_estimate"),
         request=tuple(z3.Int(f"{prefix}_request{k}") for k in range(K)),
         start=z3.Int(f"{prefix}_start") if running else None,
+        moldable=z3.Bool(f"{prefix}_moldable"),
+        min_size=z3.Int(f"{prefix}_min_size"),
+        max_size=z3.Int(f"{prefix}_max_size"),
     )
 
 
@@ -589,6 +594,13 @@ def _assume_jobs(running: Sequence[SymJob], queue: Sequence[SymJob], now, capaci
                    [j.request[0] >= 1] + [z3.And(j.request[k] >= 0, j.request[k] <= capacity[k])
                                           for k in range(K)])))
         assume("ids are not negative", z3.Implies(j.present, j.id >= 0))
+        assume("a moldable job's sizes lie in [1, capacity] around its request, a rigid "
+               "job's are its request",
+               z3.Implies(j.present, z3.If(
+                   j.moldable,
+                   z3.And(j.min_size >= 1, j.min_size <= j.request[0],
+                          j.request[0] <= j.max_size, j.max_size <= capacity[0]),
+                   z3.And(j.min_size == j.request[0], j.max_size == j.request[0]))))
     for q in queue:
         assume("queued jobs were submitted by now",
                z3.Implies(q.present, z3.And(q.submit >= 0, q.submit <= now)))

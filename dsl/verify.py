@@ -86,9 +86,10 @@ def verify_policy(policy: ir.Policy, bounds: Bounds | None = None, limits: Limit
         note = None if sym.size_results else "rigid sizes: the requests"
         # one lemma a size formula's evaluation, with its step's equations
         lemmas = [("", step, lambda s, i=i: _size_ok(s, s.size_results[i]))
-                  for i, (_, _, step) in enumerate(sym.size_results)]
+                  for i, (_, _, step, _) in enumerate(sym.size_results)]
         verdicts.append(checker.prove(sym, "size-bounds", lemmas, whole=_size_bounds,
-                                      failure="a size lies outside [1, capacity]", note=note))
+                                      failure="a size lies outside [1, capacity] or a "
+                                      "moldable job's range", note=note))
     if want("well-defined"):
         verdicts.append(_well_defined(checker, sym))
     if want("reservation-safety"):
@@ -112,9 +113,14 @@ def _capacity(sym: SymbolicPass) -> z3.BoolRef:
     return z3.And([u <= c for u, c in zip(sym.used_after, sym.capacity, strict=True)])
 
 
-def _size_ok(sym: SymbolicPass, result: tuple[z3.BoolRef, z3.ArithRef, int]) -> z3.BoolRef:
-    guard, size, _ = result
-    return z3.Implies(guard, z3.And(size >= 1, size <= sym.capacity[0]))
+def _size_ok(sym: SymbolicPass, result: tuple[z3.BoolRef, z3.ArithRef, int, int]
+             ) -> z3.BoolRef:
+    """In [1, capacity], and in its range for a moldable job (DESIGN: [job min, min(job max,
+    capacity)])."""
+    guard, size, _, slot = result
+    job = sym.queue[slot]
+    return z3.Implies(guard, z3.And(size >= 1, size <= sym.capacity[0], z3.Implies(
+        job.moldable, z3.And(job.min_size <= size, size <= job.max_size))))
 
 
 def _size_bounds(sym: SymbolicPass) -> z3.BoolRef:
@@ -289,16 +295,24 @@ class _Checker:
     def _refute(self, name: str, prop: Property, location: Span | None, failure: str,
                 idle: bool) -> Verdict | None:
         """The smallest bounds (n queued, n running, up to the given ones) at which the exact
-        pass violates ``prop``; None if it holds at every bound."""
+        pass violates ``prop``; None if it holds at every bound. Rigid jobs only are tried
+        first for a few jobs: a rigid story is simpler than a moldable one."""
         N, R = self.bounds.queued, self.bounds.running
-        for n in range(1, max(N, R) + 1):
+        few = min(3, max(N, R))
+        tries = [(n, True) for n in range(1, few + 1)]
+        tries += [(n, False) for n in range(1, max(N, R) + 1)]
+        for n, rigid in tries:
             key = (min(n, N), min(n, R), idle)
             if key not in self._exact:
                 self._exact[key] = encode_pass(self.policy, Bounds(*key[:2]), idle=idle)
             sym = self._exact[key]
             solver = self._solver(sym, None)
             solver.add(z3.Not(prop(sym)))
+            if rigid:
+                solver.add([z3.Not(j.moldable) for j in (*sym.running, *sym.queue)])
             result = solver.check()
+            if result == z3.unsat:
+                continue
             if result == z3.unsat:
                 continue
             if result == z3.unknown:
@@ -309,7 +323,11 @@ class _Checker:
                 return Verdict(name, "unknown", 0.0, self.bound, location=location,
                                reason="a counterexample was found with `log` left "
                                "uninterpreted; it may not be real")
-            model = _small_model(sym, z3.Not(prop(sym)), self.limits) or solver.model()
+            violated = z3.Not(prop(sym))
+            if rigid:
+                violated = z3.And(violated, *(z3.Not(j.moldable)
+                                              for j in (*sym.running, *sym.queue)))
+            model = _small_model(sym, violated, self.limits) or solver.model()
             return Verdict(name, "violated", 0.0, self.bound, location=location,
                            reason=failure, counterexample=counterexample(sym, model))
         return None
@@ -317,13 +335,15 @@ class _Checker:
 
 def _small_model(sym: SymbolicPass, violated: z3.BoolRef, limits: Limits) -> z3.ModelRef | None:
     """The least counterexample, so that it is readable and the same from run to run: fewest
-    jobs first, then the least sum of every number in the state (times, capacities left
-    symbolic, ids, estimates, requests, params), then the least ids to the first jobs. None
-    if the optimiser gives up (the caller keeps the solver's model)."""
+    moldable jobs (a rigid story is simpler), then fewest jobs, then the least sum of every
+    number in the state (times, capacities left symbolic, ids, estimates, requests, params),
+    then the least ids to the first jobs. None if the optimiser gives up (the caller keeps
+    the solver's model)."""
     opt = z3.Optimize()
     opt.set("timeout", min(limits.timeout_ms, 20_000))
     opt.add(*(a.formula for a in sym.assumptions), *sym.definitions.all(), violated)
     jobs = [*sym.running, *sym.queue]
+    opt.minimize(z3.Sum([z3.If(z3.And(j.present, j.moldable), 1, 0) for j in jobs]))
     opt.minimize(z3.Sum([z3.If(j.present, 1, 0) for j in jobs]))
     numbers = [sym.now, *(c for c in sym.capacity if not z3.is_int_value(c))]
     numbers += [v if v.sort() == z3.IntSort() else z3.If(v, 1, 0)
@@ -376,8 +396,12 @@ def counterexample(sym: SymbolicPass, model: z3.ModelRef) -> dict[str, Any]:
             continue
         estimate = _value(model, q.estimate)
         job_id = _value(model, q.id)
-        queue.append({"id": job_id, "submit": _value(model, q.submit), "estimate": estimate,
-                      "run_time": estimate, "request": request(q)})
+        job = {"id": job_id, "submit": _value(model, q.submit), "estimate": estimate,
+               "run_time": estimate, "request": request(q)}
+        if _value(model, q.moldable):
+            job |= {"min_size": _value(model, q.min_size),
+                    "max_size": _value(model, q.max_size), "speedup": "linear"}
+        queue.append(job)
         if _value(model, d.started):
             started.append(job_id)
         if _value(model, d.reserved):

@@ -173,6 +173,15 @@ def _add_simulation_options(sub: argparse.ArgumentParser, several: bool = False)
                      help="value of a policy parameter (repeatable)")
     sub.add_argument("--lenient", action="store_true",
                      help="skip and count malformed workload lines instead of stopping")
+    sub.add_argument("--range-factor", type=float, metavar="RF",
+                     help="make the jobs moldable (papers/000): a job recorded on p of n cpus "
+                     "may run on [floor((1-1/RF) p)+1, floor((n-p)/RF)+p], with Downey's "
+                     "speedup (A = that max)")
+    sub.add_argument("--sigma", type=float, default=0.0, metavar="S",
+                     help="Downey's sigma for --range-factor (default 0: linear up to A)")
+    sub.add_argument("--load-factor", type=float, default=100.0, metavar="LF",
+                     help="scale inter-arrival times by 100/LF (percent of the trace's load; "
+                     "default 100)")
     sub.add_argument("--json", action="store_true", help="print results as JSON")
     sub.add_argument("--no-progress", action="store_true", help="never show a progress bar")
 
@@ -337,6 +346,7 @@ def _simulate_one(policy_file: str, policy_name: str | None, args: argparse.Name
     if workload is None:
         workload = load_workload(workload_path, resources=policy.resources,
                                  capacities=capacities, lenient=args.lenient)
+        workload = _transformed(workload, args)
         if loaded is not None:
             loaded[key] = workload
     label = f"{policy.name} on {Path(workload_path).name}"
@@ -344,6 +354,29 @@ def _simulate_one(policy_file: str, policy_name: str | None, args: argparse.Name
         schedule = simulate(policy, workload, progress=progress)
     return RunOutcome(policy_file=policy_file, policy=policy, workload=workload,
                       schedule=schedule)
+
+
+def _moldable_spec(args: argparse.Namespace):
+    from schedc.runtime.moldable import MoldableSpec
+
+    try:
+        return MoldableSpec(args.range_factor, args.sigma, args.load_factor)
+    except ValueError as exc:
+        raise UserError(str(exc), help="e.g. --range-factor 2 --sigma 1 --load-factor 125"
+                        ) from None
+
+
+def _transformed(workload, args: argparse.Namespace):
+    """The workload made moldable and/or scaled in load, as the options say."""
+    from schedc.runtime.moldable import make_moldable
+
+    spec = _moldable_spec(args)
+    if spec.range_factor is None and spec.load_factor == 100:
+        if args.sigma != 0:
+            raise UserError("--sigma needs --range-factor",
+                            help="sigma shapes the speedup of jobs made moldable")
+        return workload
+    return make_moldable(workload, spec)
 
 
 def _simulate_state(policy_file: str, policy_name: str | None, args: argparse.Namespace):
@@ -359,6 +392,9 @@ def _simulate_state(policy_file: str, policy_name: str | None, args: argparse.Na
     if args.capacity:
         raise UserError("--capacity does not apply with --state",
                         help="the state's `capacity` is the machine: edit it in the file")
+    if args.range_factor is not None or args.load_factor != 100 or args.sigma != 0:
+        raise UserError("--range-factor, --sigma and --load-factor do not apply with --state",
+                        help="they change a workload read with --workload")
     _require_file(policy_file, "policy")
     policy_ir = compile_file(policy_file, policy_name)
     _require_file(args.state, "state")

@@ -7,7 +7,27 @@ scheduler never reads it, only the event loop does.
 
 from __future__ import annotations
 
-from attrs import frozen
+import math
+
+from attrs import evolve, frozen
+
+from schedc.runtime.speedup import Speedup
+
+
+@frozen(slots=True)
+class Moldable:
+    """A job that may run on any size in [min_procs, max_procs]; its run time and estimate
+    on n cpus follow from ``speedup`` and the values recorded at its request (``Job``)."""
+
+    min_procs: int
+    max_procs: int
+    speedup: Speedup
+
+
+def _whole_seconds(t: float) -> int:
+    # up to the next second (a job never ends before its work is done), but not for a float
+    # error: 100.00000000001 s is 100 s
+    return math.ceil(t - 1e-9)
 
 
 @frozen(slots=True)
@@ -18,10 +38,34 @@ class Job:
     run_time: int  # seconds actually run, already capped at the estimate
     estimate: int  # requested time, >= 1 s
     request: tuple[int, ...]  # per resource, machine order; request[0] is cpus
+    moldable: Moldable | None = None  # None: rigid (a size rule changes only the cpus)
 
     @property
     def procs(self) -> int:
         return self.request[0]
+
+    @property
+    def min_procs(self) -> int:
+        return self.request[0] if self.moldable is None else self.moldable.min_procs
+
+    @property
+    def max_procs(self) -> int:
+        return self.request[0] if self.moldable is None else self.moldable.max_procs
+
+    def at_size(self, n: int) -> Job:
+        """The job as it runs on ``n`` cpus: a moldable job's run time and estimate scale by
+        its speedup (whole seconds, estimate >= 1 s, still killed at its estimate); a rigid
+        job keeps its times."""
+        if n == self.request[0]:
+            return self
+        request = (n, *self.request[1:])
+        m = self.moldable
+        if m is None:
+            return evolve(self, request=request)
+        p = self.request[0]
+        estimate = max(1, _whole_seconds(m.speedup.time_at(self.estimate, p, n)))
+        run_time = min(estimate, _whole_seconds(m.speedup.time_at(self.run_time, p, n)))
+        return evolve(self, request=request, estimate=estimate, run_time=run_time)
 
     @property
     def area(self) -> int:

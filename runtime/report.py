@@ -67,6 +67,7 @@ def run_json(outcome: RunOutcome) -> dict[str, Any]:
         "policy": outcome.policy.name,
         "policy_file": outcome.policy_file,
         "workload": outcome.workload.source,
+        "transform": outcome.workload.transform,
         "machine": _machine(outcome),
         "skipped": dict(sorted(outcome.workload.skipped.items())),
         "passes": outcome.schedule.passes,
@@ -91,7 +92,8 @@ LABELS = {
 
 def _title(outcome: RunOutcome) -> str:
     machine = ", ".join(f"{k}={v:,}" for k, v in _machine(outcome).items())
-    return f"{Path(outcome.workload.source).name} ({machine})"
+    changed = f", {outcome.workload.transform}" if outcome.workload.transform else ""
+    return f"{Path(outcome.workload.source).name} ({machine}{changed})"
 
 
 def print_run(outcome: RunOutcome) -> None:

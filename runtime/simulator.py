@@ -96,6 +96,12 @@ class _PassRun:
         self.complete = True  # every queued job was visited (or could be skipped safely)
 
 
+def _timed(job: Job, req: tuple[int, ...]) -> Job:
+    """The job with the run time and estimate it has on ``req``'s cpus: a moldable job's
+    follow its speedup; a rigid job keeps its own whatever a size rule gives it."""
+    return job if job.moldable is None else job.at_size(req[0])
+
+
 class _Sim:
     def __init__(self, policy: RuntimePolicy, workload: Workload, incremental: bool,
                  fast: bool, monitor: bool, initial: InitialState | None = None) -> None:
@@ -221,7 +227,7 @@ class _Sim:
 
     def schedule(self, starts: list[int], allocs: list[tuple[int, ...]], passes: int
                  ) -> Schedule:
-        records = tuple(JobRecord(j, s, s + j.run_time, a)
+        records = tuple(JobRecord(j, s, s + _timed(j, a).run_time, a)
                         for j, s, a in zip(self.workload.jobs, starts, allocs, strict=True))
         return Schedule(records=records, capacities=self.cap, resources=self.workload.resources,
                         policy_name=self.policy.name, passes=passes, workload=self.workload)
@@ -384,7 +390,7 @@ class _Sim:
     def _visit(self, run: _PassRun, job: Job) -> None:
         req = self._alloc(job)
         now = run.now
-        est = job.estimate
+        est = _timed(job, req).estimate
         if self.backfill == "when" and self.depth is not None and run.nres >= self.depth:
             # The user's rule: free resources now and the condition; reservations unread.
             if (all(f >= r for f, r in zip(run.free, req, strict=True))
@@ -405,6 +411,7 @@ class _Sim:
             self._reserve(run, job, req)
 
     def _reserve(self, run: _PassRun, job: Job, req: tuple[int, ...]) -> None:
+        est = _timed(job, req).estimate
         if self.use_shadow:
             sh = Shadow(run.free, self.running, req)
             run.shadow = sh
@@ -413,10 +420,10 @@ class _Sim:
             if run.profile is None:
                 kind = Profile1 if self.profile1 else Profile
                 run.profile = kind(run.now, run.free, self.running)
-            start = run.profile.earliest(job.estimate, req)
-            run.profile.add(start, start + job.estimate, req)
+            start = run.profile.earliest(est, req)
+            run.profile.add(start, start + est, req)
         run.nres += 1
-        run.reservations.append(Reservation(job, start, start + job.estimate, req))
+        run.reservations.append(Reservation(job, start, start + est, req))
 
     def _best_loop(self, run: _PassRun) -> None:
         """Backfill "best": start the fitting candidate of smallest score until none fits.
@@ -443,24 +450,29 @@ class _Sim:
             pool = [f[2] for f in fitting if f[2] is not job]
 
     def _fits_now(self, run: _PassRun, job: Job, req: tuple[int, ...]) -> bool:
+        est = _timed(job, req).estimate
         if run.shadow is not None:
-            return run.shadow.fits_now(run.free, run.now, job.estimate, req)
+            return run.shadow.fits_now(run.free, run.now, est, req)
         if run.profile is not None:
-            return run.profile.fits_at(0, job.estimate, req) < 0
+            return run.profile.fits_at(0, est, req) < 0
         return all(f >= r for f, r in zip(run.free, req, strict=True))
 
     def _alloc(self, job: Job) -> tuple[int, ...]:
         if self.policy.size is None:
             return job.request
         size = self._call(self.policy.size, job, "size")
-        if not isinstance(size, int) or not 1 <= size <= self.cap[0]:
+        lo, hi = (1, self.cap[0]) if job.moldable is None else (
+            job.moldable.min_procs, min(job.moldable.max_procs, self.cap[0]))
+        if not isinstance(size, int) or isinstance(size, bool) or not lo <= size <= hi:
+            what = "" if job.moldable is None else " (its moldable range)"
             raise MonitorViolation(f"t={self.state.now}: policy {self.policy.name}: size "
                                    f"{size!r} for job {job.id} is not an integer in "
-                                   f"[1, {self.cap[0]}]")
+                                   f"[{lo}, {hi}]{what}")
         return (size, *job.request[1:])
 
     def _launch(self, job: Job, req: tuple[int, ...], now: int) -> None:
         """The machine's side of a start: running list, end heap, usage, the record."""
+        job = _timed(job, req)
         rj = RunningJob(job, now, req)
         M = self.M
         idx = job.index
@@ -486,12 +498,13 @@ class _Sim:
         self._launch(job, req, now)
         for k, r in enumerate(req):
             run.free[k] -= r
+        est = _timed(job, req).estimate
         if not plan:
             pass
         elif run.shadow is not None:
-            run.shadow.take(now, job.estimate, req)
+            run.shadow.take(now, est, req)
         elif run.profile is not None:
-            run.profile.add(now, now + job.estimate, req)
+            run.profile.add(now, now + est, req)
         if run.nres:
             run.check_res = True
         run.started.append(job)

@@ -27,7 +27,9 @@ Rules (each broken one is a ``WorkloadError`` with a help line):
   run_time >= now - start (it has not ended before ``now``; = ends at ``now``), and the
   running jobs together fit the capacity;
 * a queued job has submit <= now; the queue is given in file order (the policy's order
-  sorts it, file order breaks ties).
+  sorts it, file order breaks ties); it is moldable when it has ``min_size`` and
+  ``max_size`` (min_size <= request.cpus <= max_size <= capacity) and optionally
+  ``speedup`` (``runtime/speedup.py``'s spec, default ``linear``).
 
 The state's jobs form a workload (``InitialState.workload``): the running ones first, then
 the queued ones, each in file order; their positions are their ``Job.index``.
@@ -40,15 +42,18 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import attrs
 from attrs import field, frozen
 
-from schedc.runtime.jobs import Job, RunningJob
+from schedc.runtime.jobs import Job, Moldable, RunningJob
+from schedc.runtime.speedup import USAGE, SpeedupError, format_speedup, parse_speedup
 from schedc.runtime.workload import Workload, WorkloadError, choices_help, read_source
 
 ParamValue = int | float | bool
 
 _TOP = ("now", "capacity", "params", "running", "queue")
 _JOB = ("id", "submit", "estimate", "run_time", "request")
+_MOLDABLE = ("min_size", "max_size", "speedup")
 
 
 @frozen
@@ -96,8 +101,12 @@ def state_to_data(state: InitialState) -> dict[str, Any]:
         return dict(zip(state.resources, req, strict=True))
 
     def job(j: Job) -> dict[str, Any]:
-        return {"id": j.id, "submit": j.submit, "estimate": j.estimate,
-                "run_time": j.run_time, "request": request(j.request)}
+        out = {"id": j.id, "submit": j.submit, "estimate": j.estimate,
+               "run_time": j.run_time, "request": request(j.request)}
+        if j.moldable is not None:
+            out |= {"min_size": j.moldable.min_procs, "max_size": j.moldable.max_procs,
+                    "speedup": format_speedup(j.moldable.speedup)}
+        return out
 
     return {
         "now": state.now,
@@ -174,7 +183,8 @@ class _Reader:
 
     def queued_job(self, item: Any, where: str, index: int, now: int,
                    caps: tuple[int, ...], seen: set[int]) -> Job:
-        job = self.job(item, where, index, caps, seen)
+        job = self.job(item, where, index, caps, seen, _MOLDABLE)
+        job = self.moldable(item, where, job, caps)
         if job.submit > now:
             raise self.fail(f"{where} (job {job.id}): submitted at {job.submit}, after now "
                             f"{now}",
@@ -205,6 +215,30 @@ class _Reader:
                             "a job needs at least 1 cpu")
         return Job(id=jid, index=index, submit=submit, run_time=run_time,
                    estimate=estimate, request=request)
+
+    def moldable(self, item: dict, where: str, job: Job, caps: tuple[int, ...]) -> Job:
+        """A queued job with `min_size` and `max_size` (and optionally `speedup`, default
+        linear) is moldable."""
+        given = [k for k in _MOLDABLE if k in item]
+        if not given:
+            return job
+        if "min_size" not in item or "max_size" not in item:
+            raise self.fail(f"{where} (job {job.id}): a moldable job needs both `min_size` "
+                            "and `max_size`", "give its range of sizes, e.g. 1 and 64")
+        lo = self.integer(item["min_size"], f"{where}.min_size", 1)
+        hi = self.integer(item["max_size"], f"{where}.max_size", 1)
+        if not lo <= job.procs <= hi <= caps[0]:
+            raise self.fail(f"{where} (job {job.id}): sizes [{lo}, {hi}] must hold its "
+                            f"request {job.procs} and fit the {caps[0]} cpus",
+                            "min_size <= request.cpus <= max_size <= capacity")
+        text = item.get("speedup", "linear")
+        try:
+            speedup = parse_speedup(text) if isinstance(text, str) else None
+        except SpeedupError as exc:
+            raise self.fail(f"{where}.speedup: {exc}", USAGE) from None
+        if speedup is None:
+            raise self.fail(f"{where}.speedup must be a string", USAGE)
+        return attrs.evolve(job, moldable=Moldable(lo, hi, speedup))
 
     # -- values
 

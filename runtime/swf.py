@@ -223,13 +223,14 @@ def _admit(cols: list[list[int]], resources: tuple[str, ...], capacity: tuple[in
     else:
         ests = [q if q > 0 else (r if r > 0 else 1) for q, r in zip(req_time, runs, strict=True)]
     caps = [r if r < e else e for r, e in zip(runs, ests, strict=True)]  # killed at its estimate
-    return _make_jobs(ids, range(len(ids)), submits, caps, ests, requests)
+    return _make_jobs(ids, range(len(ids)), submits, caps, ests, requests,
+                      repeat(None, len(ids)))
 
 
-_JOB_FIELDS = ("id", "index", "submit", "run_time", "estimate", "request")
+_JOB_FIELDS = ("id", "index", "submit", "run_time", "estimate", "request", "moldable")
 _JOB_SLOTS = [Job.__dict__.get(name) for name in _JOB_FIELDS]
 # Filling the slots column by column through their descriptors (C-level ``map``) builds the
-# same Job objects as ``Job(...)`` in about half the time: attrs' frozen __init__ makes six
+# same Job objects as ``Job(...)`` in about half the time: attrs' frozen __init__ makes seven
 # ``object.__setattr__`` calls a job. Only valid while Job is a plain slots class with exactly
 # these fields and no validators or converters; otherwise we call Job() as usual.
 _FAST_JOBS = (

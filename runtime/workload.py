@@ -20,6 +20,7 @@ class Workload:
     skipped: dict[str, int] = field(factory=dict)  # reason -> count
     source: str = ""  # the file it came from
     header: dict[str, str] = field(factory=dict)  # SWF header lines ("MaxProcs" -> "100")
+    transform: str = ""  # how the jobs were changed after reading (moldable, load), if at all
 
     @property
     def skipped_total(self) -> int:
