@@ -1,19 +1,29 @@
 """CSV job table reader: ``id,submit,run_time,estimate`` then one column per machine resource.
 
 Columns are found by name in the header line, so their order is free and extra columns (say a
-``memory`` column when the machine only has cpus) are ignored. Values are plain integers
-(no quoting). The skip and estimate rules are those of SWF (see ``swf._admit``'s twin below).
+``memory`` column when the machine only has cpus) are ignored. Values are integers; cells may
+be quoted as CSV allows. The skip and estimate rules are those of SWF (see ``swf._admit``'s
+twin below).
+
+Moldable jobs: with ``min_size`` and ``max_size`` columns every row's job may run on any size
+in [min_size, max_size] (which must hold its ``cpus`` request and fit the machine), its run
+time and estimate, recorded at its request, scaled by the ``speedup`` column (a
+``runtime/speedup.py`` spec such as ``"downey(32, 1)"``, quoted because of its comma;
+default ``linear``). A row whose min_size equals its max_size and request is rigid.
 """
 
 from __future__ import annotations
 
+import csv
 import os
 from collections.abc import Mapping
 
-from schedc.runtime.jobs import Job
+from schedc.runtime.jobs import Job, Moldable
+from schedc.runtime.speedup import USAGE, SpeedupError, parse_speedup
 from schedc.runtime.workload import Workload, WorkloadError, read_source
 
 BASE = ("id", "submit", "run_time", "estimate")
+MOLDABLE = ("min_size", "max_size")
 
 
 def read_jobtable(
@@ -29,7 +39,14 @@ def read_jobtable(
     if not lines or not lines[0].strip():
         raise WorkloadError(name, 1, 1, "empty job table",
                             help="the first line names the columns: " + ",".join(BASE + resources))
-    names = [c.strip() for c in lines[0].split(",")]
+    names = [c.strip() for c in next(csv.reader([lines[0]]))]
+    moldable = all(c in names for c in MOLDABLE)
+    if not moldable and any(c in names for c in MOLDABLE):
+        raise WorkloadError(name, 1, 1, "a moldable job table needs both `min_size` and "
+                            "`max_size`", help="add the missing column, or drop the other",
+                            source_line=lines[0])
+    sized = [names.index(c) for c in MOLDABLE] if moldable else []
+    speedup_col = names.index("speedup") if moldable and "speedup" in names else None
     where: list[int] = []
     for col in BASE + tuple(resources):
         if col not in names:
@@ -49,17 +66,18 @@ def read_jobtable(
     for lineno, ln in enumerate(lines[1:], 2):
         if not ln.strip() or ln.lstrip().startswith("#"):
             continue
-        cells = ln.split(",")
+        cells = next(csv.reader([ln])) if '"' in ln else ln.split(",")
         values: list[int] = []
         bad: tuple[int, str] | None = None
         if len(cells) != len(names):
             bad = (len(ln) + 1, f"expected {len(names)} columns, found {len(cells)}")
         else:
-            for k in where:
+            for k in where + sized:
                 try:
                     values.append(int(cells[k]))
                 except ValueError:
-                    col = sum(len(c) + 1 for c in cells[:k]) + 1
+                    col = ln.find(cells[k]) + 1 if '"' in ln else (
+                        sum(len(c) + 1 for c in cells[:k]) + 1)
                     bad = (col, f"column `{names[k]}` is not an integer: `{cells[k].strip()}`")
                     break
         if bad is not None:
@@ -69,7 +87,18 @@ def read_jobtable(
             raise WorkloadError(name, lineno, bad[0], bad[1],
                                 help="each row holds integers, one per header column "
                                 "(or read with lenient mode)", source_line=ln)
-        jid, submit, run, est, *request = values
+        lo_hi = values[len(where):]
+        jid, submit, run, est, *request = values[:len(where)]
+        shape = None
+        if moldable:
+            try:
+                shape = _moldable(name, lineno, ln, cells, speedup_col, lo_hi, request[0],
+                                  capacity[0])
+            except WorkloadError:
+                if not lenient:
+                    raise
+                skipped["malformed line"] = skipped.get("malformed line", 0) + 1
+                continue
         reason = None
         if run < 0:
             reason = "run time < 0"
@@ -88,6 +117,28 @@ def read_jobtable(
             continue
         est = est if est > 0 else run
         est = max(est, 1)  # DESIGN: never less than 1 s
-        jobs.append(Job(jid, len(jobs), submit, min(run, est), est, tuple(request)))
+        jobs.append(Job(jid, len(jobs), submit, min(run, est), est, tuple(request), shape))
     return Workload(jobs=tuple(jobs), resources=tuple(resources), capacities=tuple(capacity),
                     skipped=dict(sorted(skipped.items())), source=name, header={})
+
+
+def _moldable(name: str, lineno: int, line: str, cells: list[str], speedup_col: int | None,
+              lo_hi: list[int], procs: int, cpus: int) -> Moldable | None:
+    """The row's moldable shape (None when its range is just its request)."""
+    lo, hi = lo_hi
+    if not 1 <= lo <= procs <= hi <= cpus:
+        if procs < 1 or procs > cpus:
+            return None  # the row is skipped for its request; no second complaint
+        raise WorkloadError(name, lineno, 1, f"sizes [{lo}, {hi}] must hold the request "
+                            f"{procs} and fit the {cpus} cpus",
+                            help="min_size <= cpus <= max_size <= capacity",
+                            source_line=line)
+    text = cells[speedup_col].strip() if speedup_col is not None else "linear"
+    try:
+        speedup = parse_speedup(text or "linear")
+    except SpeedupError as exc:
+        col = line.find(cells[speedup_col]) + 1 if speedup_col is not None else 1
+        raise WorkloadError(name, lineno, col, str(exc), help=USAGE, source_line=line) from None
+    if lo == hi == procs:
+        return None
+    return Moldable(lo, hi, speedup)
