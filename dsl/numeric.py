@@ -99,6 +99,7 @@ def job_size(job: Job, state: PassState) -> int:
     """The processors `job` got: its allocation in ``state.running`` (invariants run after it
     started)."""
     for r in state.running:
-        if r.job is job or r.job == job:
+        # the same job (a moldable one runs as its sized copy: same position in the file)
+        if r.job is job or r.job.index == job.index:
             return r.alloc[0]
     raise EvaluationError(f"job {job.id} is not running, so it has no size")

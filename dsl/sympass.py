@@ -94,6 +94,7 @@ class JobDecision:
     reserved: z3.BoolRef
     reservation: z3.ArithRef  # meaningful when reserved
     alloc: tuple[z3.ArithRef, ...]  # per resource, what it gets if it starts
+    estimate: z3.ArithRef  # its estimate on alloc's cpus (a moldable job's may differ)
 
 
 @frozen(eq=False)
@@ -124,6 +125,8 @@ class SymbolicPass:
     definitions: Definitions  # what defines fresh terms (decisions, sqrt, ...)
     decisions: tuple[JobDecision, ...]  # by queue slot
     starts: tuple[Start, ...]  # every start the pass may make, in the pass's order
+    # (slot, size, estimate): a moldable job's estimate on that size (free: see estimate_at)
+    sized_estimates: tuple[tuple[int, z3.ArithRef, z3.ArithRef], ...]
     steps: int  # N walk steps, then (backfill best) N rounds
     state_at: Callable[..., SymState]  # state_at(a, including=False): what job a's visit sees
     evaluate: Callable[..., z3.ExprRef]  # evaluate(expr, job, state, guard, size=None)
@@ -250,6 +253,22 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
     size_walk = [None if rigid else z3.Int(f"size_{q}") for q in range(N)]
     alloc_walk = [alloc_of(q, size_walk[q]) for q in range(N)]
 
+    # A moldable job's estimate on another size than its request follows its speedup model,
+    # which the state does not fix: a fresh value >= 1 (any one is some measured speedup's),
+    # so proofs hold for every model; counterexamples name the model that gives it.
+    sized_estimates: list[tuple[int, z3.ArithRef, z3.ArithRef]] = []
+
+    def estimate_at(q: int, size: z3.ArithRef | None, name: str) -> z3.ArithRef:
+        if size is None:
+            return queue[q].estimate
+        other = z3.Int(f"estimate_{q}_{name}")
+        definitions.add(other >= 1)
+        sized_estimates.append((q, size, other))
+        return z3.If(z3.And(queue[q].moldable, size != queue[q].request[0]), other,
+                     queue[q].estimate)
+
+    est_walk = [estimate_at(q, size_walk[q], "walk") for q in range(N)]
+
     # The plan's use of each resource at its checkpoints after each step: point 0 is `now`,
     # point b + 1 is job b's reservation time. Use only rises at these points (running jobs
     # only release), so they are all a fit test or a capacity check needs; a fresh variable
@@ -287,7 +306,7 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
 
     def fits_reservation(a: int) -> z3.BoolRef:
         """Job a fits the plan before its step from its reservation time on."""
-        t, end, alloc = res_time[a], res_time[a] + queue[a].estimate, alloc_walk[a]
+        t, end, alloc = res_time[a], res_time[a] + est_walk[a], alloc_walk[a]
         checks = []
         for k in range(K):
             checks.append(use[a][a + 1][k] + alloc[k] <= capacity_t[k])
@@ -310,23 +329,28 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
     picked = [[z3.Bool(f"picked_{j}_{q}") for q in range(N)] for j in range(rounds)]
     size_round = [[None if rigid else z3.Int(f"size_{q}_round_{j}") for q in range(N)]
                   for j in range(rounds)]
+    est_round = [[estimate_at(q, size_round[j][q], f"round_{j}") for q in range(N)]
+                 for j in range(rounds)]
     if best:
         started = [z3.Or(started_walk[q], *(picked[j][q] for j in range(rounds)))
                    for q in range(N)]
         final_size: list[z3.ArithRef | None] = []
+        final_est: list[z3.ArithRef] = []
         for q in range(N):
-            size = size_walk[q]
+            size, est = size_walk[q], est_walk[q]
             for j in reversed(range(rounds)):
                 size = None if rigid else z3.If(picked[j][q], size_round[j][q], size)
+                est = est if rigid else z3.If(picked[j][q], est_round[j][q], est)
             final_size.append(size)
+            final_est.append(est)
         allocs = [alloc_of(q, final_size[q]) for q in range(N)]
     else:
-        started, allocs = started_walk, alloc_walk
+        started, allocs, final_est = started_walk, alloc_walk, est_walk
 
     def state_of(s: int, gone: Sequence[z3.BoolRef]) -> SymState:
         launched = tuple(
             SymJob(present=gone[b], id=queue[b].id, submit=queue[b].submit,
-                   estimate=queue[b].estimate, request=allocs[b], start=now,
+                   estimate=final_est[b], request=allocs[b], start=now,
                    moldable=queue[b].moldable, min_size=queue[b].min_size,
                    max_size=queue[b].max_size)
             for b in range(N) if not z3.is_false(gone[b]))
@@ -365,16 +389,16 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
     def _fits_at(a: int, t: z3.ArithRef) -> z3.BoolRef:
         """Job a fits the plan of the walk before it from any time t >= now on: the use at t
         summed in full (t need not be a checkpoint), then the reservation starts inside."""
-        end, alloc = t + queue[a].estimate, alloc_walk[a]
+        end, alloc = t + est_walk[a], alloc_walk[a]
         checks = []
         for k in range(K):
             at_t = [z3.If(z3.And(r.present, r.start + r.estimate > t), r.request[k], 0)
                     for r in running]
             for b in range(a):
-                at_t.append(z3.If(z3.And(started_walk[b], now + queue[b].estimate > t),
+                at_t.append(z3.If(z3.And(started_walk[b], now + est_walk[b] > t),
                                   alloc_walk[b][k], 0))
                 at_t.append(z3.If(z3.And(reserved[b], res_time[b] <= t,
-                                         t < res_time[b] + queue[b].estimate),
+                                         t < res_time[b] + est_walk[b]),
                                   alloc_walk[b][k], 0))
             checks.append(_sum(at_t) + alloc[k] <= capacity_t[k])
             checks += [z3.Implies(z3.And(reserved[b], t <= res_time[b], res_time[b] < end),
@@ -392,20 +416,20 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
         if kind == "none":
             starts = fits_physically(a, alloc_walk[a])
         elif kind in ("first_fit", "best"):
-            starts = fits_now(a, alloc_walk[a], job.estimate)
+            starts = fits_now(a, alloc_walk[a], est_walk[a])
         elif kind == "when":
             # evaluated, as in the simulator, only once the job fits the free resources
             condition = evaluate(policy.backfill.condition, job, state_at(a),
                                  z3.And(visited[a], z3.Not(below_depth(a)),
                                         fits_physically(a, alloc_walk[a])))
-            starts = z3.If(below_depth(a), fits_now(a, alloc_walk[a], job.estimate),
+            starts = z3.If(below_depth(a), fits_now(a, alloc_walk[a], est_walk[a]),
                            z3.And(fits_physically(a, alloc_walk[a]), condition))
         else:
             raise Unsupported(f"backfill `{kind}` is not encoded")
         add_step(a, lambda i, k, a=a: [
-            z3.If(z3.And(started_walk[a], active(queue[a].estimate, i)), alloc_walk[a][k], 0),
+            z3.If(z3.And(started_walk[a], active(est_walk[a], i)), alloc_walk[a][k], 0),
             *([] if i == 0 else [z3.If(z3.And(reserved[a], res_time[a] <= points[i],
-                                              points[i] < res_time[a] + queue[a].estimate),
+                                              points[i] < res_time[a] + est_walk[a]),
                                        alloc_walk[a][k], 0)])])
         # What a safety lemma needs of this job's step: a start fits, a reservation fits at
         # its time. Any decisions with these properties keep the plan safe, so lemmas leave
@@ -450,8 +474,8 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
         times: list[tuple[z3.BoolRef, z3.ArithRef]] = [(z3.BoolVal(True), now)]
         times += [(r.present, r.start + r.estimate) for r in running]
         for b in range(a):
-            times.append((started_walk[b], now + queue[b].estimate))
-            times.append((reserved[b], res_time[b] + queue[b].estimate))
+            times.append((started_walk[b], now + est_walk[b]))
+            times.append((reserved[b], res_time[b] + est_walk[b]))
         fitting = [(z3.And(valid, t >= now, _fits_at(a, t)), t) for valid, t in times]
         definitions.add(z3.Implies(
             reserved[a], z3.Or([z3.And(ok, res_time[a] == t) for ok, t in fitting])))
@@ -468,6 +492,7 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
         definitions.current = s
         state, after = state_in_round(j), state_in_round(j + 1)
         alloc_j = [alloc_of(q, size_round[j][q]) for q in range(N)]
+        est_j = est_round[j]
         if not rigid:
             for q in range(N):
                 value = evaluate(policy.size, queue[q], state, pool[j][q])
@@ -477,7 +502,7 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
         any_pick = z3.Or(picked[j])
         pick_est, pick_alloc = z3.Int(f"estimate_round_{j}"), [
             z3.Int(f"alloc_{k}_round_{j}") for k in range(K)]
-        definitions.add(pick_est == _sum(z3.If(picked[j][q], queue[q].estimate, 0)
+        definitions.add(pick_est == _sum(z3.If(picked[j][q], est_j[q], 0)
                                          for q in range(N)))
         definitions.add_all([pick_alloc[k] == _sum(z3.If(picked[j][q], alloc_j[q][k], 0)
                                                    for q in range(N)) for k in range(K)])
@@ -487,7 +512,7 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
         definitions.add(z3.Implies(any_pick, fits_now(s, pick_alloc, pick_est)))
         starts_list += [(picked[j][q], q, after, alloc_j[q][0]) for q in range(N)]
         # exact: who fits the round (the score is computed for those only)
-        fit = ([z3.And(pool[j][q], fits_now(s, alloc_j[q], queue[q].estimate))
+        fit = ([z3.And(pool[j][q], fits_now(s, alloc_j[q], est_j[q]))
                 for q in range(N)] if exact else pool[j])
         score = []
         for q in range(N):
@@ -517,7 +542,8 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
     definitions.current = None
 
     decisions = tuple(
-        JobDecision(q, visited[q], started[q], reserved[q], res_time[q], allocs[q])
+        JobDecision(q, visited[q], started[q], reserved[q], res_time[q], allocs[q],
+                    final_est[q])
         for q in range(N))
 
     def profile_ok(s: int) -> z3.BoolRef:
@@ -536,7 +562,7 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
     # After the whole pass, each reservation still fits beside every start and every other
     # reservation: no job started in the pass delayed it.
     def holds(a: int) -> z3.BoolRef:
-        t, end = res_time[a], res_time[a] + queue[a].estimate
+        t, end = res_time[a], res_time[a] + est_walk[a]
         checks = []
         for k in range(K):
             checks.append(use[steps][a + 1][k] <= capacity_t[k])
@@ -551,6 +577,7 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
                         assumptions=tuple(assumptions), definitions=definitions,
                         decisions=decisions,
                         starts=tuple(Start(g, q, st, sz) for g, q, st, sz in starts_list),
+                        sized_estimates=tuple(sized_estimates),
                         steps=steps, state_at=state_at, evaluate=evaluate,
                         reservations_hold=reservations_hold, used_after=tuple(use[steps][0]),
                         profile_ok=profile_ok, capacity_ok=capacity_ok,

@@ -374,6 +374,17 @@ def _value(model: z3.ModelRef, term: z3.ExprRef) -> int | float | bool:
     raise ValueError(f"unexpected model value {v}")
 
 
+def _speedup(model: z3.ModelRef, job, decision, estimate: int) -> str:
+    """A speedup model that gives the moldable job the estimate the pass used on the size it
+    got: measured times at its request and at that size (linear when it did not move)."""
+    p, n = _value(model, job.request[0]), _value(model, decision.alloc[0])
+    moved = _value(model, decision.started) or _value(model, decision.reserved)
+    if not moved or n == p:
+        return "linear"
+    points = sorted([(p, estimate), (n, _value(model, decision.estimate))])
+    return "measured(" + ", ".join(f"{size}:{t}" for size, t in points) + ")"
+
+
 def counterexample(sym: SymbolicPass, model: z3.ModelRef) -> dict[str, Any]:
     """The model as a state file for `schedc run --state` (runtime/state.py's format), plus
     what the pass decided in it."""
@@ -400,7 +411,8 @@ def counterexample(sym: SymbolicPass, model: z3.ModelRef) -> dict[str, Any]:
                "run_time": estimate, "request": request(q)}
         if _value(model, q.moldable):
             job |= {"min_size": _value(model, q.min_size),
-                    "max_size": _value(model, q.max_size), "speedup": "linear"}
+                    "max_size": _value(model, q.max_size),
+                    "speedup": _speedup(model, q, d, estimate)}
         queue.append(job)
         if _value(model, d.started):
             started.append(job_id)

@@ -157,4 +157,7 @@ def _counterexample_table(v: Verdict):
 
 
 def _request(job: dict[str, Any]) -> str:
-    return ", ".join(f"{k}={n}" for k, n in job["request"].items())
+    text = ", ".join(f"{k}={n}" for k, n in job["request"].items())
+    if "min_size" in job:  # a moldable job: its range of sizes and speedup
+        text += f" (moldable {job['min_size']}-{job['max_size']}, {job['speedup']})"
+    return text

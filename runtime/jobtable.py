@@ -9,7 +9,9 @@ Moldable jobs: with ``min_size`` and ``max_size`` columns every row's job may ru
 in [min_size, max_size] (which must hold its ``cpus`` request and fit the machine), its run
 time and estimate, recorded at its request, scaled by the ``speedup`` column (a
 ``runtime/speedup.py`` spec such as ``"downey(32, 1)"``, quoted because of its comma;
-default ``linear``). A row whose min_size equals its max_size and request is rigid.
+default ``linear``). A row with min_size = max_size runs only on that size: a size rule
+must give it exactly that (a job of a table without these columns is rigid: a size rule may
+give it any size in [1, capacity], its run time unchanged).
 """
 
 from __future__ import annotations
@@ -124,7 +126,7 @@ def read_jobtable(
 
 def _moldable(name: str, lineno: int, line: str, cells: list[str], speedup_col: int | None,
               lo_hi: list[int], procs: int, cpus: int) -> Moldable | None:
-    """The row's moldable shape (None when its range is just its request)."""
+    """The row's moldable shape (None: the row is skipped for its request anyway)."""
     lo, hi = lo_hi
     if not 1 <= lo <= procs <= hi <= cpus:
         if procs < 1 or procs > cpus:
@@ -139,6 +141,4 @@ def _moldable(name: str, lineno: int, line: str, cells: list[str], speedup_col: 
     except SpeedupError as exc:
         col = line.find(cells[speedup_col]) + 1 if speedup_col is not None else 1
         raise WorkloadError(name, lineno, col, str(exc), help=USAGE, source_line=line) from None
-    if lo == hi == procs:
-        return None
     return Moldable(lo, hi, speedup)

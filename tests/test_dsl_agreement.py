@@ -91,6 +91,13 @@ POLICIES_STATE = {
                   "size max(1, min(job.procs, machine.free.cpus)) "
                   "invariant machine.used.cpus <= machine.capacity.cpus "
                   "invariant queue.count + running.count <= 5",
+    # moldable jobs (drawn only for these): sizes within their range, estimates by speedup
+    "mold_max": "reserve 1 backfill first_fit size job.max_size",
+    "mold_fit": "reserve all backfill first_fit "
+                "size max(job.min_size, min(job.max_size, machine.free.cpus))",
+    "mold_best": "order job.max_size desc reserve 1 backfill best by job.estimate "
+                 "size max(job.min_size, min(job.max_size, machine.free.cpus)) "
+                 "invariant job.size >= job.min_size",
     "inv_when_size": "order job.xfactor desc reserve 1 backfill when job.estimate <= 20 "
                      "size max(1, job.procs div 2) "
                      "invariant machine.used.cpus <= machine.capacity.cpus "
@@ -250,9 +257,17 @@ def symbolic_decisions(sym, solver: z3.Solver, state: InitialState, ordered,
     for slot, job, request, start in slots:
         pins += [slot.present, slot.id == job.id, slot.submit == job.submit,
                  slot.estimate == job.estimate]
+        m = job.moldable
+        pins += ([slot.moldable, slot.min_size == m.min_procs, slot.max_size == m.max_procs]
+                 if m is not None else [z3.Not(slot.moldable)])
         pins += [x == v for x, v in zip(slot.request, request, strict=True)]
         if start is not None:
             pins.append(slot.start == start)
+    # a moldable job's estimate on each size it may get: its speedup's
+    for q, size, estimate in sym.sized_estimates:
+        if q < len(ordered) and ordered[q].moldable is not None:
+            pins += [z3.Implies(size == n, estimate == ordered[q].at_size(n).estimate)
+                     for n in range(1, state.capacities[0] + 1)]
     pins += [z3.Not(s.present) for s in sym.running[len(state.running):]]
     pins += [z3.Not(s.present) for s in sym.queue[len(ordered):]]
     solver.push()
@@ -335,8 +350,12 @@ def param_values(name: str) -> st.SearchStrategy[dict]:
 NO_PARAMS: st.SearchStrategy[dict] = st.just({})
 
 
+MOLDABLE = ("mold_max", "mold_fit", "mold_best")
+
+
 @st.composite
-def states(draw, params: st.SearchStrategy[dict] = NO_PARAMS) -> InitialState:
+def states(draw, params: st.SearchStrategy[dict] = NO_PARAMS,
+           moldable: bool = False) -> InitialState:
     K = draw(st.sampled_from([1, 2]))
     res = RESOURCES[K]
     caps = [draw(st.integers(1, 12)) for _ in range(K)]
@@ -358,9 +377,17 @@ def states(draw, params: st.SearchStrategy[dict] = NO_PARAMS) -> InitialState:
     for _ in range(draw(st.integers(1, MAX_QUEUED) | st.just(MAX_QUEUED))):
         estimate = draw(ESTIMATES)
         request = [draw(small(1, caps[0]))] + [draw(small(0, c)) for c in caps[1:]]
-        queue.append({"id": next(ids), "submit": draw(st.integers(0, now)),
-                      "estimate": estimate, "run_time": estimate,
-                      "request": dict(zip(res, request, strict=True))})
+        job = {"id": next(ids), "submit": draw(st.integers(0, now)),
+               "estimate": estimate, "run_time": estimate,
+               "request": dict(zip(res, request, strict=True))}
+        if moldable and draw(st.booleans()):
+            # a range around the request and measured times on every size of the machine
+            lo = draw(st.integers(1, request[0]))
+            hi = draw(st.integers(request[0], caps[0]))
+            times = [draw(st.integers(1, 80)) for _ in range(caps[0])]
+            job |= {"min_size": lo, "max_size": hi, "speedup": "measured(" + ", ".join(
+                f"{n}:{t}" for n, t in enumerate(times, 1)) + ")"}
+        queue.append(job)
     data = {"now": now, "capacity": dict(zip(res, caps, strict=True)), "running": running,
             "queue": queue, "params": draw(params)}
     return state_from_data(data, res)
@@ -375,7 +402,15 @@ def test_symbolic_pass_decides_what_the_simulator_decides(name: str, state: Init
     check_agreement(name, state, exact_bounds=exact)
 
 
-@pytest.mark.parametrize("name", sorted(POLICIES_STATE))
+@pytest.mark.parametrize("name", MOLDABLE)
+@settings(max_examples=EXAMPLES, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_moldable_sizes_and_estimates_agree(name: str, data) -> None:
+    check_agreement(name, data.draw(states(moldable=True)))
+
+
+@pytest.mark.parametrize("name", sorted(set(POLICIES_STATE) - set(MOLDABLE)))
 @settings(max_examples=max(1, EXAMPLES // 2), deadline=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())

@@ -198,7 +198,7 @@ def test_job_table_moldable_columns(tmp_path: Path) -> None:
     path = tmp_path / "jobs.csv"
     path.write_text(TABLE)
     w = read_jobtable(path, capacities={"cpus": 4})
-    assert [j.moldable for j in w.jobs] == [Moldable(1, 4, Linear()), None,
+    assert [j.moldable for j in w.jobs] == [Moldable(1, 4, Linear()), Moldable(1, 1, Linear()),
                                             Moldable(2, 4, Downey(4, 0.5))]
 
 
