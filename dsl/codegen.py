@@ -51,7 +51,7 @@ class _Gen:
         job, start = self._job(e.var)
         since = start if start is not None else "state.now"
         match e.attr:
-            case "id" | "submit" | "estimate" | "procs" | "area":
+            case "id" | "submit" | "estimate" | "procs" | "area" | "work":
                 return f"{job}.{e.attr}"
             case "min_size":
                 return f"{job}.min_procs"

@@ -52,7 +52,7 @@ def _job_attr(e: ir.JobAttr, env: Env):
     job: Job = obj.job if running else obj
     now = env.state.now
     match e.attr:
-        case "id" | "submit" | "estimate" | "procs" | "area":
+        case "id" | "submit" | "estimate" | "procs" | "area" | "work":
             return getattr(job, e.attr)
         case "min_size":
             return job.min_procs

@@ -15,7 +15,7 @@ Type = str  # "int" | "real" | "bool"
 
 # Job attributes readable on `job` and on aggregate variables over `queue` (and `running`).
 JOB_ATTRS = ("id", "submit", "estimate", "procs", "wait", "area", "xfactor", "min_size",
-             "max_size")
+             "max_size", "work")
 # Extra attributes of a variable over `running`.
 RUNNING_ATTRS = ("start", "elapsed", "remaining", "end")
 # `size` (the processors the job got) exists only for `job` inside invariants.

@@ -72,6 +72,8 @@ class SymJob:
     moldable: z3.BoolRef | None = None
     min_size: z3.ArithRef | None = None
     max_size: z3.ArithRef | None = None
+    # a moldable job's effective sequential time (its speedup's; a rigid job's is its area)
+    work: z3.ArithRef | None = None
 
 
 @frozen(eq=False)
@@ -375,6 +377,11 @@ class _Eval:
                 return slot.request[0] if slot.max_size is None else slot.max_size
             case "area":
                 return slot.request[0] * slot.estimate
+            case "work":
+                area = slot.request[0] * slot.estimate
+                if slot.work is None or slot.moldable is None:
+                    return area
+                return z3.If(slot.moldable, slot.work, area)
             case "wait":
                 return (slot.start if running else now) - slot.submit
             case "xfactor":
@@ -442,6 +449,12 @@ class _Eval:
                 y = self.fresh.real("sqrt")
                 # Conservative: when x < 0, y is free (the obligation reports that case).
                 self.definitions.append(z3.Implies(x_r >= 0, z3.And(y >= 0, y * y == x_r)))
+                # consequences in linear arithmetic, so that a proof rarely needs the
+                # nonlinear solver: sqrt is positive on positives, and lies between x and 1
+                self.definitions.append(z3.Implies(x_r > 0, y > 0))
+                self.definitions.append(z3.Implies(x_r >= 1, z3.And(y >= 1, y <= x_r)))
+                self.definitions.append(z3.Implies(z3.And(x_r >= 0, x_r <= 1),
+                                                   z3.And(y >= x_r, y <= 1)))
                 self.oblige(SQRT_NEGATIVE, g, x_r >= 0, e, f"`{describe(x)}` in a sqrt")
                 return y
             case "log":

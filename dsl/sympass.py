@@ -135,6 +135,7 @@ class SymbolicPass:
     profile_ok: Callable[[int], z3.BoolRef]  # the plan after step s never overcommits
     capacity_ok: Callable[[int], z3.BoolRef]  # after step s no resource is overcommitted now
     obligations: list[Obligation]  # partial operations met in the pass
+    obligation_steps: list[int | None]  # for each, the step it is met in (None: shared)
     # (when evaluated, the size, the step that evaluates it, the job's slot)
     size_results: tuple[tuple[z3.BoolRef, z3.ArithRef, int, int], ...]
     uses_log: Callable[[], bool]
@@ -188,6 +189,7 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
            [used0[k] <= capacity_t[k] for k in range(K)])
 
     obligations: list[Obligation] = []
+    obligation_steps: list[int | None] = []
     definitions = Definitions()
     uses_log = False
 
@@ -199,6 +201,9 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
         obligations.extend(
             Obligation(o.kind, z3.And(guard, o.guard), o.safe, o.span, o.text)
             for o in result.obligations)
+        # the step whose equations define the terms an obligation reads (None: any)
+        step = definitions.current if isinstance(definitions.current, int) else None
+        obligation_steps.extend(step for _ in result.obligations)
         uses_log = uses_log or result.uses_log
         return result.value
 
@@ -262,7 +267,8 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
         if size is None:
             return queue[q].estimate
         other = z3.Int(f"estimate_{q}_{name}")
-        definitions.add(other >= 1)
+        # on 1 cpu: the sequential time (``job.work``)
+        definitions.add(z3.And(other >= 1, z3.Implies(size == 1, other == queue[q].work)))
         sized_estimates.append((q, size, other))
         return z3.If(z3.And(queue[q].moldable, size != queue[q].request[0]), other,
                      queue[q].estimate)
@@ -347,12 +353,20 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
     else:
         started, allocs, final_est = started_walk, alloc_walk, est_walk
 
+    # A started job as the running set shows it: a moldable one on its size, a rigid one
+    # with its own request whatever a size rule gave it (the simulator's RunningJob.job).
+    def running_request(b: int) -> tuple[z3.ArithRef, ...]:
+        if rigid:
+            return queue[b].request
+        return (z3.If(queue[b].moldable, allocs[b][0], queue[b].request[0]),
+                *queue[b].request[1:])
+
     def state_of(s: int, gone: Sequence[z3.BoolRef]) -> SymState:
         launched = tuple(
             SymJob(present=gone[b], id=queue[b].id, submit=queue[b].submit,
-                   estimate=final_est[b], request=allocs[b], start=now,
+                   estimate=final_est[b], request=running_request(b), start=now,
                    moldable=queue[b].moldable, min_size=queue[b].min_size,
-                   max_size=queue[b].max_size)
+                   max_size=queue[b].max_size, work=queue[b].work)
             for b in range(N) if not z3.is_false(gone[b]))
         member = tuple(z3.And(queue[b].present, z3.Not(gone[b])) for b in range(N))
         return SymState(now=now, capacity=capacity_t, used=tuple(use[s][0]), queue=queue,
@@ -581,7 +595,8 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
                         steps=steps, state_at=state_at, evaluate=evaluate,
                         reservations_hold=reservations_hold, used_after=tuple(use[steps][0]),
                         profile_ok=profile_ok, capacity_ok=capacity_ok,
-                        obligations=obligations, size_results=tuple(sizes),
+                        obligations=obligations, obligation_steps=obligation_steps,
+                        size_results=tuple(sizes),
                         uses_log=lambda: uses_log)
 
 
@@ -596,6 +611,7 @@ def _job(prefix: str, K: int, running: bool) -> SymJob:
         moldable=z3.Bool(f"{prefix}_moldable"),
         min_size=z3.Int(f"{prefix}_min_size"),
         max_size=z3.Int(f"{prefix}_max_size"),
+        work=z3.Int(f"{prefix}_work"),
     )
 
 
@@ -628,6 +644,10 @@ def _assume_jobs(running: Sequence[SymJob], queue: Sequence[SymJob], now, capaci
                    z3.And(j.min_size >= 1, j.min_size <= j.request[0],
                           j.request[0] <= j.max_size, j.max_size <= capacity[0]),
                    z3.And(j.min_size == j.request[0], j.max_size == j.request[0]))))
+        assume("a moldable job's sequential time is at least 1 s, its estimate if it asks "
+               "for 1 cpu",
+               z3.Implies(z3.And(j.present, j.moldable), z3.And(
+                   j.work >= 1, z3.Implies(j.request[0] == 1, j.work == j.estimate))))
     for q in queue:
         assume("queued jobs were submitted by now",
                z3.Implies(q.present, z3.And(q.submit >= 0, q.submit <= now)))

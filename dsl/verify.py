@@ -197,12 +197,12 @@ def _well_defined(checker: _Checker, sym: SymbolicPass) -> Verdict:
     is searched for in the exact pass among the operations of the same formula node."""
     started = time.perf_counter()
     cores: set[str] = set()
-    # One check per distinct safety condition of a node: a formula evaluated for every job
-    # and round repeats its condition (e.g. a capacity is not 0) under many guards.
+    # One check per formula node and step: a node evaluated for every job of an aggregate
+    # repeats its condition under many guards.
     groups: dict[tuple, list[Obligation]] = {}
-    for ob in sym.obligations:
-        groups.setdefault((ob.kind, ob.span, ob.text, ob.safe.sexpr()), []).append(ob)
-    for group in groups.values():
+    for ob, step in zip(sym.obligations, sym.obligation_steps, strict=True):
+        groups.setdefault((ob.kind, ob.span, ob.text, step), []).append(ob)
+    for (*_, step), group in groups.items():
         ob = group[0]
 
         def same_node(s: SymbolicPass, ob=ob) -> z3.BoolRef:
@@ -210,9 +210,10 @@ def _well_defined(checker: _Checker, sym: SymbolicPass) -> Verdict:
                            if o.span == ob.span and o.kind == ob.kind])
 
         def safe_here(s: SymbolicPass, group=group) -> z3.BoolRef:
-            return z3.Implies(z3.Or([o.guard for o in group]), group[0].safe)
+            return z3.And([z3.Implies(o.guard, o.safe) for o in group])
 
-        verdict = checker.prove(sym, "well-defined", [("", None, safe_here)],
+        # with its step's equations only (None: all): other jobs' formulas stay out
+        verdict = checker.prove(sym, "well-defined", [("", step, safe_here)],
                                 location=ob.span, whole=same_node,
                                 failure=f"{ob.kind}: {ob.text}")
         if verdict.status != "proved":
@@ -375,14 +376,13 @@ def _value(model: z3.ModelRef, term: z3.ExprRef) -> int | float | bool:
 
 
 def _speedup(model: z3.ModelRef, job, decision, estimate: int) -> str:
-    """A speedup model that gives the moldable job the estimate the pass used on the size it
-    got: measured times at its request and at that size (linear when it did not move)."""
-    p, n = _value(model, job.request[0]), _value(model, decision.alloc[0])
-    moved = _value(model, decision.started) or _value(model, decision.reserved)
-    if not moved or n == p:
-        return "linear"
-    points = sorted([(p, estimate), (n, _value(model, decision.estimate))])
-    return "measured(" + ", ".join(f"{size}:{t}" for size, t in points) + ")"
+    """A speedup model that gives the moldable job what the pass used: its sequential time
+    (``job.work``) on 1 cpu, its estimate at its request and, if it moved, its estimate on
+    the size it got (measured times, so that the replay computes exactly these)."""
+    points = {1: _value(model, job.work), _value(model, job.request[0]): estimate}
+    if _value(model, decision.started) or _value(model, decision.reserved):
+        points[_value(model, decision.alloc[0])] = _value(model, decision.estimate)
+    return "measured(" + ", ".join(f"{n}:{t}" for n, t in sorted(points.items())) + ")"
 
 
 def counterexample(sym: SymbolicPass, model: z3.ModelRef) -> dict[str, Any]:

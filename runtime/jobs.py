@@ -22,6 +22,9 @@ class Moldable:
     min_procs: int
     max_procs: int
     speedup: Speedup
+    # (cpus, estimate) as recorded, once the job was moved to another size: times are always
+    # scaled from there, so that they do not drift by rounding
+    base: tuple[int, int] | None = None
 
 
 def _whole_seconds(t: float) -> int:
@@ -52,6 +55,16 @@ class Job:
     def max_procs(self) -> int:
         return self.request[0] if self.moldable is None else self.moldable.max_procs
 
+    @property
+    def work(self) -> int:
+        """Effective sequential time by the estimate (cpu-seconds on one cpu): a moldable
+        job's estimate scaled to 1 cpu by its speedup (paper 000's L); a rigid job's area."""
+        m = self.moldable
+        if m is None:
+            return self.request[0] * self.estimate
+        p, estimate = m.base or (self.request[0], self.estimate)
+        return max(1, _whole_seconds(m.speedup.time_at(estimate, p, 1)))
+
     def at_size(self, n: int) -> Job:
         """The job as it runs on ``n`` cpus: a moldable job's run time and estimate scale by
         its speedup (whole seconds, estimate >= 1 s, still killed at its estimate); a rigid
@@ -62,10 +75,13 @@ class Job:
         m = self.moldable
         if m is None:
             return evolve(self, request=request)
+        if m.base is not None:
+            raise ValueError(f"job {self.id} was already moved to {self.request[0]} cpus")
         p = self.request[0]
         estimate = max(1, _whole_seconds(m.speedup.time_at(self.estimate, p, n)))
         run_time = min(estimate, _whole_seconds(m.speedup.time_at(self.run_time, p, n)))
-        return evolve(self, request=request, estimate=estimate, run_time=run_time)
+        return evolve(self, request=request, estimate=estimate, run_time=run_time,
+                      moldable=evolve(m, base=(p, self.estimate)))
 
     @property
     def area(self) -> int:

@@ -258,7 +258,8 @@ def symbolic_decisions(sym, solver: z3.Solver, state: InitialState, ordered,
         pins += [slot.present, slot.id == job.id, slot.submit == job.submit,
                  slot.estimate == job.estimate]
         m = job.moldable
-        pins += ([slot.moldable, slot.min_size == m.min_procs, slot.max_size == m.max_procs]
+        pins += ([slot.moldable, slot.min_size == m.min_procs, slot.max_size == m.max_procs,
+                  slot.work == job.work]
                  if m is not None else [z3.Not(slot.moldable)])
         pins += [x == v for x, v in zip(slot.request, request, strict=True)]
         if start is not None:
