@@ -8,6 +8,7 @@ Generated code must agree with ``evaluate`` (tested with hypothesis).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping
 
 from schedc.dsl import ir
@@ -17,12 +18,30 @@ _NAMESPACE = {
     "_div": nm.div, "_floordiv": nm.floordiv, "_mod": nm.mod, "_sqrt": nm.sqrt,
     "_log": nm.log, "_ceil": nm.ceil, "_floor": nm.floor, "_real": nm.real,
     "_agg_min": nm.agg_min, "_agg_max": nm.agg_max, "_agg_avg": nm.agg_avg,
-    "_job_size": nm.job_size, "_EvaluationError": nm.EvaluationError,
+    "_job_size": nm.job_size, "_EvaluationError": nm.EvaluationError, "_memo": nm.memo,
     "_RANGE": range, "_len": len, "_min": min, "_max": max, "_abs": abs, "_sum": sum,
 }
 _OPS = {"+": "+", "-": "-", "*": "*", "<": "<", "<=": "<=", ">": ">", ">=": ">=",
         "==": "==", "!=": "!=", "and": "and", "or": "or"}
 _HELPERS = {"/": "_div", "//": "_floordiv", "%": "_mod"}
+
+
+_MEMO_KEYS = itertools.count()
+
+
+def _closed(e: ir.Aggregate) -> bool:
+    """The aggregate reads no variable from outside it (not `job`, not an enclosing
+    aggregate's): its value depends on the state and params only."""
+    bound = {n.var for n in ir.walk(e) if isinstance(n, ir.Aggregate)}
+    for n in ir.walk(e):
+        match n:
+            case ir.JobAttr(var=v) | ir.ResourceAttr(var=v):
+                if v not in bound:
+                    return False
+            case ir.Request(var=v, resource=r):
+                if v not in bound or (isinstance(r, str) and r not in bound):
+                    return False
+    return True
 
 
 class _Gen:
@@ -130,11 +149,15 @@ class _Gen:
         else:
             self.vars[e.var] = saved
         if e.fn == "count":
-            return f"_sum(1 {loop})"
-        if e.fn == "sum":
-            return f"_sum({body} {loop})"
-        default = "None" if e.default is None else f"lambda: {self.expr(e.default)}"
-        return f"_agg_{e.fn}([{body} {loop}], {default})"
+            text = f"_sum(1 {loop})"
+        elif e.fn == "sum":
+            text = f"_sum({body} {loop})"
+        else:
+            default = "None" if e.default is None else f"lambda: {self.expr(e.default)}"
+            text = f"_agg_{e.fn}([{body} {loop}], {default})"
+        if _closed(e):  # the same for every job: once per state
+            return f"_memo(state, {next(_MEMO_KEYS)}, lambda: {text})"
+        return text
 
 
 def _function(name: str, body: str) -> str:

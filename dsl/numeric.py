@@ -95,6 +95,20 @@ def _empty(default: Callable[[], object] | None, fn: str):
     return default()
 
 
+def memo(state: PassState, key: int, compute):
+    """An aggregate that reads the state but not the job, computed once per state: every
+    change the simulator makes between two evaluations (a submission, a start, an end, the
+    clock) changes the time, the queue's or the running set's length or the use."""
+    stamp = (state.now, len(state.queue), len(state.running), tuple(state.used))
+    if state.memo_stamp != stamp:
+        state.memo.clear()
+        state.memo_stamp = stamp
+    cache = state.memo
+    if key not in cache:
+        cache[key] = compute()
+    return cache[key]
+
+
 def job_size(job: Job, state: PassState) -> int:
     """The processors `job` got: its allocation in ``state.running`` (invariants run after it
     started)."""

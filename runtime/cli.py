@@ -150,6 +150,35 @@ def build_parser() -> argparse.ArgumentParser:
                         help="write each counterexample as a state file that "
                         "`schedc run POLICY --state FILE` replays")
 
+    workload = commands.add_parser(
+        "workload", help="make workloads", description="Make workloads for `schedc run`.")
+    kinds = workload.add_subparsers(dest="workload_command", metavar="KIND")
+    kinds.required = True
+    generate = kinds.add_parser(
+        "generate", help="a synthetic moldable workload (papers/002)",
+        description="Poisson (or other CV) arrivals, two-stage hyper-exponential service "
+        "demand, Pmax uniform in [1, --pmax]; written as a moldable job table (each job may "
+        "run on 1..Pmax cpus, linear speedup). Give the arrival rate by --mean-interarrival "
+        "or by --utilisation (papers/002 eq. 9: rate x mean demand / processors).")
+    generate.add_argument("-o", "--output", required=True, metavar="FILE.csv")
+    generate.add_argument("--jobs", type=int, default=10_000, help="number of jobs")
+    rate = generate.add_mutually_exclusive_group(required=True)
+    rate.add_argument("--mean-interarrival", type=float, metavar="S",
+                      help="mean time between arrivals (s)")
+    rate.add_argument("--utilisation", type=float, metavar="U",
+                      help="offered utilisation in (0, 1] (eq. 9), with --processors")
+    generate.add_argument("--processors", type=int, default=64,
+                          help="processors of eq. 9 (default 64, as the paper)")
+    generate.add_argument("--cv-interarrival", type=float, default=1.0, metavar="CV",
+                          help="coefficient of variation of inter-arrival times (default 1)")
+    generate.add_argument("--mean-demand", type=float, default=16.0, metavar="D",
+                          help="mean service demand, BPU-seconds (default 16, as the paper)")
+    generate.add_argument("--cv-demand", type=float, default=4.0, metavar="CV",
+                          help="coefficient of variation of the demand (default 4)")
+    generate.add_argument("--pmax", type=int, default=32,
+                          help="Pmax is uniform in [1, PMAX] (default 32)")
+    generate.add_argument("--seed", type=int, default=0)
+
     compare = commands.add_parser(
         "compare", help="simulate several policies on one workload",
         description="Simulate several policies on the same workload; one table row per "
@@ -326,6 +355,28 @@ def _write_counterexamples(reports, folder: Path) -> None:
                 write_text_atomic(target, json.dumps(state, indent=2) + "\n")
 
 
+def cmd_workload(args: argparse.Namespace) -> int:
+    from schedc.runtime import synthetic
+
+    try:
+        mean = args.mean_interarrival
+        if args.utilisation is not None:
+            mean = synthetic.interarrival_for_utilisation(args.utilisation, args.mean_demand,
+                                                          args.processors)
+        spec = synthetic.SyntheticSpec(
+            jobs=args.jobs, mean_interarrival=mean, cv_interarrival=args.cv_interarrival,
+            mean_demand=args.mean_demand, cv_demand=args.cv_demand, pmax_high=args.pmax,
+            seed=args.seed)
+    except ValueError as exc:
+        raise UserError(str(exc), help="see `schedc workload generate --help`") from None
+    jobs = synthetic.generate(spec)
+    synthetic.write_schedc_table(jobs, args.output)
+    offered = synthetic.offered_utilisation(spec, args.processors)
+    print(f"wrote {len(jobs)} jobs to {args.output}: mean inter-arrival {mean:.4g} s, offered "
+          f"utilisation {offered:.3f} on {args.processors} processors (eq. 9)")
+    return EXIT_OK
+
+
 def _simulate_one(policy_file: str, policy_name: str | None, args: argparse.Namespace,
                   loaded: dict | None = None):
     from schedc.dsl import compile_file, to_runtime
@@ -492,7 +543,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handlers = {"check": cmd_check, "compile": cmd_compile, "run": cmd_run,
-                "compare": cmd_compare, "verify": cmd_verify}
+                "compare": cmd_compare, "verify": cmd_verify, "workload": cmd_workload}
     from schedc.dsl import DiagnosticError
     from schedc.runtime.workload import WorkloadError
 

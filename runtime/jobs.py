@@ -7,6 +7,7 @@ scheduler never reads it, only the event loop does.
 
 from __future__ import annotations
 
+import functools
 import math
 
 from attrs import evolve, frozen
@@ -31,6 +32,12 @@ def _whole_seconds(t: float) -> int:
     # up to the next second (a job never ends before its work is done), but not for a float
     # error: 100.00000000001 s is 100 s
     return math.ceil(t - 1e-9)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _sequential(speedup: Speedup, estimate: int, p: int) -> int:
+    # cached: a policy may read every queued job's work at every visit (fair share)
+    return max(1, _whole_seconds(speedup.time_at(estimate, p, 1)))
 
 
 @frozen(slots=True)
@@ -63,7 +70,7 @@ class Job:
         if m is None:
             return self.request[0] * self.estimate
         p, estimate = m.base or (self.request[0], self.estimate)
-        return max(1, _whole_seconds(m.speedup.time_at(estimate, p, 1)))
+        return _sequential(m.speedup, estimate, p)
 
     def at_size(self, n: int) -> Job:
         """The job as it runs on ``n`` cpus: a moldable job's run time and estimate scale by

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from attrs import define, frozen
+from attrs import define, field, frozen
 
 from schedc.runtime.jobs import Job, RunningJob
 
@@ -29,6 +29,10 @@ class PassState:
     running: Sequence[RunningJob]
     capacity: tuple[int, ...]
     used: list[int]  # per resource, current
+    # Values of job-independent aggregates (sums over the queue...), valid while the state
+    # keeps its ``stamp`` (see schedc.dsl.numeric.memo)
+    memo: dict = field(factory=dict)
+    memo_stamp: tuple = ()
 
     def free(self, k: int) -> int:
         return self.capacity[k] - self.used[k]

@@ -231,6 +231,19 @@ def write_jobtable(jobs: Iterable[SyntheticJob], path: str | os.PathLike[str]) -
             out.write(f"{job.id},{job.submit},{job.demand!r},{job.pmax}\n")
 
 
+def write_schedc_table(jobs: Iterable[SyntheticJob], path: str | os.PathLike[str]) -> None:
+    """The jobs as a moldable job table that ``schedc run --workload`` reads
+    (``runtime/jobtable.py``): each job recorded on its Pmax processors of 1 BPU for
+    ceil(demand / Pmax) seconds (paper 002: d = t * p, no overheads), so linear speedup, any
+    size from 1 to Pmax; the estimate is the run time (the papers' schedulers know it).
+    Written whole or not at all."""
+    with open_atomic(path) as out:
+        out.write("id,submit,run_time,estimate,cpus,min_size,max_size,speedup\n")
+        for job in jobs:
+            run = max(1, math.ceil(job.demand / job.pmax))
+            out.write(f"{job.id},{job.submit},{run},{run},{job.pmax},1,{job.pmax},linear\n")
+
+
 def _parse_row(cells: list[str]) -> SyntheticJob:
     # Returns the job or raises ValueError with a message (no location; the caller adds it).
     if len(cells) != 4:

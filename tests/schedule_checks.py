@@ -12,8 +12,14 @@ def assert_feasible(schedule: Schedule) -> None:
     for record in schedule.records:
         job = record.job
         assert record.start >= job.submit, f"job {job.id} starts before its submission"
+        if job.moldable is not None:  # any size in its range, times by its speedup model
+            m = job.moldable
+            assert m.min_procs <= record.alloc[0] <= m.max_procs, f"job {job.id} size"
+            assert record.alloc[1:] == job.request[1:], f"job {job.id} holds {record.alloc}"
+            job = job.at_size(record.alloc[0])
+        else:
+            assert record.alloc == job.request, f"job {job.id} holds {record.alloc}"
         assert record.end - record.start == job.run_time <= job.estimate, f"job {job.id}"
-        assert record.alloc == job.request, f"job {job.id} holds {record.alloc}"
         if record.end > record.start:
             events.append((record.start, 1, record.alloc))
             events.append((record.end, 0, record.alloc))  # ends sort before starts at a time

@@ -20,7 +20,11 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 SHARED_TRACES = ["KTH-SP2-1996-2.1-cln.swf.gz", "NASA-iPSC-1993-3.1-cln.swf.gz",
                  "lublin_256.swf.gz", "LANL-CM5-1994-4.1-cln.swf.gz"]
-CPU_EXAMPLES = sorted(p.name for p in EXAMPLES.glob("*.pol") if p.name != "easy-memory.pol")
+# sizes for moldable workloads (papers/000, 002): run on traces made moldable, and on
+# generated workloads, below
+MOLDABLE_EXAMPLES = ["ap2.pol", "map.pol", "fairshare.pol", "sqrt-fairshare.pol"]
+CPU_EXAMPLES = sorted(p.name for p in EXAMPLES.glob("*.pol")
+                      if p.name not in ("easy-memory.pol", *MOLDABLE_EXAMPLES))
 
 
 @cache
@@ -43,6 +47,38 @@ def from_source(text: str) -> RuntimePolicy:
 def test_example_runs_feasibly(name: str, trace: str) -> None:
     schedule = simulate(example(name), workload(trace))
     assert len(schedule.records) == len(workload(trace).jobs)
+    assert_feasible(schedule)
+
+
+@pytest.mark.parametrize("name", MOLDABLE_EXAMPLES)
+def test_moldable_example_on_a_trace_made_moldable(name: str) -> None:
+    from schedc.runtime.moldable import MoldableSpec, make_moldable
+
+    load = make_moldable(workload("NASA-iPSC-1993-3.1-cln.swf.gz"),
+                         MoldableSpec(range_factor=2, sigma=0.5, load_factor=125))
+    schedule = simulate(example(name), load)
+    assert len(schedule.records) == len(load.jobs)
+    assert_feasible(schedule)
+    # the sizes really vary: the policy is not the rigid one in disguise
+    assert sum(r.alloc[0] != r.job.procs for r in schedule.records) > len(load.jobs) // 10
+
+
+@cache
+def generated(tmp: Path) -> Workload:
+    from schedc.runtime import synthetic
+
+    spec = synthetic.SyntheticSpec(jobs=1500, mean_interarrival=0.5, cv_interarrival=1,
+                                   mean_demand=400, cv_demand=4, pmax_high=32, seed=7)
+    path = tmp / "generated.csv"
+    synthetic.write_schedc_table(synthetic.generate(spec), path)
+    return load_workload(str(path), capacities={"cpus": 64})
+
+
+@pytest.mark.parametrize("name", MOLDABLE_EXAMPLES)
+def test_moldable_example_on_a_generated_workload(name: str, tmp_path_factory) -> None:
+    load = generated(tmp_path_factory.getbasetemp())
+    schedule = simulate(example(name), load)
+    assert len(schedule.records) == 1500
     assert_feasible(schedule)
 
 

@@ -245,3 +245,35 @@ def test_cli_runs_a_moldable_job_table(tmp_path: Path, capsys) -> None:
     # S(2) = 8/4.25, S(4) = 16/4.75) on 4 cpus from 60: 80 s * 38/68 = 44.7 -> 45
     assert [r.split(",")[:5] for r in rows[1:]] == [
         ["1", "0", "0", "50", "4"], ["2", "0", "50", "60", "1"], ["3", "5", "60", "105", "4"]]
+
+
+def test_cli_generates_a_moldable_workload_that_runs(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "gen.csv"
+    args = ["workload", "generate", "-o", str(out), "--jobs", "300", "--utilisation", "0.5",
+            "--seed", "3"]
+    assert main(args) == 0
+    said = capsys.readouterr().out
+    assert "wrote 300 jobs" in said and "offered utilisation 0.500 on 64 processors" in said
+    first = out.read_bytes()
+    assert main(args) == 0 and out.read_bytes() == first  # same seed, same bytes
+    capsys.readouterr()
+    rows = out.read_text().splitlines()
+    assert rows[0] == "id,submit,run_time,estimate,cpus,min_size,max_size,speedup"
+    assert len(rows) == 301
+    policy = ROOT / "examples" / "map.pol"
+    assert main(["run", str(policy), "--workload", str(out), "--capacity", "cpus=64",
+                 "--json", "--no-progress"]) == 0
+    assert json.loads(capsys.readouterr().out)["metrics"]["jobs"] == 300
+
+
+def test_cli_generate_errors(tmp_path: Path, capsys) -> None:
+    out = str(tmp_path / "gen.csv")
+    assert main(["workload", "generate", "-o", out, "--utilisation", "0"]) == 2
+    assert "target_utilisation: got 0.0" in capsys.readouterr().err
+    assert main(["workload", "generate", "-o", out, "--mean-interarrival", "5",
+                 "--pmax", "0"]) == 2
+    assert "pmax_high" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as caught:  # argparse: a rate is required
+        main(["workload", "generate", "-o", out])
+    assert caught.value.code == 2
+    assert not Path(out).exists()  # nothing written on a mistake
