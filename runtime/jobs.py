@@ -40,6 +40,12 @@ def _sequential(speedup: Speedup, estimate: int, p: int) -> int:
     return max(1, _whole_seconds(speedup.time_at(estimate, p, 1)))
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _estimate_at(speedup: Speedup, estimate: int, p: int, n: int) -> int:
+    # cached: every visit of a moldable job asks for its estimate on the size it would get
+    return max(1, _whole_seconds(speedup.time_at(estimate, p, n)))
+
+
 @frozen(slots=True)
 class Job:
     id: int  # the trace's job number
@@ -72,6 +78,15 @@ class Job:
         p, estimate = m.base or (self.request[0], self.estimate)
         return _sequential(m.speedup, estimate, p)
 
+    def estimate_at(self, n: int) -> int:
+        """The estimate on ``n`` cpus (``at_size(n).estimate``, without building the job)."""
+        m = self.moldable
+        if m is None or n == self.request[0]:
+            return self.estimate
+        if m.base is not None:
+            raise ValueError(f"job {self.id} was already moved to {self.request[0]} cpus")
+        return _estimate_at(m.speedup, self.estimate, self.request[0], n)
+
     def at_size(self, n: int) -> Job:
         """The job as it runs on ``n`` cpus: a moldable job's run time and estimate scale by
         its speedup (whole seconds, estimate >= 1 s, still killed at its estimate); a rigid
@@ -85,7 +100,7 @@ class Job:
         if m.base is not None:
             raise ValueError(f"job {self.id} was already moved to {self.request[0]} cpus")
         p = self.request[0]
-        estimate = max(1, _whole_seconds(m.speedup.time_at(self.estimate, p, n)))
+        estimate = self.estimate_at(n)
         run_time = min(estimate, _whole_seconds(m.speedup.time_at(self.run_time, p, n)))
         return evolve(self, request=request, estimate=estimate, run_time=run_time,
                       moldable=evolve(m, base=(p, self.estimate)))

@@ -390,7 +390,7 @@ class _Sim:
     def _visit(self, run: _PassRun, job: Job) -> None:
         req = self._alloc(job)
         now = run.now
-        est = _timed(job, req).estimate
+        est = job.estimate_at(req[0])
         if self.backfill == "when" and self.depth is not None and run.nres >= self.depth:
             # The user's rule: free resources now and the condition; reservations unread.
             if (all(f >= r for f, r in zip(run.free, req, strict=True))
@@ -411,7 +411,7 @@ class _Sim:
             self._reserve(run, job, req)
 
     def _reserve(self, run: _PassRun, job: Job, req: tuple[int, ...]) -> None:
-        est = _timed(job, req).estimate
+        est = job.estimate_at(req[0])
         if self.use_shadow:
             sh = Shadow(run.free, self.running, req)
             run.shadow = sh
@@ -450,7 +450,7 @@ class _Sim:
             pool = [f[2] for f in fitting if f[2] is not job]
 
     def _fits_now(self, run: _PassRun, job: Job, req: tuple[int, ...]) -> bool:
-        est = _timed(job, req).estimate
+        est = job.estimate_at(req[0])
         if run.shadow is not None:
             return run.shadow.fits_now(run.free, run.now, est, req)
         if run.profile is not None:
@@ -498,7 +498,7 @@ class _Sim:
         self._launch(job, req, now)
         for k, r in enumerate(req):
             run.free[k] -= r
-        est = _timed(job, req).estimate
+        est = job.estimate_at(req[0])
         if not plan:
             pass
         elif run.shadow is not None:
