@@ -67,7 +67,8 @@ def test_moldable_example_on_a_trace_made_moldable(name: str) -> None:
 def generated(tmp: Path) -> Workload:
     from schedc.runtime import synthetic
 
-    spec = synthetic.SyntheticSpec(jobs=1500, mean_interarrival=0.5, cv_interarrival=1,
+    # offered utilisation 400 / (9 * 64) = 0.69 (eq. 9)
+    spec = synthetic.SyntheticSpec(jobs=1500, mean_interarrival=9.0, cv_interarrival=1,
                                    mean_demand=400, cv_demand=4, pmax_high=32, seed=7)
     path = tmp / "generated.csv"
     synthetic.write_schedc_table(synthetic.generate(spec), path)
