@@ -277,3 +277,19 @@ def test_cli_generate_errors(tmp_path: Path, capsys) -> None:
         main(["workload", "generate", "-o", out])
     assert caught.value.code == 2
     assert not Path(out).exists()  # nothing written on a mistake
+
+
+def test_a_size_outside_a_moldable_range_is_a_replayable_counterexample(tmp_path: Path,
+                                                                       capsys) -> None:
+    # min(procs, free) ignores the job's minimum: proved for rigid jobs, not for moldable ones
+    policy = tmp_path / "shrink.pol"
+    policy.write_text("policy shrink { reserve 1 backfill first_fit "
+                      "size max(1, min(job.procs, machine.free.cpus)) }\n")
+    assert main(["verify", str(policy), "--queued", "2", "--running", "2", "--property",
+                 "size-bounds", "--counterexamples", str(tmp_path)]) == 1
+    (state,) = tmp_path.glob("*.json")
+    (job,) = [j for j in json.loads(state.read_text())["queue"] if "min_size" in j]
+    assert job["min_size"] > 1
+    capsys.readouterr()
+    assert main(["run", str(policy), "--state", str(state)]) == 1
+    assert "(its moldable range)" in capsys.readouterr().err
