@@ -14,7 +14,10 @@ Definitions (``run`` is the run time actually run, ``resp`` = end - submit):
   exponentially increasing intervals" of weight = requested processors x actual run time,
   without giving the bounds. We use decades, fixed so that categories compare across
   traces and policies: category c holds area in [10^c, 10^(c+1)), category 0 also holds
-  area < 10 (including 0), category 9 everything >= 10^9 procs x s.
+  area < 10 (including 0), category 9 everything >= 10^9 procs x s. The weight is the
+  trace's (its recorded request and run time), not the schedule's: a moldable job that ran
+  on another size stays in its category, so categories compare across rigid and moldable
+  runs of one trace.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ _DECADES = tuple(10**c for c in range(1, NCATEGORIES))
 _JOB, _START, _END, _ALLOC = attrgetter("job"), attrgetter("start"), attrgetter("end"), \
     attrgetter("alloc")
 _SUBMIT, _REQUEST, _FIRST = attrgetter("submit"), attrgetter("request"), itemgetter(0)
+_RUN = attrgetter("run_time")
 
 
 def area_category(area: int) -> int:
@@ -114,9 +118,9 @@ def compute_metrics(schedule: Schedule) -> Metrics:
     width = sum(procs)
     width_resp = sum(map(mul, procs, resps))
     area_sld = reduce(add, map(mul, areas, slds), 0.0)
-    # weight = requested procs x actual run time
+    # weight = requested procs x actual run time, as recorded (see the module's doc)
     cats = map(bisect_right, repeat(_DECADES),
-               map(mul, map(_FIRST, map(_REQUEST, jobs)), runs))
+               map(mul, map(_FIRST, map(_REQUEST, jobs)), map(_RUN, jobs)))
     cat_n = [0] * NCATEGORIES
     cat_resp = [0] * NCATEGORIES
     for c, resp in zip(cats, resps, strict=True):

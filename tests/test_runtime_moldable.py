@@ -293,3 +293,18 @@ def test_a_size_outside_a_moldable_range_is_a_replayable_counterexample(tmp_path
     capsys.readouterr()
     assert main(["run", str(policy), "--state", str(state)]) == 1
     assert "(its moldable range)" in capsys.readouterr().err
+
+
+def test_categories_are_by_the_recorded_weight() -> None:
+    """Paper 000 compares per-category turnaround of rigid and moldable runs of one trace: a
+    job stays in its category whatever size it ran on. Recorded on 2 cpus for 40 s (80,
+    category 1); on 4 cpus with Amdahl f = 0.5 it runs ceil(40 * (4/3) / 1.6) = 34 s (136)."""
+    from schedc.runtime.metrics import compute_metrics
+    from schedc.runtime.speedup import Amdahl
+
+    policy = compile_source("policy p { size job.max_size }", "<max>")
+    w = workload([job(1, 0, 40, 40, 2, Moldable(1, 4, Amdahl(0.5)))], cpus=4)
+    schedule = simulate(to_runtime(policy), w)
+    (record,) = schedule.records
+    assert (record.end - record.start, record.alloc) == (34, (4,))
+    assert compute_metrics(schedule).category_jobs == (0, 1) + (0,) * 8
