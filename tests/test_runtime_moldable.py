@@ -254,6 +254,14 @@ def test_cli_generates_a_moldable_workload_that_runs(tmp_path: Path, capsys) -> 
     assert main(args) == 0
     said = capsys.readouterr().out
     assert "wrote 300 jobs" in said and "offered utilisation 0.500 on 64 processors" in said
+    scaled = tmp_path / "scaled.csv"
+    assert main([*args[:3], str(scaled), *args[4:], "--time-scale", "100"]) == 0
+    assert "units of 1/100 s; offered utilisation 0.500" in capsys.readouterr().out
+    # the same draws, 100 times longer: the same jobs with times in 10 ms
+    plain = [r.split(",") for r in out.read_text().splitlines()[1:]]
+    fine = [r.split(",") for r in scaled.read_text().splitlines()[1:]]
+    assert [r[4] for r in plain] == [r[4] for r in fine]  # the same Pmax
+    assert sum(int(r[2]) for r in fine) > 50 * sum(int(r[2]) for r in plain)
     first = out.read_bytes()
     assert main(args) == 0 and out.read_bytes() == first  # same seed, same bytes
     capsys.readouterr()
@@ -273,6 +281,9 @@ def test_cli_generate_errors(tmp_path: Path, capsys) -> None:
     assert main(["workload", "generate", "-o", out, "--mean-interarrival", "5",
                  "--pmax", "0"]) == 2
     assert "pmax_high" in capsys.readouterr().err
+    assert main(["workload", "generate", "-o", out, "--mean-interarrival", "5",
+                 "--time-scale", "0"]) == 2
+    assert "--time-scale must be at least 1" in capsys.readouterr().err
     with pytest.raises(SystemExit) as caught:  # argparse: a rate is required
         main(["workload", "generate", "-o", out])
     assert caught.value.code == 2
