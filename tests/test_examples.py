@@ -145,3 +145,20 @@ def test_fast_paths_change_no_start(name: str) -> None:
     policy = example(name)
     assert starts(simulate(policy, load)) == starts(
         simulate(policy, load, fast=False, incremental=False))
+
+
+def test_memoised_aggregates_change_no_start(monkeypatch) -> None:
+    # Job-independent sums (fair share's work in the system) are computed once per machine
+    # state (numeric.memo); computing them at every call must give the same schedule.
+    from schedc.dsl import codegen
+    from schedc.runtime.moldable import MoldableSpec, make_moldable
+
+    load = make_moldable(workload("NASA-iPSC-1993-3.1-cln.swf.gz"),
+                         MoldableSpec(range_factor=2, sigma=1, load_factor=150))
+    memoised = simulate(example("sqrt-fairshare.pol"), load)
+    # the generated code reads its helpers from codegen's namespace
+    monkeypatch.setitem(codegen._NAMESPACE, "_memo", lambda state, key, compute: compute())
+    fresh = to_runtime(compile_file(EXAMPLES / "sqrt-fairshare.pol"))
+    plain = simulate(fresh, load)
+    assert [(r.start, r.alloc) for r in memoised.records] == [
+        (r.start, r.alloc) for r in plain.records]
