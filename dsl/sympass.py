@@ -310,17 +310,24 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
                        for b in range(made)]
         return z3.And(checks)
 
+    def starts_inside(s: int, t: z3.ArithRef, end: z3.ArithRef, k: int,
+                      extra: z3.ArithRef | None, slots: Sequence[int]) -> list[z3.BoolRef]:
+        """At each start in [t, end) of a reservation of ``slots``, the use of resource k
+        after step s (plus ``extra``) is within capacity. `t <= res_b` (not `<`): an equal
+        start is checked at b's own checkpoint, so a lemma never needs to know that two
+        checkpoints at one time hold one value."""
+        return [z3.Implies(z3.And(reserved[b], t <= res_time[b], res_time[b] < end),
+                           (use[s][b + 1][k] if extra is None else use[s][b + 1][k] + extra)
+                           <= capacity_t[k])
+                for b in slots]
+
     def fits_reservation(a: int) -> z3.BoolRef:
         """Job a fits the plan before its step from its reservation time on."""
         t, end, alloc = res_time[a], res_time[a] + est_walk[a], alloc_walk[a]
         checks = []
         for k in range(K):
             checks.append(use[a][a + 1][k] + alloc[k] <= capacity_t[k])
-            # `t <= res_b` (not `<`): an equal start is checked at b's own checkpoint, so a
-            # lemma never needs to know that two checkpoints at one time hold one value.
-            checks += [z3.Implies(z3.And(reserved[b], t <= res_time[b], res_time[b] < end),
-                                  use[a][b + 1][k] + alloc[k] <= capacity_t[k])
-                       for b in range(a)]
+            checks += starts_inside(a, t, end, k, alloc[k], range(a))
         return z3.And(checks)
 
     def fits_physically(s: int, alloc: Sequence[z3.ArithRef]) -> z3.BoolRef:
@@ -415,9 +422,7 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
                                          t < res_time[b] + est_walk[b]),
                                   alloc_walk[b][k], 0))
             checks.append(_sum(at_t) + alloc[k] <= capacity_t[k])
-            checks += [z3.Implies(z3.And(reserved[b], t <= res_time[b], res_time[b] < end),
-                                  use[a][b + 1][k] + alloc[k] <= capacity_t[k])
-                       for b in range(a)]
+            checks += starts_inside(a, t, end, k, alloc[k], range(a))
         return z3.And(checks)
 
     exact_slots = N if exact else 0
@@ -580,9 +585,7 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
         checks = []
         for k in range(K):
             checks.append(use[steps][a + 1][k] <= capacity_t[k])
-            checks += [z3.Implies(z3.And(reserved[b], t <= res_time[b], res_time[b] < end),
-                                  use[steps][b + 1][k] <= capacity_t[k])
-                       for b in range(N) if b != a]
+            checks += starts_inside(steps, t, end, k, None, [b for b in range(N) if b != a])
         return z3.Implies(reserved[a], z3.And(checks))
 
     reservations_hold = tuple(holds(a) for a in range(N)) if kind != "none" else ()

@@ -277,20 +277,17 @@ class _Checker:
 
     def _base(self, sym: SymbolicPass) -> z3.Solver:
         if self._base_of is not sym:
-            self._base_of, self._base_solver = sym, self._solver(sym, -2)
+            self._base_of, self._base_solver = sym, self._solver(sym, [])
         return self._base_solver
 
-    def _solver(self, sym: SymbolicPass, step: int | None) -> z3.Solver:
-        """The assumptions (tracked, for unsat cores) and the equations of ``step`` (None:
-        all; -2: none)."""
+    def _solver(self, sym: SymbolicPass, equations: list[z3.BoolRef]) -> z3.Solver:
+        """The assumptions (tracked, for unsat cores) and ``equations``."""
         solver = z3.Solver()
         solver.set("rlimit", self.limits.rlimit)
         solver.set("timeout", self.limits.timeout_ms)
         for i, assumption in enumerate(sym.assumptions):
             solver.assert_and_track(assumption.formula, z3.Bool(f"assumption_{i}"))
-        if step != -2:
-            solver.add(sym.definitions.all() if step is None
-                       else sym.definitions.for_step(step))
+        solver.add(equations)
         return solver
 
     def _refute(self, name: str, prop: Property, location: Span | None, failure: str,
@@ -307,13 +304,13 @@ class _Checker:
             if key not in self._exact:
                 self._exact[key] = encode_pass(self.policy, Bounds(*key[:2]), idle=idle)
             sym = self._exact[key]
-            solver = self._solver(sym, None)
-            solver.add(z3.Not(prop(sym)))
+            violated = z3.Not(prop(sym))
             if rigid:
-                solver.add([z3.Not(j.moldable) for j in (*sym.running, *sym.queue)])
+                violated = z3.And(violated, *(z3.Not(j.moldable)
+                                              for j in (*sym.running, *sym.queue)))
+            solver = self._solver(sym, sym.definitions.all())
+            solver.add(violated)
             result = solver.check()
-            if result == z3.unsat:
-                continue
             if result == z3.unsat:
                 continue
             if result == z3.unknown:
@@ -324,10 +321,6 @@ class _Checker:
                 return Verdict(name, "unknown", 0.0, self.bound, location=location,
                                reason="a counterexample was found with `log` left "
                                "uninterpreted; it may not be real")
-            violated = z3.Not(prop(sym))
-            if rigid:
-                violated = z3.And(violated, *(z3.Not(j.moldable)
-                                              for j in (*sym.running, *sym.queue)))
             model = _small_model(sym, violated, self.limits) or solver.model()
             return Verdict(name, "violated", 0.0, self.bound, location=location,
                            reason=failure, counterexample=counterexample(sym, model))

@@ -232,12 +232,12 @@ class _Reader:
                             f"request {job.procs} and fit the {caps[0]} cpus",
                             "min_size <= request.cpus <= max_size <= capacity")
         text = item.get("speedup", "linear")
+        if not isinstance(text, str):
+            raise self.fail(f"{where}.speedup must be a string", USAGE)
         try:
-            speedup = parse_speedup(text) if isinstance(text, str) else None
+            speedup = parse_speedup(text)
         except SpeedupError as exc:
             raise self.fail(f"{where}.speedup: {exc}", USAGE) from None
-        if speedup is None:
-            raise self.fail(f"{where}.speedup must be a string", USAGE)
         return attrs.evolve(job, moldable=Moldable(lo, hi, speedup))
 
     # -- values

@@ -443,14 +443,23 @@ def design_state() -> InitialState:
                    "request": {"cpus": 4}}]})
 
 
-def both_sides(clauses: str, state: InitialState):
-    """(concrete, symbolic) decisions of a one-resource policy on ``state``."""
+def hand_encoded(clauses: str, state: InitialState, with_invariants: bool = False):
+    """A one-resource policy, compiled and encoded at the bounds of ``state``: (runtime
+    policy, queue in policy order, encoded pass, solver holding it, invariant values)."""
     policy = compile_source(f"policy p {{ {clauses} }}", "<hand>")
     rpolicy = to_runtime(policy)
     ordered = policy_order(rpolicy, state)
     sym = encode_pass(policy, Bounds(queued=len(ordered), running=max(1, len(state.running))))
+    # invariants first: evaluating them adds to the definitions the solver must hold
+    invariants = symbolic_invariants(sym) if with_invariants else None
     solver = z3.Solver()
     solver.add(*(a.formula for a in sym.assumptions), *sym.definitions.all())
+    return rpolicy, ordered, sym, solver, invariants
+
+
+def both_sides(clauses: str, state: InitialState):
+    """(concrete, symbolic) decisions of a one-resource policy on ``state``."""
+    rpolicy, ordered, sym, solver, _ = hand_encoded(clauses, state)
     return (concrete_decisions(rpolicy, state)[:2],
             symbolic_decisions(sym, solver, state, ordered)[:2])
 
@@ -489,13 +498,8 @@ def one_job_state() -> InitialState:
 
 def invariant_values(clauses: str, state: InitialState):
     """(concrete, symbolic) {job id: invariant values} of a one-resource policy."""
-    policy = compile_source(f"policy p {{ {clauses} }}", "<hand>")
-    rpolicy = to_runtime(policy)
-    ordered = policy_order(rpolicy, state)
-    sym = encode_pass(policy, Bounds(queued=len(ordered), running=max(1, len(state.running))))
-    invariants = symbolic_invariants(sym)
-    solver = z3.Solver()
-    solver.add(*(a.formula for a in sym.assumptions), *sym.definitions.all())
+    rpolicy, ordered, sym, solver, invariants = hand_encoded(clauses, state,
+                                                            with_invariants=True)
     return (concrete_decisions(rpolicy, state)[2],
             symbolic_decisions(sym, solver, state, ordered, invariants)[2])
 
