@@ -432,10 +432,10 @@ def _transformed(workload, args: argparse.Namespace):
     from schedc.runtime.moldable import make_moldable
 
     spec = _moldable_spec(args)
+    if spec.range_factor is None and args.sigma != 0:
+        raise UserError("--sigma needs --range-factor",
+                        help="sigma shapes the speedup of jobs made moldable")
     if spec.range_factor is None and spec.load_factor == 100:
-        if args.sigma != 0:
-            raise UserError("--sigma needs --range-factor",
-                            help="sigma shapes the speedup of jobs made moldable")
         return workload
     return make_moldable(workload, spec)
 

@@ -21,7 +21,7 @@ import os
 from collections.abc import Mapping
 
 from schedc.runtime.jobs import Job, Moldable
-from schedc.runtime.speedup import USAGE, SpeedupError, parse_speedup
+from schedc.runtime.speedup import SpeedupError, parse_speedup
 from schedc.runtime.workload import Workload, WorkloadError, read_source
 
 BASE = ("id", "submit", "run_time", "estimate")
@@ -140,5 +140,6 @@ def _moldable(name: str, lineno: int, line: str, cells: list[str], speedup_col: 
         speedup = parse_speedup(text or "linear")
     except SpeedupError as exc:
         col = line.find(cells[speedup_col]) + 1 if speedup_col is not None else 1
-        raise WorkloadError(name, lineno, col, str(exc), help=USAGE, source_line=line) from None
+        raise WorkloadError(name, lineno, col, str(exc), help=exc.help,
+                            source_line=line) from None
     return Moldable(lo, hi, speedup)

@@ -46,6 +46,11 @@ USAGE = "models: linear, amdahl(f), downey(A, sigma), measured(n:t, ...)"
 class SpeedupError(ValueError):
     """A bad speedup spec or model parameter; the message says what was expected."""
 
+    @property
+    def help(self) -> str:
+        """A help line that does not repeat the message (which may list the models)."""
+        return "for example downey(32, 1)" if USAGE in str(self) else USAGE
+
 
 def _check_n(n: float, what: str = "n") -> None:
     # `not >=` also rejects NaN

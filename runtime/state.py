@@ -237,7 +237,7 @@ class _Reader:
         try:
             speedup = parse_speedup(text)
         except SpeedupError as exc:
-            raise self.fail(f"{where}.speedup: {exc}", USAGE) from None
+            raise self.fail(f"{where}.speedup: {exc}", exc.help) from None
         return attrs.evolve(job, moldable=Moldable(lo, hi, speedup))
 
     # -- values

@@ -175,6 +175,7 @@ def test_cli_runs_a_trace_made_moldable(capsys) -> None:
 @pytest.mark.parametrize(("args", "message"), [
     (["--range-factor", "0.5"], "the range factor must be >= 1"),
     (["--sigma", "1"], "--sigma needs --range-factor"),
+    (["--sigma", "1", "--load-factor", "125"], "--sigma needs --range-factor"),
     (["--load-factor", "-5"], "the load factor must be > 0"),
 ])
 def test_cli_moldable_option_errors(args, message, capsys) -> None:
@@ -217,6 +218,7 @@ def test_job_table_moldable_errors(tmp_path: Path, row, message, col) -> None:
     with pytest.raises(WorkloadError, match=message) as caught:
         read_jobtable(path, capacities={"cpus": 4})
     assert (caught.value.line, caught.value.col) == (5, col)
+    assert caught.value.help not in str(caught.value.message)  # help adds, not repeats
     lenient = read_jobtable(path, capacities={"cpus": 4}, lenient=True)
     assert len(lenient.jobs) == 3 and lenient.skipped == {"malformed line": 1}
 
