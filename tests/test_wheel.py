@@ -4,6 +4,7 @@ its `schedc run` works in a fresh virtual environment, away from the checkout.""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import venv
@@ -18,8 +19,14 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("dist")
+    # From a copy of the sources: a build in the checkout shares its `build/` folder with
+    # earlier builds and with whatever else runs there at the same time.
+    source = tmp_path_factory.mktemp("source") / "schedc"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "*.egg-info", ".hypothesis", ".pytest_cache", ".ruff_cache",
+        "__pycache__"))
     done = subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(out),
-                           str(ROOT)], capture_output=True, text=True)
+                           str(source)], capture_output=True, text=True)
     if done.returncode != 0:
         pytest.fail(f"building the wheel failed:\n{done.stdout}\n{done.stderr}")
     (path,) = out.glob("schedc-*.whl")
