@@ -167,6 +167,8 @@ class OrderClause:
 class ReserveClause:
     value: int | str  # an INT, "all", or a param name (as Path)
     is_name: bool = False
+    per: Expr | None = None  # `per KEY`: the depth counts reservations of jobs with one key
+    when: Expr | None = None  # `or when COND`: a job for which COND holds is reserved anyway
     span: Span | None = _span()
 
 

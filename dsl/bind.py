@@ -91,6 +91,10 @@ def to_runtime(policy: ir.Policy, params: Mapping[str, str] | None = None) -> Ru
         bodies["score"] = _negate(s) if policy.backfill.descending else s
     if policy.backfill.condition is not None:
         bodies["backfill_when"] = policy.backfill.condition
+    if policy.reserve_per is not None:
+        bodies["reserve_key"] = policy.reserve_per
+    if policy.reserve_when is not None:
+        bodies["reserve_when"] = policy.reserve_when
     if policy.size is not None:
         bodies["size"] = policy.size
         wrap["size"] = "_check_size"
@@ -113,6 +117,8 @@ def to_runtime(policy: ir.Policy, params: Mapping[str, str] | None = None) -> Ru
         score=fns.get("score"),
         size=fns.get("size"),
         backfill_when=fns.get("backfill_when"),
+        reserve_key=fns.get("reserve_key"),
+        reserve_when=fns.get("reserve_when"),
         invariants=invariants,
         state_free=ir.state_free(policy),
     )

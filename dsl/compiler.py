@@ -193,6 +193,23 @@ class Compiler:
                 e = self.lowerer.lower(k.expr, scope(loc))
                 order.append(None if e is None else ir.OrderKey(e, k.descending))
         depth = self.depth(eff.get("reserve"))
+        reserve_per = reserve_when = None
+        if "reserve" in eff:
+            loc = eff["reserve"][0]
+            r: ast.ReserveClause = loc.clause
+            if r.per is not None:
+                reserve_per = self.lowerer.expect(r.per, scope(loc), ("int", "bool"),
+                                                  "a reservation key",
+                                                  "use a category number, e.g. "
+                                                  "`weight_category(job)`")
+            if r.when is not None:
+                reserve_when = self.lowerer.expect(r.when, scope(loc), ("bool",),
+                                                   "a reservation condition",
+                                                   "compare it, e.g. `job.xfactor > 4`")
+            if depth is None and (r.per is not None or r.when is not None):
+                self.report.error(r.span, "`reserve all` already reserves every job that "
+                                  "does not fit: `per` and `or when` add nothing",
+                                  "write `reserve 1 per KEY` or `reserve N or when COND`")
         backfill = ir.Backfill("none")
         if "backfill" in eff:
             loc = eff["backfill"][0]
@@ -206,6 +223,13 @@ class Compiler:
                                                 "a backfill condition",
                                                 "compare it, e.g. `job.estimate <= 3600`")
             backfill = ir.Backfill(c.kind, score, c.descending, condition, span=c.span)
+        if (reserve_per is not None or reserve_when is not None) and backfill.kind != "first_fit":
+            r = eff["reserve"][0].clause
+            self.report.error(r.span, "`per` and `or when` reservations need "
+                              f"`backfill first_fit`, but this policy has `backfill "
+                              f"{backfill.kind}`",
+                              "add `backfill first_fit`: with `none` no job is ever reserved, "
+                              "and `best` and `when` act after a global depth")
         size = None
         if "size" in eff:
             loc = eff["size"][0]
@@ -220,7 +244,8 @@ class Compiler:
         if len(self.report.diagnostics) > n_errors:
             return None
         exprs = [k.expr for k in order] + [i.expr for i in invariants]
-        exprs += [e for e in (size, backfill.score, backfill.condition) if e is not None]
+        exprs += [e for e in (size, backfill.score, backfill.condition, reserve_per,
+                              reserve_when) if e is not None]
         used = {n.name for e in exprs for n in ir.walk(e) if isinstance(n, ir.ParamRef)}
         if isinstance(depth, ir.ParamRef):
             used.add(depth.name)
@@ -231,7 +256,7 @@ class Compiler:
         if len(params) != len(used):
             return None  # a param with a faulty declaration (already reported)
         return ir.Policy(p.name, file, machine, params, tuple(order), depth, backfill, size,
-                         tuple(invariants))
+                         tuple(invariants), reserve_per, reserve_when)
 
     def policy_machine(self, eff: dict[str, list[_Located]], file: str) -> ir.Machine | None:
         if "machine" not in eff:

@@ -191,6 +191,11 @@ class Policy:
     backfill: Backfill
     size: Expr | None  # None = rigid (the cpus request)
     invariants: tuple[Invariant, ...]
+    # `reserve D per KEY`: a job that does not fit is reserved while fewer than D jobs with its
+    # key (evaluated at its visit) are reserved in the pass; None: D counts all reservations
+    reserve_per: Expr | None = None
+    # `or when COND`: a job that does not fit and exceeds the depth is reserved if COND holds
+    reserve_when: Expr | None = None
 
 
 # -- structure helpers ----------------------------------------------------------------------
@@ -260,8 +265,9 @@ def reads_state(expr: Expr) -> bool:
 
 
 def state_free(policy: Policy) -> bool:
-    """No decision expression (order, size, score, condition) reads now, queue, running or
-    machine."""
+    """No decision expression (order, size, score, conditions, reservation key) reads now,
+    queue, running or machine."""
     exprs = [k.expr for k in policy.order] + [policy.size, policy.backfill.score,
-                                              policy.backfill.condition]
+                                              policy.backfill.condition, policy.reserve_per,
+                                              policy.reserve_when]
     return not any(reads_state(e) for e in exprs if e is not None)

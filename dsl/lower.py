@@ -170,8 +170,8 @@ class Lowerer:
             return None
         if p.root == "job":
             self.error(p.root_span, "`job` is not available here",
-                       "only order keys, size, backfill scores and conditions, and invariants "
-                       "have a job")
+                       "only order keys, size, backfill scores and conditions, reservation "
+                       "keys and conditions, and invariants have a job")
             return None
         sym = self.symbols.lookup("value", p.root, s.file)
         if sym is None:
@@ -269,7 +269,8 @@ class Lowerer:
         if part.name == "request":
             return self.request(p, var, s)
         if rest:
-            self.error(rest[0].span, f"`{p.root}.{part.name}` has no attribute `{rest[0].name}`")
+            self.error(rest[0].span, f"`{p.root}.{part.name}` has no attribute `{rest[0].name}`",
+                       f"`{p.root}.{part.name}` is a number; only `request` takes a resource")
             return None
         if part.name in RUN_TIME_NAMES:
             self.error(part.span, "the actual run time of a job is not accessible",
@@ -287,8 +288,10 @@ class Lowerer:
                        "a variable over `running` has start, elapsed, remaining, end")
             return None
         if part.name not in attrs:
+            known = attrs + (["size"] if s.size_ok else [])
             self.error(part.span, f"a job has no attribute `{part.name}`",
-                       did_you_mean(part.name, attrs + (["size"] if s.size_ok else [])))
+                       did_you_mean(part.name, known)
+                       or f"a job has {', '.join(f'`{a}`' for a in known)}")
             return None
         return ir.JobAttr(var.ir_name, part.name, ir.ATTR_TYPES[part.name], span=p.span)
 

@@ -27,7 +27,7 @@ _WORDS = {
     "ADD_OP": "`+` or `-`", "MUL_OP": "`*`, `/`, `div` or `%`",
     "DIRECTION": "`asc` or `desc`", "RESERVE_ALL": "`all`",
     "BACKFILL_SIMPLE": "`none` or `first_fit`",
-    "BACKFILL_WHEN": "`when`", "$END": "the end of the file",
+    "BACKFILL_WHEN": "`when`", "OR_WHEN": "`or when`", "$END": "the end of the file",
     "LPAR": "`(`", "RPAR": "`)`", "LSQB": "`[`", "RSQB": "`]`", "LBRACE": "`{`",
     "RBRACE": "`}`", "COMMA": "`,`", "COLON": "`:`", "DOT": "`.`", "EQUAL": "`=`",
     "MINUS": "`-`",
@@ -134,12 +134,22 @@ class _ToAst(Transformer):
         return ast.OrderKey(c[0], desc, span=self._s(meta))
 
     def reserve_clause(self, meta, c):
-        tok = c[0]
+        tok, per, when = c
+        span = self._s(meta)
         if tok.type == "INT":
-            return ast.ReserveClause(int(tok), span=self._s(meta))
+            return ast.ReserveClause(int(tok), per=per, when=when, span=span)
         if tok.type == "RESERVE_ALL":
-            return ast.ReserveClause("all", span=self._s(meta))
-        return ast.ReserveClause(str(tok), is_name=True, span=self._s(meta))
+            return ast.ReserveClause("all", per=per, when=when, span=span)
+        return ast.ReserveClause(str(tok), is_name=True, per=per, when=when, span=span)
+
+    def reserve_per(self, meta, c):
+        return c[0]
+
+    def reserve_or_when(self, meta, c):
+        return c[1]
+
+    def reserve_when_only(self, meta, c):
+        return ast.ReserveClause(0, when=c[1], span=self._s(meta))
 
     def backfill_clause(self, meta, c):
         if isinstance(c[0], Token) and c[0].type == "BACKFILL_SIMPLE":

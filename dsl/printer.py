@@ -71,8 +71,13 @@ def _clause(c: ast.Clause) -> str:
             return "order " + ", ".join(
                 f"{expr(k.expr)} {'desc' if k.descending else 'asc'}" for k in keys
             )
-        case ast.ReserveClause(value=v):
-            return f"reserve {v}"
+        case ast.ReserveClause(value=v, per=per, when=when):
+            text = f"reserve {v}"
+            if per is not None:
+                text += f" per {expr(per)}"
+            if when is not None:
+                text += f" or when {expr(when)}"
+            return text
         case ast.BackfillClause(kind="best", score=s, descending=d):
             return f"backfill best by {expr(s)} {'desc' if d else 'asc'}"
         case ast.BackfillClause(kind="when", condition=c):

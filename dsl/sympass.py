@@ -338,6 +338,29 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
             return z3.BoolVal(True)
         return _sum(z3.If(reserved[b], 1, 0) for b in range(a)) < depth
 
+    # `reserve D per KEY or when COND`: job a may be reserved while fewer than D earlier jobs
+    # of its key are, or else if COND holds (evaluated, as in the simulator, only then).
+    selective = policy.reserve_per is not None or policy.reserve_when is not None
+    key_of: list[z3.ExprRef | None] = [None] * N
+    may_reserve: list[z3.BoolRef] = []
+
+    def encode_may_reserve(a: int, not_started: z3.BoolRef) -> z3.BoolRef:
+        if not selective:
+            return below_depth(a)
+        assert depth is not None  # the compiler rejects `reserve all per ...`
+        if policy.reserve_per is not None:
+            key_of[a] = evaluate(policy.reserve_per, queue[a], state_at(a),
+                                 z3.And(visited[a], not_started))
+            same = [z3.And(reserved[b], key_of[b] == key_of[a]) for b in range(a)]
+        else:
+            same = [reserved[b] for b in range(a)]
+        room = _sum(z3.If(x, 1, 0) for x in same) < depth
+        if policy.reserve_when is None:
+            return room
+        when = evaluate(policy.reserve_when, queue[a], state_at(a),
+                        z3.And(visited[a], not_started, z3.Not(room)))
+        return z3.Or(room, when)
+
     # Rounds of backfill `best` (declared here: the state a later job sees reads them).
     picked = [[z3.Bool(f"picked_{j}_{q}") for q in range(N)] for j in range(rounds)]
     size_round = [[None if rigid else z3.Int(f"size_{q}_round_{j}") for q in range(N)]
@@ -454,6 +477,7 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
         # its time. Any decisions with these properties keep the plan safe, so lemmas leave
         # the exact decisions (tagged "exact" below) out and prove that stronger statement.
         definitions.add(z3.Implies(started_walk[a], z3.And(visited[a], starts)))
+        may_reserve.append(encode_may_reserve(a, z3.Not(starts)))
         definitions.add(z3.Implies(reserved[a], z3.And(visited[a], fits_reservation(a))))
         starts_list.append((started_walk[a], a, state_at(a, including=True),
                             alloc_walk[a][0]))
@@ -465,7 +489,7 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
         definitions.add(z3.Implies(z3.Or(started_walk[a], reserved[a]), visited[a]))
         definitions.add(z3.Implies(candidate[a], z3.And(job.present, z3.Not(visited[a]))))
         definitions.add(z3.Implies(reserved[a], z3.And(z3.Not(started_walk[a]),
-                                                       res_time[a] > now, below_depth(a))))
+                                                       res_time[a] > now, may_reserve[a])))
         if kind == "none":
             definitions.add(z3.Not(reserved[a]))
         if a >= exact_slots:
@@ -486,7 +510,7 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
             definitions.add(z3.Not(candidate[a]))
         definitions.add(started_walk[a] == z3.And(visited[a], starts))
         definitions.add(reserved[a] == z3.And(visited[a], z3.Not(started_walk[a]),
-                                              below_depth(a)))
+                                              may_reserve[a]))
         if not earliest:
             continue
         # The reservation: the least candidate time (now or a release) at which a fits.

@@ -20,12 +20,24 @@ def open_atomic(path: str | os.PathLike[str], newline: str | None = "\n") -> Ite
     target = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        # mkstemp makes the file private (0600): give it the mode a plain open() would
+        # (the old target's, else 0666 less the umask)
+        os.chmod(fd, _mode_for(target))
         with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as out:
             yield out
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _mode_for(target: Path) -> int:
+    try:
+        return target.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask
 
 
 def write_atomic(path: str | os.PathLike[str], fill: Callable[[TextIO], None]) -> None:

@@ -66,7 +66,17 @@ class RuntimePolicy:
     # backfill "when": after the D-th reservation a job starts iff it fits the free resources
     # now and this holds (the reservations are not consulted)
     backfill_when: BoolFn | None = None
+    # `reserve D per KEY`: the depth counts, per key value, the reservations of jobs whose
+    # key (at their visit) is that value
+    reserve_key: Callable[[Job, PassState], int | bool] | None = None
+    # `or when COND`: a job that does not fit and is past the depth is reserved if this holds
+    reserve_when: BoolFn | None = None
     invariants: tuple[RuntimeInvariant, ...] = ()
     # True when no expression reads now, queue, running or machine state: then a pass after
     # submissions alone only has to consider the new jobs (see simulator.py for the proof).
     state_free: bool = True
+
+    @property
+    def selective(self) -> bool:
+        """Reservations per key or by condition: the depth is not one global count."""
+        return self.reserve_key is not None or self.reserve_when is not None

@@ -79,7 +79,7 @@ class _PassRun:
     """One pass in progress (and, kept afterwards, the end state a continuation resumes)."""
 
     __slots__ = ("now", "free", "profile", "shadow", "nres", "blocked", "reservations",
-                 "started", "check_res", "candidates", "complete")
+                 "started", "check_res", "candidates", "complete", "per_key")
 
     def __init__(self, now: int, free: list[int]) -> None:
         self.now = now
@@ -94,6 +94,7 @@ class _PassRun:
         self.check_res = False  # a job started while a reservation existed
         self.candidates: list[Job] = []  # backfill "best": queue after the D-th reservation
         self.complete = True  # every queued job was visited (or could be skipped safely)
+        self.per_key: dict[Any, int] = {}  # `reserve D per KEY`: reservations per key value
 
 
 def _timed(job: Job, req: tuple[int, ...]) -> Job:
@@ -128,7 +129,8 @@ class _Sim:
         self.K = len(cap)
         self.depth = policy.depth
         self.backfill = policy.backfill
-        self.use_shadow = fast and policy.depth == 1 and policy.backfill != "none"
+        self.use_shadow = (fast and policy.depth == 1 and policy.backfill != "none"
+                           and not policy.selective)
         self.profile1 = fast and len(cap) == 1
         # Backfill "when" with depth >= 2: its starts may delay the reservations, so a
         # re-pass may reserve the first job later and then start the second (see
@@ -363,7 +365,7 @@ class _Sim:
                 # No job can start now. If reservations are left to make, they could only
                 # matter to later jobs of this pass, which cannot start either: stop, but
                 # the end state is incomplete, so no continuation may resume from it.
-                if depth is None or run.nres < depth:
+                if depth is None or run.nres < depth or self.policy.selective:
                     run.complete = False
                 if self.backfill == "none":
                     run.blocked = True  # this job does not fit: the pass ends here
@@ -407,7 +409,23 @@ class _Sim:
             self._start(run, job, req)
         elif self.backfill == "none":
             run.blocked = True
+        elif self.policy.selective:
+            self._reserve_selective(run, job, req)
         elif self.depth is None or run.nres < self.depth:
+            self._reserve(run, job, req)
+
+    def _reserve_selective(self, run: _PassRun, job: Job, req: tuple[int, ...]) -> None:
+        """`reserve D per KEY or when COND`: reserve ``job`` (which does not fit now) while
+        fewer than D jobs of its key are reserved, or else if COND holds for it."""
+        policy = self.policy
+        key = (None if policy.reserve_key is None
+               else self._call(policy.reserve_key, job, "reservation key"))
+        depth = self.depth
+        assert depth is not None  # the compiler rejects `reserve all per ...`
+        if run.per_key.get(key, 0) < depth or (
+                policy.reserve_when is not None
+                and self._call(policy.reserve_when, job, "reservation condition")):
+            run.per_key[key] = run.per_key.get(key, 0) + 1
             self._reserve(run, job, req)
 
     def _reserve(self, run: _PassRun, job: Job, req: tuple[int, ...]) -> None:

@@ -59,6 +59,10 @@ POLICIES = {
     "best_short": "reserve 1 backfill best by job.estimate",
     "best_wide_d2": "order job.estimate desc reserve 2 backfill best by job.procs desc",
     "best_d0": "reserve 0 backfill best by job.estimate * 2 - job.procs desc",
+    # selective reservations: per key (bool and int keys), state-free
+    "per_wide": "order job.submit asc reserve 1 per job.procs > 2 backfill first_fit",
+    "per_decade": "order job.estimate desc reserve 1 per job.estimate div 10 "
+                  "backfill first_fit",
 }
 # the new coverage, fewer examples each (time budget)
 POLICIES_STATE = {
@@ -69,6 +73,12 @@ POLICIES_STATE = {
                   "job.estimate - now asc reserve 2 backfill first_fit",
     "free_key": "order job.procs <= machine.free.cpus desc, job.xfactor desc "
                 "reserve 1 backfill when job.estimate <= 20",
+    # selective reservations by a condition that reads the time (and per key)
+    "when_res": "reserve 0 or when job.wait >= 5 backfill first_fit",
+    "per_when": "order job.estimate asc reserve 1 per job.procs div 2 "
+                "or when job.xfactor > 2 backfill first_fit",
+    "per_when_param": "order job.wait desc reserve d per job.procs > 1 "
+                      "or when job.wait > w * 10 backfill first_fit",
     # params
     "depth_param": "order job.wait desc reserve d backfill first_fit",
     "real_key": "order job.estimate - w * job.wait asc reserve d backfill first_fit",
@@ -110,6 +120,7 @@ PARAMS = {
     "depth_param": "param d: int in [0, 3] = 1",
     "real_key": "param w: real in [0, 2] = 0.5 param d: int in [0, 3] = 1",
     "real_size": "param f: real in [0.1, 1] = 0.5",
+    "per_when_param": "param d: int in [0, 2] = 1 param w: real in [0, 2] = 0.5",
 }
 
 
