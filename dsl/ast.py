@@ -183,7 +183,10 @@ class BackfillClause:
 
 @frozen
 class SizeClause:
-    expr: Expr
+    expr: Expr  # the size, or with `choose` the largest size
+    # `size choose N in [LOW, HIGH]`: N sizes spread over [LOW, HIGH], the one that ends first
+    choices: int | None = None
+    low: Expr | None = None
     span: Span | None = _span()
 
 

@@ -95,9 +95,12 @@ def to_runtime(policy: ir.Policy, params: Mapping[str, str] | None = None) -> Ru
         bodies["reserve_key"] = policy.reserve_per
     if policy.reserve_when is not None:
         bodies["reserve_when"] = policy.reserve_when
+    if policy.size_low is not None:
+        bodies["size_low"] = policy.size_low
     if policy.size is not None:
         bodies["size"] = policy.size
-        wrap["size"] = "_check_size"
+        if policy.size_choices is None:  # `choose`: each candidate is checked instead
+            wrap["size"] = "_check_size"
     for i, inv in enumerate(policy.invariants):
         bodies[f"invariant_{i}"] = inv.expr
     fns, _ = compile_functions(bodies, values, rigid=policy.size is None, wrap=wrap)
@@ -116,6 +119,8 @@ def to_runtime(policy: ir.Policy, params: Mapping[str, str] | None = None) -> Ru
         order_static=ir.order_static(policy),
         score=fns.get("score"),
         size=fns.get("size"),
+        size_low=fns.get("size_low"),
+        size_choices=policy.size_choices,
         backfill_when=fns.get("backfill_when"),
         reserve_key=fns.get("reserve_key"),
         reserve_when=fns.get("reserve_when"),

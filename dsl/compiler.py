@@ -21,6 +21,7 @@ _CLAUSE_NAMES = {
     ast.MachineClause: "machine", ast.OrderClause: "order", ast.ReserveClause: "reserve",
     ast.BackfillClause: "backfill", ast.SizeClause: "size",
 }
+MAX_SIZE_CHOICES = 32  # `size choose N`: the symbolic pass encodes one earliest fit per choice
 
 
 @frozen
@@ -230,11 +231,25 @@ class Compiler:
                               f"{backfill.kind}`",
                               "add `backfill first_fit`: with `none` no job is ever reserved, "
                               "and `best` and `when` act after a global depth")
-        size = None
+        size = size_low = size_choices = None
         if "size" in eff:
             loc = eff["size"][0]
-            size = self.lowerer.expect(loc.clause.expr, scope(loc), ("int",), "`size`",
+            sc: ast.SizeClause = loc.clause
+            size = self.lowerer.expect(sc.expr, scope(loc), ("int",), "`size`",
                                        "round it with `ceil(...)` or `floor(...)`")
+            if sc.choices is not None:
+                size_choices = sc.choices
+                size_low = self.lowerer.expect(sc.low, scope(loc), ("int",), "`size`",
+                                               "round it with `ceil(...)` or `floor(...)`")
+                if not 1 <= sc.choices <= MAX_SIZE_CHOICES:
+                    self.report.error(sc.span, f"`size choose {sc.choices}`: the number of "
+                                      f"choices must be in [1, {MAX_SIZE_CHOICES}]",
+                                      "papers/000 uses 12")
+                if backfill.kind not in ("first_fit", "none"):
+                    self.report.error(sc.span, "`size choose` needs `backfill first_fit` or "
+                                      f"`none`, but this policy has `backfill {backfill.kind}`",
+                                      "a choice reads the plan of the pass, which `best` and "
+                                      "`when` leave behind")
         invariants = []
         for loc in eff.get("invariant", []):
             c = loc.clause
@@ -245,7 +260,7 @@ class Compiler:
             return None
         exprs = [k.expr for k in order] + [i.expr for i in invariants]
         exprs += [e for e in (size, backfill.score, backfill.condition, reserve_per,
-                              reserve_when) if e is not None]
+                              reserve_when, size_low) if e is not None]
         used = {n.name for e in exprs for n in ir.walk(e) if isinstance(n, ir.ParamRef)}
         if isinstance(depth, ir.ParamRef):
             used.add(depth.name)
@@ -256,7 +271,7 @@ class Compiler:
         if len(params) != len(used):
             return None  # a param with a faulty declaration (already reported)
         return ir.Policy(p.name, file, machine, params, tuple(order), depth, backfill, size,
-                         tuple(invariants), reserve_per, reserve_when)
+                         tuple(invariants), reserve_per, reserve_when, size_choices, size_low)
 
     def policy_machine(self, eff: dict[str, list[_Located]], file: str) -> ir.Machine | None:
         if "machine" not in eff:

@@ -196,6 +196,11 @@ class Policy:
     reserve_per: Expr | None = None
     # `or when COND`: a job that does not fit and exceeds the depth is reserved if COND holds
     reserve_when: Expr | None = None
+    # `size choose N in [LOW, HIGH]`: then ``size`` is HIGH, and the job gets, of N sizes spread
+    # evenly over [LOW, max(LOW, HIGH)] (all of them if there are at most N), the one with
+    # which it completes first in the pass's plan (ties: the smaller size)
+    size_choices: int | None = None
+    size_low: Expr | None = None
 
 
 # -- structure helpers ----------------------------------------------------------------------
@@ -269,5 +274,5 @@ def state_free(policy: Policy) -> bool:
     queue, running or machine."""
     exprs = [k.expr for k in policy.order] + [policy.size, policy.backfill.score,
                                               policy.backfill.condition, policy.reserve_per,
-                                              policy.reserve_when]
+                                              policy.reserve_when, policy.size_low]
     return not any(reads_state(e) for e in exprs if e is not None)

@@ -162,6 +162,10 @@ class _ToAst(Transformer):
     def size_clause(self, meta, c):
         return ast.SizeClause(c[0], span=self._s(meta))
 
+    def size_choose(self, meta, c):
+        n, low, high = c
+        return ast.SizeClause(high, choices=int(n), low=low, span=self._s(meta))
+
     def invariant_clause(self, meta, c):
         e = c[0]
         # The clause's own text, from the expression's first to last character.

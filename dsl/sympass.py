@@ -127,6 +127,9 @@ class SymbolicPass:
     starts: tuple[Start, ...]  # every start the pass may make, in the pass's order
     # (slot, size, estimate): a moldable job's estimate on that size (free: see estimate_at)
     sized_estimates: tuple[tuple[int, z3.ArithRef, z3.ArithRef], ...]
+    # `size choose`: (slot, valid, size, estimate) of each candidate size the exact pass
+    # weighs (a replay must see the same estimates on them)
+    choice_estimates: tuple[tuple[int, z3.BoolRef, z3.ArithRef, z3.ArithRef], ...]
     steps: int  # N walk steps, then (backfill best) N rounds
     state_at: Callable[..., SymState]  # state_at(a, including=False): what job a's visit sees
     evaluate: Callable[..., z3.ExprRef]  # evaluate(expr, job, state, guard, size=None)
@@ -262,6 +265,7 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
     # which the state does not fix: a fresh value >= 1 (any one is some measured speedup's),
     # so proofs hold for every model; counterexamples name the model that gives it.
     sized_estimates: list[tuple[int, z3.ArithRef, z3.ArithRef]] = []
+    choice_estimates: list[tuple[int, z3.BoolRef, z3.ArithRef, z3.ArithRef]] = []
 
     def estimate_at(q: int, size: z3.ArithRef | None, name: str) -> z3.ArithRef:
         if size is None:
@@ -415,11 +419,22 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
         return state_of(N + j, gone)
 
     sizes: list[tuple[z3.BoolRef, z3.ArithRef, int, int]] = []
+    # `size choose N in [LOW, HIGH]`: per slot, the candidates (valid, size)
+    choices: list[list[tuple[z3.BoolRef, z3.ArithRef]]] = []
     if not rigid:
         for q in range(N):
             definitions.current = q
             value = evaluate(policy.size, queue[q], state_at(q), visited[q])
-            definitions.add(z3.Implies(queue[q].present, size_walk[q] == value))
+            if policy.size_choices is None:
+                definitions.add(z3.Implies(queue[q].present, size_walk[q] == value))
+            else:
+                low = evaluate(policy.size_low, queue[q], state_at(q), visited[q])
+                choices.append(_candidates(low, value, policy.size_choices))
+                # the step fact: the size is one of the candidates
+                definitions.add(z3.Implies(queue[q].present, z3.Or(
+                    [z3.And(ok, size_walk[q] == c) for ok, c in choices[q]])))
+                # every candidate must be a size the job may get (the simulator checks all)
+                sizes += [(z3.And(visited[q], ok), c, q, q) for ok, c in choices[q]]
             sizes.append((visited[q], size_walk[q], q, q))
         definitions.current = None
 
@@ -430,10 +445,13 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
                       z3.And([z3.Implies(queue[b].present, free < alloc_walk[b][0])
                               for b in range(a, N)]))
 
-    def _fits_at(a: int, t: z3.ArithRef) -> z3.BoolRef:
-        """Job a fits the plan of the walk before it from any time t >= now on: the use at t
-        summed in full (t need not be a checkpoint), then the reservation starts inside."""
-        end, alloc = t + est_walk[a], alloc_walk[a]
+    def _fits_at(a: int, t: z3.ArithRef, alloc: Sequence[z3.ArithRef] | None = None,
+                 est: z3.ArithRef | None = None) -> z3.BoolRef:
+        """Job a (on ``alloc`` for ``est``, by default its walk's) fits the plan of the walk
+        before it from any time t >= now on: the use at t summed in full (t need not be a
+        checkpoint), then the reservation starts inside."""
+        alloc = alloc_walk[a] if alloc is None else alloc
+        end = t + (est_walk[a] if est is None else est)
         checks = []
         for k in range(K):
             at_t = [z3.If(z3.And(r.present, r.start + r.estimate > t), r.request[k], 0)
@@ -447,6 +465,38 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
             checks.append(_sum(at_t) + alloc[k] <= capacity_t[k])
             checks += starts_inside(a, t, end, k, alloc[k], range(a))
         return z3.And(checks)
+
+    def release_times(a: int) -> list[tuple[z3.BoolRef, z3.ArithRef]]:
+        """Where an earliest fit of job a may lie: now or a release of the plan before a."""
+        times: list[tuple[z3.BoolRef, z3.ArithRef]] = [(z3.BoolVal(True), now)]
+        times += [(r.present, r.start + r.estimate) for r in running]
+        for b in range(a):
+            times.append((started_walk[b], now + est_walk[b]))
+            times.append((reserved[b], res_time[b] + est_walk[b]))
+        return times
+
+    def choose_exactly(a: int, times: list[tuple[z3.BoolRef, z3.ArithRef]]) -> None:
+        """`size choose`: job a's size is the candidate that completes first (earliest fit
+        plus its estimate on that size), ties to the smaller size."""
+        completion = []
+        for i, (ok, size) in enumerate(choices[a]):
+            est_i = estimate_at(a, size, f"choice_{i}")
+            choice_estimates.append((a, ok, size, est_i))
+            # the walk's estimate on the chosen size is this one (one speedup model)
+            definitions.add(z3.Implies(size_walk[a] == size, est_walk[a] == est_i))
+            alloc_i = alloc_of(a, size)
+            fit_i = [(z3.And(valid, t >= now, _fits_at(a, t, alloc_i, est_i)), t)
+                     for valid, t in times]
+            t_i = z3.Int(f"choice_start_{a}_{i}")
+            definitions.add(z3.Implies(ok, z3.And(
+                z3.Or([z3.And(f, t_i == t) for f, t in fit_i]),
+                z3.And([z3.Implies(f, t_i <= t) for f, t in fit_i]))))
+            completion.append((ok, size, t_i + est_i))
+        definitions.add(z3.Implies(visited[a], z3.Or([
+            z3.And(ok, size_walk[a] == size, z3.And([
+                z3.Implies(ok2, z3.Or(c < c2, z3.And(c == c2, size <= size2)))
+                for ok2, size2, c2 in completion]))
+            for ok, size, c in completion])))
 
     exact_slots = N if exact else 0
     stops = [z3.Bool(f"stops_{q}") for q in range(N)]
@@ -501,6 +551,8 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
             blocked = z3.Or([z3.And(visited[b], z3.Not(started_walk[b])) for b in range(a)])
             definitions.add(visited[a] == z3.And(reached, z3.Not(blocked)))
             definitions.add(started_walk[a] == z3.And(visited[a], starts))
+            if choices and earliest:
+                choose_exactly(a, release_times(a))
             continue
         if best:
             definitions.add(visited[a] == z3.And(reached, below_depth(a)))
@@ -514,16 +566,14 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
         if not earliest:
             continue
         # The reservation: the least candidate time (now or a release) at which a fits.
-        times: list[tuple[z3.BoolRef, z3.ArithRef]] = [(z3.BoolVal(True), now)]
-        times += [(r.present, r.start + r.estimate) for r in running]
-        for b in range(a):
-            times.append((started_walk[b], now + est_walk[b]))
-            times.append((reserved[b], res_time[b] + est_walk[b]))
+        times = release_times(a)
         fitting = [(z3.And(valid, t >= now, _fits_at(a, t)), t) for valid, t in times]
         definitions.add(z3.Implies(
             reserved[a], z3.Or([z3.And(ok, res_time[a] == t) for ok, t in fitting])))
         definitions.add(z3.Implies(
             reserved[a], z3.And([z3.Implies(ok, res_time[a] <= t) for ok, t in fitting])))
+        if choices:
+            choose_exactly(a, times)
 
     # -- backfill `best`: after the walk, rounds; each starts the fitting candidate of best
     # score (ties: queue order) until none fits. A candidate that does not fit in a round
@@ -619,12 +669,27 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
                         decisions=decisions,
                         starts=tuple(Start(g, q, st, sz) for g, q, st, sz in starts_list),
                         sized_estimates=tuple(sized_estimates),
+                        choice_estimates=tuple(choice_estimates),
                         steps=steps, state_at=state_at, evaluate=evaluate,
                         reservations_hold=reservations_hold, used_after=tuple(use[steps][0]),
                         profile_ok=profile_ok, capacity_ok=capacity_ok,
                         obligations=obligations, obligation_steps=obligation_steps,
                         size_results=tuple(sizes),
                         uses_log=lambda: uses_log)
+
+
+def _candidates(low: z3.ArithRef, high: z3.ArithRef, n: int
+                ) -> list[tuple[z3.BoolRef, z3.ArithRef]]:
+    """`choose n in [low, high]` (runtime/simulator.py's size_candidates): every size of
+    [low, max(low, high)] if at most n, else n spread evenly, low + i (high - low) div (n-1).
+    (valid, size) per i; i is concrete, so each size is linear."""
+    top = z3.If(high >= low, high, low)
+    if n == 1:
+        return [(z3.BoolVal(True), top)]
+    few = top - low + 1 <= n
+    return [(z3.Or(z3.Not(few), i <= top - low),
+             z3.If(few, low + i, low + (i * (top - low)) / (n - 1)))
+            for i in range(n)]
 
 
 def _job(prefix: str, K: int, running: bool) -> SymJob:

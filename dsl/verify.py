@@ -13,7 +13,7 @@ a second guard.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -368,11 +368,16 @@ def _value(model: z3.ModelRef, term: z3.ExprRef) -> int | float | bool:
     raise ValueError(f"unexpected model value {v}")
 
 
-def _speedup(model: z3.ModelRef, job, decision, estimate: int) -> str:
+def _speedup(model: z3.ModelRef, job, decision, estimate: int,
+             choices: Sequence[tuple[z3.BoolRef, z3.ArithRef, z3.ArithRef]] = ()) -> str:
     """A speedup model that gives the moldable job what the pass used: its sequential time
-    (``job.work``) on 1 cpu, its estimate at its request and, if it moved, its estimate on
-    the size it got (measured times, so that the replay computes exactly these)."""
+    (``job.work``) on 1 cpu, its estimate at its request, on each size it weighed (`size
+    choose`) and, if it moved, on the size it got (measured times, so that the replay
+    computes exactly these)."""
     points = {1: _value(model, job.work), _value(model, job.request[0]): estimate}
+    for ok, size, est in choices:
+        if _value(model, ok):
+            points.setdefault(_value(model, size), _value(model, est))
     if _value(model, decision.started) or _value(model, decision.reserved):
         points[_value(model, decision.alloc[0])] = _value(model, decision.estimate)
     return "measured(" + ", ".join(f"{n}:{t}" for n, t in sorted(points.items())) + ")"
@@ -395,7 +400,7 @@ def counterexample(sym: SymbolicPass, model: z3.ModelRef) -> dict[str, Any]:
                         "start": _value(model, r.start), "estimate": estimate,
                         "run_time": estimate, "request": request(r)})
     queue, started, reservations = [], [], {}
-    for q, d in zip(sym.queue, sym.decisions, strict=True):
+    for slot, (q, d) in enumerate(zip(sym.queue, sym.decisions, strict=True)):
         if not _value(model, q.present):
             continue
         estimate = _value(model, q.estimate)
@@ -405,7 +410,9 @@ def counterexample(sym: SymbolicPass, model: z3.ModelRef) -> dict[str, Any]:
         if _value(model, q.moldable):
             job |= {"min_size": _value(model, q.min_size),
                     "max_size": _value(model, q.max_size),
-                    "speedup": _speedup(model, q, d, estimate)}
+                    "speedup": _speedup(model, q, d, estimate,
+                                        [(ok, size, est) for s, ok, size, est
+                                         in sym.choice_estimates if s == slot])}
         queue.append(job)
         if _value(model, d.started):
             started.append(job_id)

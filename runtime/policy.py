@@ -63,6 +63,10 @@ class RuntimePolicy:
     order_static: bool = True  # the key depends only on the job and params
     score: NumFn | None = None  # backfill "best": the candidate with the smallest score starts
     size: IntFn | None = None  # None = rigid: the cpus request
+    # `size choose N in [LOW, HIGH]`: ``size`` is HIGH; of N sizes spread evenly over
+    # [LOW, max(LOW, HIGH)] the job gets the one that completes first in the pass's plan
+    size_low: IntFn | None = None
+    size_choices: int | None = None
     # backfill "when": after the D-th reservation a job starts iff it fits the free resources
     # now and this holds (the reservations are not consulted)
     backfill_when: BoolFn | None = None

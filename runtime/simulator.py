@@ -129,15 +129,18 @@ class _Sim:
         self.K = len(cap)
         self.depth = policy.depth
         self.backfill = policy.backfill
+        # A size choice reads the whole plan: the shadow plan does not keep it.
         self.use_shadow = (fast and policy.depth == 1 and policy.backfill != "none"
-                           and not policy.selective)
+                           and not policy.selective and policy.size_choices is None)
         self.profile1 = fast and len(cap) == 1
         # Backfill "when" with depth >= 2: its starts may delay the reservations, so a
         # re-pass may reserve the first job later and then start the second (see
         # _continue_pass, point 4): the last pass's end state is not a re-pass's.
         when_deep = policy.backfill == "when" and (policy.depth is None or policy.depth > 1)
+        # A size choice reads the plan, whose steps move with time: a job that waited for
+        # its best completion may choose another size later, so no continuation.
         self.incremental = (incremental and policy.state_free and policy.order_static
-                            and not when_deep)
+                            and not when_deep and policy.size_choices is None)
         self.monitor = monitor
         self.rigid = policy.size is None
         # Callables and invariants that read the state see an exact queue (started jobs
@@ -390,7 +393,7 @@ class _Sim:
                 self._check(run)
 
     def _visit(self, run: _PassRun, job: Job) -> None:
-        req = self._alloc(job)
+        req = self._alloc(job) if self.policy.size_choices is None else self._choose(run, job)
         now = run.now
         est = job.estimate_at(req[0])
         if self.backfill == "when" and self.depth is not None and run.nres >= self.depth:
@@ -478,15 +481,51 @@ class _Sim:
     def _alloc(self, job: Job) -> tuple[int, ...]:
         if self.policy.size is None:
             return job.request
-        size = self._call(self.policy.size, job, "size")
+        return self._sized(job, self._call(self.policy.size, job, "size"))
+
+    def _sized(self, job: Job, size: Any, what: str = "size") -> tuple[int, ...]:
+        """``job``'s request with ``size`` cpus, which must be in its range (monitor)."""
         lo, hi = (1, self.cap[0]) if job.moldable is None else (
             job.moldable.min_procs, min(job.moldable.max_procs, self.cap[0]))
         if not isinstance(size, int) or isinstance(size, bool) or not lo <= size <= hi:
-            what = "" if job.moldable is None else " (its moldable range)"
-            raise MonitorViolation(f"t={self.state.now}: policy {self.policy.name}: size "
+            where = "" if job.moldable is None else " (its moldable range)"
+            raise MonitorViolation(f"t={self.state.now}: policy {self.policy.name}: {what} "
                                    f"{size!r} for job {job.id} is not an integer in "
-                                   f"[{lo}, {hi}]{what}")
+                                   f"[{lo}, {hi}]{where}")
         return (size, *job.request[1:])
+
+    def _choose(self, run: _PassRun, job: Job) -> tuple[int, ...]:
+        """`size choose N in [LOW, HIGH]`: of the candidate sizes, the one with which ``job``
+        completes first in the plan (its earliest fit plus its estimate on that size); ties
+        go to the smaller size.
+
+        Papers/000 section 4.1's scan: the plan's steps in time order, each candidate placed
+        at the first step it fits from (its earliest fit), until a step starts at or after
+        the best completion so far (a start there cannot complete earlier: estimates >= 1).
+        """
+        policy = self.policy
+        low = self._call(policy.size_low, job, "size")
+        high = self._call(policy.size, job, "size")
+        if run.profile is None:
+            kind = Profile1 if self.profile1 else Profile
+            run.profile = kind(run.now, run.free, self.running)
+        profile = run.profile
+        pending = [(s, job.estimate_at(s), self._sized(job, s, "a `choose` candidate"))
+                   for s in size_candidates(int(low), int(high), policy.size_choices)]
+        best: tuple[int, int] | None = None  # (completion, size)
+        for i, t in enumerate(profile.times):
+            if best is not None and t >= best[0]:
+                break
+            waiting = []
+            for s, est, req in pending:
+                if profile.fits_at(i, est, req) < 0:
+                    if best is None or (t + est, s) < best:
+                        best = (t + est, s)
+                else:
+                    waiting.append((s, est, req))
+            pending = waiting
+        assert best is not None, "the plan's last step is the whole machine: every size fits"
+        return self._sized(job, best[1])
 
     def _launch(self, job: Job, req: tuple[int, ...], now: int) -> None:
         """The machine's side of a start: running list, end heap, usage, the record."""
@@ -545,6 +584,18 @@ class _Sim:
             check_reservations(run.now, name, self.workload.resources, self.cap, self.used,
                                self.running, self.run_keys, self.M, run.reservations,
                                run.started)
+
+
+def size_candidates(low: int, high: int, choices: int) -> list[int]:
+    """`choose N in [LOW, HIGH]`: every size of [LOW, max(LOW, HIGH)] if there are at most
+    N, else N sizes spread evenly from LOW to HIGH (both included): LOW + i(HIGH-LOW) div
+    (N-1); one choice is HIGH."""
+    high = max(low, high)
+    if high - low + 1 <= choices:
+        return list(range(low, high + 1))
+    if choices == 1:
+        return [high]
+    return [low + i * (high - low) // (choices - 1) for i in range(choices)]
 
 
 def _initial_capacities(policy: RuntimePolicy, workload: Workload, initial: InitialState

@@ -108,6 +108,12 @@ POLICIES_STATE = {
     "mold_best": "order job.max_size desc reserve 1 backfill best by job.estimate "
                  "size max(job.min_size, min(job.max_size, machine.free.cpus)) "
                  "invariant job.size >= job.min_size",
+    # `size choose`: the candidate that completes first in the plan (estimates by speedup)
+    "mold_choose": "reserve 1 backfill first_fit "
+                   "size choose 3 in [job.min_size, job.max_size]",
+    "mold_choose_cons": "order job.max_size desc reserve all backfill first_fit "
+                        "size choose 2 in [job.min_size, min(job.max_size, machine.free.cpus)]",
+    "mold_choose_none": "backfill none size choose 4 in [job.min_size, job.max_size]",
     "inv_when_size": "order job.xfactor desc reserve 1 backfill when job.estimate <= 20 "
                      "size max(1, job.procs div 2) "
                      "invariant machine.used.cpus <= machine.capacity.cpus "
@@ -362,7 +368,8 @@ def param_values(name: str) -> st.SearchStrategy[dict]:
 NO_PARAMS: st.SearchStrategy[dict] = st.just({})
 
 
-MOLDABLE = ("mold_max", "mold_fit", "mold_best")
+MOLDABLE = ("mold_max", "mold_fit", "mold_best", "mold_choose", "mold_choose_cons",
+            "mold_choose_none")
 
 
 @st.composite

@@ -23,6 +23,7 @@ SMALL = Bounds(queued=3, running=3)
 PLANTED = {
     "easy-freeprocs.pol": ("reservation-safety", "delayed"),
     "oversize.pol": ("size-bounds", "size"),
+    "choose-below-range.pol": ("size-bounds", "a `choose` candidate 1 for job 0"),
     "divide-by-free.pol": ("well-defined", "division by zero"),
     "short-waits.pol": ("invariant `job.wait <= 1h`", "invariant `job.wait <= 1h`"),
     "short-only.pol": ("progress", "no progress"),
@@ -71,6 +72,13 @@ GOLDEN = {
         "running": [_job(2, 0, 1, 1, start=0)],
         "queue": [_job(0, 0, 1, 1), _job(1, 0, 1, 2)],
         "pass": {"started": [], "reservations": {"0": 1}}},
+    # 2 idle cpus; job 0 is moldable on exactly 2 cpus (1 s on either size): half its
+    # minimum, 1, is a candidate (and with the same completion, the smaller one chosen)
+    "choose-below-range.pol": {
+        "now": 0, "capacity": {"cpus": 2}, "params": {}, "running": [],
+        "queue": [{**_job(0, 0, 1, 2), "min_size": 2, "max_size": 2,
+                   "speedup": "measured(1:1, 2:1)"}],
+        "pass": {"started": [0], "reservations": {}}},
     # an idle machine and one job of 60 s: `job.estimate < 1min` never holds
     "short-only.pol": {
         "now": 0, "capacity": {"cpus": 1}, "params": {}, "running": [],
