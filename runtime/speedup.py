@@ -63,7 +63,7 @@ def _check_time(t: float) -> None:
         raise SpeedupError(f"time_at needs a finite base_time >= 0, got {t!r}")
 
 
-@frozen
+@frozen(cache_hash=True)  # hashed at every cached time lookup (jobs.py)
 class Linear:
     """Perfect speedup: S(n) = n."""
 
@@ -75,7 +75,7 @@ class Linear:
         return _rescale(self, base_time, base_size, n)
 
 
-@frozen
+@frozen(cache_hash=True)
 class Amdahl:
     """Amdahl's law: a fraction `serial` of the sequential work never parallelizes."""
 
@@ -108,7 +108,7 @@ def downey_speedup(A: float, sigma: float, n: float) -> float:
     return float(A)
 
 
-@frozen
+@frozen(cache_hash=True)
 class Downey:
     """Downey's 1997 model: average parallelism A, variance of parallelism sigma."""
 
@@ -133,7 +133,7 @@ class Downey:
         return _rescale(self, base_time, base_size, n)
 
 
-@frozen
+@frozen(cache_hash=True)
 class Measured:
     """Measured run times per processor count.
 
