@@ -96,7 +96,8 @@ class _Gen:
     def _resource(attr: str, k: str) -> str:
         cap, used = f"state.capacity[{k}]", f"state.used[{k}]"
         return {"capacity": cap, "used": used, "free": f"({cap} - {used})",
-                "util": f"_div({used}, {cap})"}[attr]
+                "util": f"_div({used}, {cap})", "bpu": f"state.bpu[{k}]",
+                "power": f"state.power[{k}]"}[attr]
 
     def _expr(self, e: ir.Expr) -> str:
         match e:

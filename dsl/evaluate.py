@@ -87,6 +87,10 @@ def _resource(attr: str, k: int, state: PassState):
             return cap - used
         case "util":
             return nm.div(used, cap)
+        case "bpu":
+            return state.bpu[k]
+        case "power":
+            return state.power[k]
     raise AssertionError(attr)
 
 

@@ -20,7 +20,11 @@ JOB_ATTRS = ("id", "submit", "estimate", "procs", "wait", "area", "xfactor", "mi
 RUNNING_ATTRS = ("start", "elapsed", "remaining", "end")
 # `size` (the processors the job got) exists only for `job` inside invariants.
 ATTR_TYPES = {a: "int" for a in (*JOB_ATTRS, *RUNNING_ATTRS, "size")} | {"xfactor": "real"}
-MACHINE_ATTRS = ("capacity", "free", "used", "util")  # util is real: used / capacity
+# util is real: used / capacity. bpu and power (real) are the processors' speeds in basic
+# processor units and their speeds less the background load (papers/002 eq. 6), summed over
+# all processors of the resource; both equal the capacity on a dedicated homogeneous machine
+MACHINE_ATTRS = ("capacity", "free", "used", "util", "bpu", "power")
+REAL_MACHINE_ATTRS = ("util", "bpu", "power")
 STATE_ATTRS = ("now", "queue.count", "running.count")
 
 

@@ -228,7 +228,8 @@ class Lowerer:
             self.error(span, f"`machine` has no attribute `{name}`" if parts
                        else "`machine` is not a value",
                        did_you_mean(name, ir.MACHINE_ATTRS)
-                       or "write `machine.ATTR.RESOURCE`, ATTR one of capacity, free, used, util")
+                       or "write `machine.ATTR.RESOURCE`, ATTR one of "
+                       + ", ".join(ir.MACHINE_ATTRS))
             return None
         if len(parts) != 2 or parts[1].index:
             self.error(p.span, f"`machine.{parts[0].name}` needs a resource name",
@@ -237,7 +238,7 @@ class Lowerer:
         k = self.resource_index(parts[1], s)
         if k is None:
             return None
-        typ = "real" if parts[0].name == "util" else "int"
+        typ = "real" if parts[0].name in ir.REAL_MACHINE_ATTRS else "int"
         return ir.MachineAttr(parts[0].name, k, typ, span=p.span)
 
     def resource_var(self, p: ast.Path, var: Var):
@@ -247,11 +248,11 @@ class Lowerer:
                        f"resource `{p.root}` has no attribute `{bad.name}`" if bad
                        else f"resource `{p.root}` is not a value",
                        (did_you_mean(bad.name, ir.MACHINE_ATTRS) if bad else None)
-                       or "a resource has capacity, free, used, util")
+                       or "a resource has " + ", ".join(ir.MACHINE_ATTRS))
             return None
         attr = p.parts[0].name
-        return ir.ResourceAttr(var.ir_name, attr, "real" if attr == "util" else "int",
-                               span=p.span)
+        return ir.ResourceAttr(var.ir_name, attr,
+                               "real" if attr in ir.REAL_MACHINE_ATTRS else "int", span=p.span)
 
     def job_path(self, p: ast.Path, var: Var, s: Scope):
         if not p.parts:

@@ -86,6 +86,9 @@ class SymState:
     # Slot i is in the queue iff queue_member[i] (else iff it is present): during a pass the
     # queue an expression sees shrinks as jobs start, while the slots stay.
     queue_member: tuple[z3.BoolRef, ...] | None = None
+    # Real per resource: the processors' speeds and available power (None: the capacity)
+    bpu: tuple[z3.ArithRef, ...] | None = None
+    power: tuple[z3.ArithRef, ...] | None = None
 
     def in_queue(self, i: int) -> z3.BoolRef:
         return self.queue[i].present if self.queue_member is None else self.queue_member[i]
@@ -221,7 +224,7 @@ def _const(v: int | float | bool, typ: str) -> z3.ExprRef:
     return z3.RealVal(Fraction(v))  # the exact value of the float the simulator uses
 
 
-_RES = {"capacity", "free", "used", "util"}
+_RES = set(ir.MACHINE_ATTRS)
 
 
 def describe(e: ir.Expr) -> str:
@@ -415,6 +418,10 @@ class _Eval:
             case "util":
                 self.oblige(UTIL_ZERO, g, cap != 0, e, f"`{describe(e)}`")
                 return _real(used) / _real(cap)
+            case "bpu":
+                return _real(cap) if self.state.bpu is None else self.state.bpu[k]
+            case "power":
+                return _real(cap) if self.state.power is None else self.state.power[k]
         raise SymbolicError(f"unknown resource attribute {attr}")
 
     def _binary(self, e: ir.Binary, op: str, a: z3.ExprRef, b: z3.ExprRef,

@@ -183,6 +183,16 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
     params = _params(policy, assume)
     depth = _depth(policy, params, depth_value)
 
+    # The processors' speeds and available power (papers/002), per resource: any positive
+    # speeds, any background load below 100% (power in (0, bpu]); read only if the policy does
+    bpu = power = None
+    if _reads_speeds(policy):
+        bpu = tuple(z3.Real(f"bpu_{r.name}") for r in policy.machine.resources)
+        power = tuple(z3.Real(f"power_{r.name}") for r in policy.machine.resources)
+        for r, b, p in zip(policy.machine.resources, bpu, power, strict=True):
+            assume(f"`{r.name}` has speed and available power, 0 < power <= bpu",
+                   [b > 0, p > 0, p <= b])
+
     running = tuple(_job(f"run{r}", K, running=True) for r in range(R))
     queue = tuple(_job(f"q{q}", K, running=False) for q in range(N))
     _assume_jobs(running, queue, now, capacity_t, assume, idle)
@@ -211,7 +221,8 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
         return result.value
 
     # -- order ----------------------------------------------------------------------------
-    start_state = SymState(now=now, capacity=capacity_t, used=used0, queue=queue,
+    start_state = SymState(now=now, capacity=capacity_t, used=used0, queue=queue, bpu=bpu,
+                           power=power,
                            running=running)
     keys: list[list[tuple[z3.ExprRef, bool]]] = []
     for q, job in enumerate(queue):
@@ -404,6 +415,7 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
             for b in range(N) if not z3.is_false(gone[b]))
         member = tuple(z3.And(queue[b].present, z3.Not(gone[b])) for b in range(N))
         return SymState(now=now, capacity=capacity_t, used=tuple(use[s][0]), queue=queue,
+                        bpu=bpu, power=power,
                         running=running + launched, queue_member=member)
 
     def state_at(a: int, including: bool = False) -> SymState:
@@ -676,6 +688,14 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
                         obligations=obligations, obligation_steps=obligation_steps,
                         size_results=tuple(sizes),
                         uses_log=lambda: uses_log)
+
+
+def _reads_speeds(policy: ir.Policy) -> bool:
+    exprs = [k.expr for k in policy.order] + [i.expr for i in policy.invariants] + [
+        policy.size, policy.size_low, policy.backfill.score, policy.backfill.condition,
+        policy.reserve_per, policy.reserve_when]
+    return any(isinstance(n, ir.MachineAttr | ir.ResourceAttr) and n.attr in ("bpu", "power")
+               for e in exprs if e is not None for n in ir.walk(e))
 
 
 def _candidates(low: z3.ArithRef, high: z3.ArithRef, n: int

@@ -216,6 +216,14 @@ def _add_simulation_options(sub: argparse.ArgumentParser, several: bool = False)
     sub.add_argument("--load-factor", type=float, default=100.0, metavar="LF",
                      help="scale inter-arrival times by 100/LF (percent of the trace's load; "
                      "default 100)")
+    sub.add_argument("--speeds", metavar="GROUPS",
+                     help="heterogeneous cpus (papers/002): COUNTxBPU groups, e.g. 32x1,32x2; "
+                     "a job's times scale by the power of the processors it gets")
+    sub.add_argument("--background-load", type=float, default=0.0, metavar="MAX",
+                     help="with --speeds: each processor's background load is uniform in "
+                     "[0, MAX], redrawn at every arrival and departure (default 0)")
+    sub.add_argument("--load-seed", type=int, default=0, metavar="SEED",
+                     help="seed of the background loads (default 0)")
     sub.add_argument("--json", action="store_true", help="print results as JSON")
     sub.add_argument("--no-progress", action="store_true", help="never show a progress bar")
 
@@ -400,6 +408,9 @@ def _simulate_one(policy_file: str, policy_name: str | None, args: argparse.Name
     policy_ir = compile_file(policy_file, policy_name)
     policy = to_runtime(policy_ir, _parse_assignments(args.param, "--param"))
     capacities = _resolve_capacities(policy.resources, policy.capacities, args.capacity)
+    cluster = _cluster(args)
+    if cluster is not None and capacities.get("cpus") is None:
+        capacities["cpus"] = len(cluster.speeds)  # one cpu per processor
     workload_path = args.workload or str(bundled_trace())
     _require_file(workload_path, "workload")
     key = (workload_path, policy.resources, tuple(capacities.items()))
@@ -412,9 +423,25 @@ def _simulate_one(policy_file: str, policy_name: str | None, args: argparse.Name
             loaded[key] = workload
     label = f"{policy.name} on {Path(workload_path).name}"
     with _progress(args, label, len(workload.jobs)) as progress:
-        schedule = simulate(policy, workload, progress=progress)
+        schedule = simulate(policy, workload, progress=progress, cluster=cluster)
     return RunOutcome(policy_file=policy_file, policy=policy, workload=workload,
-                      schedule=schedule)
+                      schedule=schedule, cluster=cluster.describe() if cluster else None)
+
+
+def _cluster(args: argparse.Namespace):
+    """The heterogeneous cluster of --speeds / --background-load / --load-seed, or None."""
+    from schedc.runtime.hetero import Cluster, ClusterError, parse_speeds
+
+    if args.speeds is None:
+        if args.background_load != 0 or args.load_seed != 0:
+            raise UserError("--background-load and --load-seed need --speeds",
+                            help="give the processors' speeds, e.g. --speeds 64x1 for a "
+                            "homogeneous cluster with background load")
+        return None
+    try:
+        return Cluster(parse_speeds(args.speeds), args.background_load, args.load_seed)
+    except ClusterError as exc:
+        raise UserError(str(exc), help=exc.help) from None
 
 
 def _moldable_spec(args: argparse.Namespace):
@@ -456,6 +483,9 @@ def _simulate_state(policy_file: str, policy_name: str | None, args: argparse.Na
     if args.range_factor is not None or args.load_factor != 100 or args.sigma != 0:
         raise UserError("--range-factor, --sigma and --load-factor do not apply with --state",
                         help="they change a workload read with --workload")
+    if args.speeds is not None:
+        raise UserError("--speeds does not apply with --state",
+                        help="a state's machine is its `capacity`")
     _require_file(policy_file, "policy")
     policy_ir = compile_file(policy_file, policy_name)
     _require_file(args.state, "state")
@@ -570,6 +600,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except WorkloadError as error:
         _report([_workload_diagnostic(error)])
         return EXIT_USER_ERROR
+    except _cluster_error() as error:
+        _err(f"error: {error}")
+        if error.help:
+            _err(f"help: {error.help}")
+        return EXIT_USER_ERROR
     except _monitor_violation() as error:
         _err(f"runtime monitor: {error}")
         return EXIT_VIOLATION
@@ -592,6 +627,12 @@ def _workload_diagnostic(error):
     return Diagnostic(error.message, error.path, error.line, error.col,
                       error.line if end_col else None, end_col, error.help,
                       source=error.source_line)
+
+
+def _cluster_error() -> type[Exception]:
+    from schedc.runtime.hetero import ClusterError
+
+    return ClusterError
 
 
 def _monitor_violation() -> type[Exception]:

@@ -33,6 +33,16 @@ class PassState:
     # keeps its ``stamp`` (see schedc.dsl.numeric.memo)
     memo: dict = field(factory=dict)
     memo_stamp: tuple = ()
+    # Per resource: the processors' speeds in BPU and their speeds less the background load
+    # (papers/002); both the capacity on a dedicated homogeneous machine (runtime/hetero.py)
+    bpu: list[float] = field(factory=list)
+    power: list[float] = field(factory=list)
+
+    def __attrs_post_init__(self) -> None:
+        if not self.bpu:
+            self.bpu = [float(c) for c in self.capacity]
+        if not self.power:
+            self.power = list(self.bpu)
 
     def free(self, k: int) -> int:
         return self.capacity[k] - self.used[k]

@@ -23,6 +23,7 @@ class RunOutcome:
     policy: RuntimePolicy
     workload: Workload
     schedule: Schedule
+    cluster: str | None = None  # a heterogeneous cluster's description (hetero.py)
     # computed once: a table, --json and --csv of one run all read it
     _metrics: dict[str, Any] = field(init=False, eq=False, repr=False, default=Factory(
         lambda self: compute_metrics(self.schedule).to_dict(), takes_self=True))
@@ -69,6 +70,7 @@ def run_json(outcome: RunOutcome) -> dict[str, Any]:
         "workload": outcome.workload.source,
         "transform": outcome.workload.transform,
         "machine": _machine(outcome),
+        "cluster": outcome.cluster,
         "skipped": dict(sorted(outcome.workload.skipped.items())),
         "passes": outcome.schedule.passes,
         "metrics": outcome.metrics(),
@@ -93,7 +95,8 @@ LABELS = {
 def _title(outcome: RunOutcome) -> str:
     machine = ", ".join(f"{k}={v:,}" for k, v in _machine(outcome).items())
     changed = f", {outcome.workload.transform}" if outcome.workload.transform else ""
-    return f"{Path(outcome.workload.source).name} ({machine}{changed})"
+    cluster = f", {outcome.cluster}" if outcome.cluster else ""
+    return f"{Path(outcome.workload.source).name} ({machine}{cluster}{changed})"
 
 
 def print_run(outcome: RunOutcome) -> None:

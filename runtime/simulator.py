@@ -26,8 +26,11 @@ from collections.abc import Callable
 from itertools import accumulate
 from typing import Any
 
+from attrs import evolve
+
 from schedc.runtime import kernel1
 from schedc.runtime.gcpause import paused_gc
+from schedc.runtime.hetero import Cluster, ClusterError, ClusterState, check_fits, wall_time
 from schedc.runtime.jobs import Job, RunningJob
 from schedc.runtime.monitor import (
     MonitorViolation,
@@ -51,7 +54,7 @@ Progress = Callable[[int, int], None]
 
 def simulate(policy: RuntimePolicy, workload: Workload, progress: Progress | None = None, *,
              initial: InitialState | None = None, incremental: bool = True, fast: bool = True,
-             monitor: bool = True) -> Schedule:
+             monitor: bool = True, cluster: Cluster | None = None) -> Schedule:
     """Replay ``workload`` under ``policy``.
 
     With ``initial`` (``state.py``) the machine starts at ``initial.now`` with its running
@@ -65,10 +68,13 @@ def simulate(policy: RuntimePolicy, workload: Workload, progress: Progress | Non
     of ``kernel1.py`` where it applies) are optimisations that never change the schedule;
     they can be switched off to test exactly that. ``monitor`` runs the independent after-pass
     checks (``monitor.py``).
+
+    ``cluster`` (``hetero.py``): the cpus are processors with speeds and background load; a
+    job's times scale by the power of the processors it gets (policies without reservations).
     """
     with paused_gc():
-        sim = _Sim(policy, workload, incremental, fast, monitor, initial)
-        if fast and initial is None and kernel1.eligible(policy, sim.K):
+        sim = _Sim(policy, workload, incremental, fast, monitor, initial, cluster)
+        if fast and initial is None and cluster is None and kernel1.eligible(policy, sim.K):
             starts, passes = kernel1.run_kernel1(policy, workload.jobs, sim.cap[0], progress,
                                                  incremental, monitor)
             return sim.schedule(starts, [j.request for j in workload.jobs], passes)
@@ -105,7 +111,8 @@ def _timed(job: Job, req: tuple[int, ...]) -> Job:
 
 class _Sim:
     def __init__(self, policy: RuntimePolicy, workload: Workload, incremental: bool,
-                 fast: bool, monitor: bool, initial: InitialState | None = None) -> None:
+                 fast: bool, monitor: bool, initial: InitialState | None = None,
+                 cluster: Cluster | None = None) -> None:
         if tuple(policy.resources) != tuple(workload.resources):
             raise WorkloadError(workload.source, None, None,
                                 f"the workload has resources {list(workload.resources)}, the "
@@ -165,6 +172,20 @@ class _Sim:
         self.passes = 0
         self.memo: _PassRun | None = None
         self.initial = initial
+        self.cluster: ClusterState | None = None
+        self.run_times: list[int] = []  # with a cluster: each job's wall run time
+        if cluster is not None:
+            if policy.depth != 0 or policy.selective:
+                raise ClusterError(
+                    f"policy {policy.name} makes reservations, which a heterogeneous "
+                    "cluster cannot keep: a job's wall time is known only once its "
+                    "processors are chosen",
+                    "use `reserve 0` (first fit, the paper's FPFS) or `backfill none`")
+            check_fits(cluster, cap[0])
+            self.cluster = ClusterState(cluster)
+            self.run_times = [0] * len(workload.jobs)
+            self.state.bpu[0] = self.cluster.total_bpu
+            self.state.power[0] = self.cluster.total_power
 
     # -- the event loop -------------------------------------------------------------------
 
@@ -207,6 +228,9 @@ class _Sim:
             while nxt < n_arrivals and subs[nxt] == now:
                 at_end &= submit(arrivals[nxt], old)
                 nxt += 1
+            if self.cluster is not None:  # new background loads at arrivals and departures
+                self.cluster.refresh()
+                self.state.power[0] = self.cluster.total_power
             if finished or not at_end or self.memo is None or not incremental:
                 full_pass(now)
             elif len(queue) > old:
@@ -232,8 +256,12 @@ class _Sim:
 
     def schedule(self, starts: list[int], allocs: list[tuple[int, ...]], passes: int
                  ) -> Schedule:
-        records = tuple(JobRecord(j, s, s + _timed(j, a).run_time, a)
-                        for j, s, a in zip(self.workload.jobs, starts, allocs, strict=True))
+        if self.cluster is not None:
+            records = tuple(JobRecord(j, s, s + t, a) for j, s, a, t in zip(
+                self.workload.jobs, starts, allocs, self.run_times, strict=True))
+        else:
+            records = tuple(JobRecord(j, s, s + _timed(j, a).run_time, a)
+                            for j, s, a in zip(self.workload.jobs, starts, allocs, strict=True))
         return Schedule(records=records, capacities=self.cap, resources=self.workload.resources,
                         policy_name=self.policy.name, passes=passes, workload=self.workload)
 
@@ -241,6 +269,8 @@ class _Sim:
         rj = self.holder[index]
         assert rj is not None
         self.holder[index] = None
+        if self.cluster is not None:
+            self.cluster.release(index)
         i = bisect_left(self.run_keys, rj.expected_end * self.M + index)
         del self.running[i], self.run_keys[i]
         for k, a in enumerate(rj.alloc):
@@ -530,6 +560,11 @@ class _Sim:
     def _launch(self, job: Job, req: tuple[int, ...], now: int) -> None:
         """The machine's side of a start: running list, end heap, usage, the record."""
         job = _timed(job, req)
+        if self.cluster is not None:  # times scale by the power of the processors it gets
+            power = self.cluster.take(job.index, req[0])
+            job = evolve(job, run_time=wall_time(job.run_time, req[0], power),
+                         estimate=wall_time(job.estimate, req[0], power))
+            self.run_times[job.index] = job.run_time
         rj = RunningJob(job, now, req)
         M = self.M
         idx = job.index

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import math
+
+from schedc.runtime.hetero import Cluster
 from schedc.runtime.schedule import Schedule
 
 
-def assert_feasible(schedule: Schedule) -> None:
+def assert_feasible(schedule: Schedule, cluster: Cluster | None = None) -> None:
     """Every job ran once, after its submission, for min(run time, estimate), and no resource
-    was ever over its capacity (a sweep over start and end events)."""
+    was ever over its capacity (a sweep over start and end events). On a heterogeneous
+    ``cluster`` a job's time lies between its time on the fastest processors and on the
+    slowest at the highest load."""
     events: list[tuple[int, int, tuple[int, ...]]] = []
     for record in schedule.records:
         job = record.job
@@ -19,7 +24,15 @@ def assert_feasible(schedule: Schedule) -> None:
             job = job.at_size(record.alloc[0])
         else:
             assert record.alloc == job.request, f"job {job.id} holds {record.alloc}"
-        assert record.end - record.start == job.run_time <= job.estimate, f"job {job.id}"
+        assert job.run_time <= job.estimate, f"job {job.id}"
+        took = record.end - record.start
+        if cluster is None:
+            assert took == job.run_time, f"job {job.id}"
+        elif job.run_time:
+            fast = max(cluster.speeds)
+            slow = min(cluster.speeds) * (1 - cluster.max_load)
+            assert math.floor(job.run_time / fast) <= took <= math.ceil(job.run_time / slow), (
+                f"job {job.id} took {took} for {job.run_time} on 1-BPU cpus")
         if record.end > record.start:
             events.append((record.start, 1, record.alloc))
             events.append((record.end, 0, record.alloc))  # ends sort before starts at a time
