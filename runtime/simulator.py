@@ -423,7 +423,17 @@ class _Sim:
                 self._check(run)
 
     def _visit(self, run: _PassRun, job: Job) -> None:
-        req = self._alloc(job) if self.policy.size_choices is None else self._choose(run, job)
+        if self.policy.size_choices is None:
+            req = self._alloc(job)
+        else:
+            low = self._call(self.policy.size_low, job, "size")
+            if run.free[0] < low:
+                # No candidate (all >= LOW) fits now: the choice matters only to a
+                # reservation, so it is made only if the job may get one (same decisions,
+                # fewer evaluations: most of a long queue waits this way).
+                self._wait_or_reserve(run, job, None, low)
+                return
+            req = self._choose(run, job, low)
         now = run.now
         est = job.estimate_at(req[0])
         if self.backfill == "when" and self.depth is not None and run.nres >= self.depth:
@@ -440,26 +450,33 @@ class _Sim:
             fits = all(f >= r for f, r in zip(run.free, req, strict=True))
         if fits:
             self._start(run, job, req)
-        elif self.backfill == "none":
-            run.blocked = True
-        elif self.policy.selective:
-            self._reserve_selective(run, job, req)
-        elif self.depth is None or run.nres < self.depth:
-            self._reserve(run, job, req)
+        else:
+            self._wait_or_reserve(run, job, req)
 
-    def _reserve_selective(self, run: _PassRun, job: Job, req: tuple[int, ...]) -> None:
-        """`reserve D per KEY or when COND`: reserve ``job`` (which does not fit now) while
-        fewer than D jobs of its key are reserved, or else if COND holds for it."""
+    def _wait_or_reserve(self, run: _PassRun, job: Job, req: tuple[int, ...] | None,
+                         low: int = 0) -> None:
+        """``job`` does not fit now: the pass ends (backfill none), or it is reserved if the
+        policy allows one more, or it waits. ``req`` None: its `size choose` is still to be
+        made (candidates from ``low``), once a reservation is granted."""
         policy = self.policy
-        key = (None if policy.reserve_key is None
-               else self._call(policy.reserve_key, job, "reservation key"))
-        depth = self.depth
-        assert depth is not None  # the compiler rejects `reserve all per ...`
-        if run.per_key.get(key, 0) < depth or (
-                policy.reserve_when is not None
-                and self._call(policy.reserve_when, job, "reservation condition")):
+        if self.backfill == "none":
+            run.blocked = True
+            return
+        if policy.selective:
+            # `reserve D per KEY or when COND`: while fewer than D jobs of its key are
+            # reserved, or else if COND holds for it
+            key = (None if policy.reserve_key is None
+                   else self._call(policy.reserve_key, job, "reservation key"))
+            depth = self.depth
+            assert depth is not None  # the compiler rejects `reserve all per ...`
+            if not (run.per_key.get(key, 0) < depth or (
+                    policy.reserve_when is not None
+                    and self._call(policy.reserve_when, job, "reservation condition"))):
+                return
             run.per_key[key] = run.per_key.get(key, 0) + 1
-            self._reserve(run, job, req)
+        elif self.depth is not None and run.nres >= self.depth:
+            return
+        self._reserve(run, job, self._choose(run, job, low) if req is None else req)
 
     def _reserve(self, run: _PassRun, job: Job, req: tuple[int, ...]) -> None:
         est = job.estimate_at(req[0])
@@ -524,7 +541,7 @@ class _Sim:
                                    f"[{lo}, {hi}]{where}")
         return (size, *job.request[1:])
 
-    def _choose(self, run: _PassRun, job: Job) -> tuple[int, ...]:
+    def _choose(self, run: _PassRun, job: Job, low: int) -> tuple[int, ...]:
         """`size choose N in [LOW, HIGH]`: of the candidate sizes, the one with which ``job``
         completes first in the plan (its earliest fit plus its estimate on that size); ties
         go to the smaller size.
@@ -534,7 +551,6 @@ class _Sim:
         the best completion so far (a start there cannot complete earlier: estimates >= 1).
         """
         policy = self.policy
-        low = self._call(policy.size_low, job, "size")
         high = self._call(policy.size, job, "size")
         if run.profile is None:
             kind = Profile1 if self.profile1 else Profile

@@ -87,10 +87,12 @@ def leaf(typ: str, vars: tuple):
             st.floats(-100, 100, allow_nan=False).map(lambda v: ir.Const(v, "real")),
             st.just(ir.ParamRef("f", "real")),
             st.just(ir.JobAttr("job", "xfactor", "real")),
-            st.integers(0, 1).map(lambda k: ir.MachineAttr("util", k, "real")),
+            st.builds(lambda a, k: ir.MachineAttr(a, k, "real"),
+                      st.sampled_from(ir.REAL_MACHINE_ATTRS), st.integers(0, 1)),
         ]
         opts += [st.just(ir.JobAttr(v, "xfactor", "real")) for v, d in vars if d != "resources"]
-        opts += [st.just(ir.ResourceAttr(v, "util", "real")) for v, d in vars if d == "resources"]
+        opts += [st.sampled_from(ir.REAL_MACHINE_ATTRS).map(
+            lambda a, v=v: ir.ResourceAttr(v, a, "real")) for v, d in vars if d == "resources"]
         return st.one_of(opts)
     opts = [
         st.integers(-50, 50).map(lambda v: ir.Const(v, "int")),
@@ -125,5 +127,9 @@ def states(draw):
     running = tuple(RunningJob(j, draw(st.integers(0, 600)), j.request)
                     for j in draw(st.lists(jobs, max_size=3)))
     cap = draw(st.tuples(st.integers(0, 16), st.integers(0, 16)))
+    # processors' speeds and the power left by a background load (papers/002)
+    bpu = [draw(st.sampled_from([0.5, 1.0, 2.0, 3.25])) * c for c in cap]
+    power = [b * (1 - draw(st.sampled_from([0.0, 0.125, 0.3]))) for b in bpu]
     return PassState(draw(st.integers(0, 1000)), tuple(draw(st.lists(jobs, max_size=3))),
-                     running, cap, [draw(st.integers(0, 16)), draw(st.integers(0, 16))])
+                     running, cap, [draw(st.integers(0, 16)), draw(st.integers(0, 16))],
+                     bpu=bpu, power=power)

@@ -42,7 +42,8 @@ def sym_job(j: Job, start: int | None = None) -> SymJob:
 def sym_state(s: PassState) -> SymState:
     return SymState(IV(s.now), tuple(map(IV, s.capacity)), tuple(map(IV, s.used)),
                     tuple(sym_job(j) for j in s.queue),
-                    tuple(sym_job(r.job, r.start) for r in s.running))
+                    tuple(sym_job(r.job, r.start) for r in s.running),
+                    bpu=tuple(map(RV, s.bpu)), power=tuple(map(RV, s.power)))
 
 
 SYM_PARAMS = {"k": IV(PARAMS["k"]), "f": RV(PARAMS["f"]), "flag": BV(PARAMS["flag"])}
