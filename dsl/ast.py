@@ -187,6 +187,7 @@ class SizeClause:
     # `size choose N in [LOW, HIGH]`: N sizes spread over [LOW, HIGH], the one that ends first
     choices: int | None = None
     low: Expr | None = None
+    fixed: bool = False  # `size fixed ...`: chosen at the job's first visit, then kept
     span: Span | None = _span()
 
 

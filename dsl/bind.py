@@ -121,6 +121,7 @@ def to_runtime(policy: ir.Policy, params: Mapping[str, str] | None = None) -> Ru
         size=fns.get("size"),
         size_low=fns.get("size_low"),
         size_choices=policy.size_choices,
+        size_fixed=policy.size_fixed,
         backfill_when=fns.get("backfill_when"),
         reserve_key=fns.get("reserve_key"),
         reserve_when=fns.get("reserve_when"),

@@ -232,11 +232,17 @@ class Compiler:
                               "add `backfill first_fit`: with `none` no job is ever reserved, "
                               "and `best` and `when` act after a global depth")
         size = size_low = size_choices = None
+        size_fixed = False
         if "size" in eff:
             loc = eff["size"][0]
             sc: ast.SizeClause = loc.clause
             size = self.lowerer.expect(sc.expr, scope(loc), ("int",), "`size`",
                                        "round it with `ceil(...)` or `floor(...)`")
+            size_fixed = sc.fixed
+            if sc.fixed and backfill.kind == "best":
+                self.report.error(sc.span, "`size fixed` does not work with `backfill best` "
+                                  "yet", "use `backfill first_fit` (the papers' submit-time "
+                                  "schemes plan conservatively: `reserve all`)")
             if sc.choices is not None:
                 size_choices = sc.choices
                 size_low = self.lowerer.expect(sc.low, scope(loc), ("int",), "`size`",
@@ -271,7 +277,8 @@ class Compiler:
         if len(params) != len(used):
             return None  # a param with a faulty declaration (already reported)
         return ir.Policy(p.name, file, machine, params, tuple(order), depth, backfill, size,
-                         tuple(invariants), reserve_per, reserve_when, size_choices, size_low)
+                         tuple(invariants), reserve_per, reserve_when, size_choices, size_low,
+                         size_fixed)
 
     def policy_machine(self, eff: dict[str, list[_Located]], file: str) -> ir.Machine | None:
         if "machine" not in eff:

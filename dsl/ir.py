@@ -205,6 +205,9 @@ class Policy:
     # which it completes first in the pass's plan (ties: the smaller size)
     size_choices: int | None = None
     size_low: Expr | None = None
+    # `size fixed ...`: a job's size is chosen at its first visit (in the pass at its
+    # submission, unless the walk stops before it) and kept for every later pass
+    size_fixed: bool = False
 
 
 # -- structure helpers ----------------------------------------------------------------------

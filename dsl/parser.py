@@ -27,7 +27,8 @@ _WORDS = {
     "ADD_OP": "`+` or `-`", "MUL_OP": "`*`, `/`, `div` or `%`",
     "DIRECTION": "`asc` or `desc`", "RESERVE_ALL": "`all`",
     "BACKFILL_SIMPLE": "`none` or `first_fit`",
-    "BACKFILL_WHEN": "`when`", "OR_WHEN": "`or when`", "$END": "the end of the file",
+    "BACKFILL_WHEN": "`when`", "OR_WHEN": "`or when`", "SIZE_FIXED": "`fixed`",
+    "$END": "the end of the file",
     "LPAR": "`(`", "RPAR": "`)`", "LSQB": "`[`", "RSQB": "`]`", "LBRACE": "`{`",
     "RBRACE": "`}`", "COMMA": "`,`", "COLON": "`:`", "DOT": "`.`", "EQUAL": "`=`",
     "MINUS": "`-`",
@@ -160,11 +161,13 @@ class _ToAst(Transformer):
         return ast.BackfillClause("best", c[0], desc, span=self._s(meta))
 
     def size_clause(self, meta, c):
-        return ast.SizeClause(c[0], span=self._s(meta))
+        fixed, e = c
+        return ast.SizeClause(e, fixed=fixed is not None, span=self._s(meta))
 
     def size_choose(self, meta, c):
-        n, low, high = c
-        return ast.SizeClause(high, choices=int(n), low=low, span=self._s(meta))
+        fixed, n, low, high = c
+        return ast.SizeClause(high, choices=int(n), low=low, fixed=fixed is not None,
+                              span=self._s(meta))
 
     def invariant_clause(self, meta, c):
         e = c[0]

@@ -84,10 +84,10 @@ def _clause(c: ast.Clause) -> str:
             return f"backfill when {expr(c)}"
         case ast.BackfillClause(kind=k):
             return f"backfill {k}"
-        case ast.SizeClause(expr=x, choices=None):
-            return f"size {expr(x)}"
-        case ast.SizeClause(expr=x, choices=n, low=low):
-            return f"size choose {n} in [{expr(low)}, {expr(x)}]"
+        case ast.SizeClause(expr=x, choices=None, fixed=fixed):
+            return f"size {'fixed ' if fixed else ''}{expr(x)}"
+        case ast.SizeClause(expr=x, choices=n, low=low, fixed=fixed):
+            return f"size {'fixed ' if fixed else ''}choose {n} in [{expr(low)}, {expr(x)}]"
         case ast.InvariantClause(expr=x):
             return f"invariant {expr(x)}"
     raise AssertionError(c)

@@ -130,6 +130,13 @@ class SymbolicPass:
     # `size choose`: (slot, valid, size, estimate) of each candidate size the exact pass
     # weighs (a replay must see the same estimates on them)
     choice_estimates: tuple[tuple[int, z3.BoolRef, z3.ArithRef, z3.ArithRef], ...]
+    # per resource, the processors' speed and available power (None: not read)
+    bpu: tuple[z3.ArithRef, ...] | None
+    power: tuple[z3.ArithRef, ...] | None
+    # `size fixed`: per queue slot, whether its size was kept from an earlier pass; and
+    # (guard, slot, size) of each size computed now, to be kept
+    kept_size: tuple[z3.BoolRef, ...]
+    fresh_sizes: tuple[tuple[z3.BoolRef, int, z3.ArithRef], ...]
     steps: int  # N walk steps, then (backfill best) N rounds
     state_at: Callable[..., SymState]  # state_at(a, including=False): what job a's visit sees
     evaluate: Callable[..., z3.ExprRef]  # evaluate(expr, job, state, guard, size=None)
@@ -433,20 +440,47 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
     sizes: list[tuple[z3.BoolRef, z3.ArithRef, int, int]] = []
     # `size choose N in [LOW, HIGH]`: per slot, the candidates (valid, size)
     choices: list[list[tuple[z3.BoolRef, z3.ArithRef]]] = []
+    # `size fixed`: a queued job may have its size from an earlier pass (an input, in its
+    # range: the size-bounds property of that pass); only the others compute one now
+    fixed = [z3.BoolVal(False)] * N
+    fresh_sizes: list[tuple[z3.BoolRef, int, z3.ArithRef]] = []
+    if policy.size_fixed:
+        fixed = [z3.Bool(f"q{q}_sized") for q in range(N)]
+        for q, job in enumerate(queue):
+            kept = z3.Int(f"q{q}_size")
+            assume("a size kept from an earlier pass lies in the job's range",
+                   z3.Implies(z3.And(job.present, fixed[q]), z3.And(
+                       kept >= z3.If(job.moldable, job.min_size, 1),
+                       kept <= z3.If(job.moldable, job.max_size, capacity_t[0]),
+                       kept <= capacity_t[0])))
+            # Invariants of the job and its size alone were proved of every size computed
+            # (``fresh_sizes``, verify.py), in any earlier state: they hold of a kept one.
+            for inv in policy.invariants:
+                if ir.dependencies(inv.expr) <= {"job", "param"}:
+                    result = sym_eval(inv.expr, job=job, state=start_state, params=params,
+                                      size=kept, fresh=fresh)
+                    definitions.add_all(result.definitions)
+                    value = result.value
+                    assume(f"a kept size satisfies `{inv.text}` (proved when it was chosen)",
+                           z3.Implies(z3.And(job.present, fixed[q]), value))
+            definitions.add(z3.Implies(fixed[q], size_walk[q] == kept))
+            fresh_sizes.append((z3.And(visited[q], z3.Not(fixed[q])), q, size_walk[q]))
     if not rigid:
         for q in range(N):
             definitions.current = q
-            value = evaluate(policy.size, queue[q], state_at(q), visited[q])
+            computes = z3.And(visited[q], z3.Not(fixed[q]))
+            value = evaluate(policy.size, queue[q], state_at(q), computes)
             if policy.size_choices is None:
-                definitions.add(z3.Implies(queue[q].present, size_walk[q] == value))
+                definitions.add(z3.Implies(z3.And(queue[q].present, z3.Not(fixed[q])),
+                                           size_walk[q] == value))
             else:
-                low = evaluate(policy.size_low, queue[q], state_at(q), visited[q])
+                low = evaluate(policy.size_low, queue[q], state_at(q), computes)
                 choices.append(_candidates(low, value, policy.size_choices))
                 # the step fact: the size is one of the candidates
-                definitions.add(z3.Implies(queue[q].present, z3.Or(
+                definitions.add(z3.Implies(z3.And(queue[q].present, z3.Not(fixed[q])), z3.Or(
                     [z3.And(ok, size_walk[q] == c) for ok, c in choices[q]])))
                 # every candidate must be a size the job may get (the simulator checks all)
-                sizes += [(z3.And(visited[q], ok), c, q, q) for ok, c in choices[q]]
+                sizes += [(z3.And(computes, ok), c, q, q) for ok, c in choices[q]]
             sizes.append((visited[q], size_walk[q], q, q))
         definitions.current = None
 
@@ -504,7 +538,7 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
                 z3.Or([z3.And(f, t_i == t) for f, t in fit_i]),
                 z3.And([z3.Implies(f, t_i <= t) for f, t in fit_i]))))
             completion.append((ok, size, t_i + est_i))
-        definitions.add(z3.Implies(visited[a], z3.Or([
+        definitions.add(z3.Implies(z3.And(visited[a], z3.Not(fixed[a])), z3.Or([
             z3.And(ok, size_walk[a] == size, z3.And([
                 z3.Implies(ok2, z3.Or(c < c2, z3.And(c == c2, size <= size2)))
                 for ok2, size2, c2 in completion]))
@@ -681,7 +715,8 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
                         decisions=decisions,
                         starts=tuple(Start(g, q, st, sz) for g, q, st, sz in starts_list),
                         sized_estimates=tuple(sized_estimates),
-                        choice_estimates=tuple(choice_estimates),
+                        choice_estimates=tuple(choice_estimates), bpu=bpu, power=power,
+                        kept_size=tuple(fixed), fresh_sizes=tuple(fresh_sizes),
                         steps=steps, state_at=state_at, evaluate=evaluate,
                         reservations_hold=reservations_hold, used_after=tuple(use[steps][0]),
                         profile_ok=profile_ok, capacity_ok=capacity_ok,

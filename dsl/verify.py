@@ -137,14 +137,21 @@ def _reservations_hold(sym: SymbolicPass) -> z3.BoolRef:
 
 def _invariant(inv: ir.Invariant) -> Property:
     """The invariant holds right after every start; evaluated once per encoded pass (the
-    evaluation adds its definitions and obligations to the pass)."""
+    evaluation adds its definitions and obligations to the pass). With `size fixed`, an
+    invariant of the job and its size alone also holds of every size chosen to be kept
+    (the pass assumes it of kept sizes: an induction over the passes)."""
     memo: dict[int, tuple[SymbolicPass, z3.BoolRef]] = {}
+    job_only = ir.dependencies(inv.expr) <= {"job", "param"}
 
     def prop(sym: SymbolicPass) -> z3.BoolRef:
         if id(sym) not in memo:
             holds = [z3.Implies(s.guard, sym.evaluate(inv.expr, sym.queue[s.slot], s.state,
                                                       s.guard, size=s.size))
                      for s in sym.starts]
+            if job_only:
+                holds += [z3.Implies(guard, sym.evaluate(inv.expr, sym.queue[slot],
+                                                         sym.state_at(slot), guard, size=size))
+                          for guard, slot, size in sym.fresh_sizes]
             memo[id(sym)] = (sym, z3.And(holds))
         return memo[id(sym)][1]
 
@@ -413,6 +420,8 @@ def counterexample(sym: SymbolicPass, model: z3.ModelRef) -> dict[str, Any]:
                     "speedup": _speedup(model, q, d, estimate,
                                         [(ok, size, est) for s, ok, size, est
                                          in sym.choice_estimates if s == slot])}
+        if _value(model, sym.kept_size[slot]):
+            job["size"] = _value(model, z3.Int(f"q{slot}_size"))
         queue.append(job)
         if _value(model, d.started):
             started.append(job_id)

@@ -493,6 +493,11 @@ def _simulate_state(policy_file: str, policy_name: str | None, args: argparse.Na
     state = load_state(args.state, resources)
     params = merged_params(state, _parse_assignments(args.param, "--param"))
     policy = to_runtime(policy_ir, params)
+    if state.sizes and not policy.size_fixed:
+        raise UserError(f"the state gives queued jobs a `size`, but policy {policy.name} "
+                        "chooses sizes at every pass",
+                        help="kept sizes are for `size fixed` policies: remove the `size` "
+                        "fields")
     workload = state.workload
     with _progress(args, f"{policy.name} on {Path(args.state).name}",
                    len(workload.jobs)) as progress:

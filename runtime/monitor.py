@@ -43,6 +43,25 @@ def check_invariants(policy: RuntimePolicy, job: Job, state: PassState) -> None:
                 f"({inv.location}) violated after starting job {job.id}")
 
 
+def check_kept_size(policy: RuntimePolicy, job: Job, sized: Job, alloc: tuple[int, ...],
+                    state: PassState) -> None:
+    """`size fixed`: the invariants of the job and its size alone, for the size just chosen
+    to be kept (it will be the job's size when it starts, in whatever state; the verifier
+    proves them at this point too). ``sized`` is the job as it would run on ``alloc``."""
+    probe = None
+    for inv in policy.invariants:
+        if inv.reads_state:
+            continue
+        if probe is None:  # `job.size` reads the job's allocation from the running set
+            probe = PassState(now=state.now, queue=(), running=(RunningJob(sized, state.now,
+                                                                           alloc),),
+                              capacity=state.capacity, used=list(state.used))
+        if not call_policy(policy, inv.check, job, probe, f"invariant `{inv.text}`"):
+            raise MonitorViolation(
+                f"t={state.now}: policy {policy.name}: invariant `{inv.text}` "
+                f"({inv.location}) violated by the size {alloc[0]} kept for job {job.id}")
+
+
 @frozen(slots=True)
 class Reservation:
     job: Job

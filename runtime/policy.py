@@ -77,6 +77,7 @@ class RuntimePolicy:
     # [LOW, max(LOW, HIGH)] the job gets the one that completes first in the pass's plan
     size_low: IntFn | None = None
     size_choices: int | None = None
+    size_fixed: bool = False  # a job's size is chosen at its first visit and kept
     # backfill "when": after the D-th reservation a job starts iff it fits the free resources
     # now and this holds (the reservations are not consulted)
     backfill_when: BoolFn | None = None

@@ -38,6 +38,7 @@ from schedc.runtime.monitor import (
     call_policy,
     check_capacity,
     check_invariants,
+    check_kept_size,
     check_reservations,
 )
 from schedc.runtime.policy import PassState, RuntimePolicy
@@ -172,6 +173,8 @@ class _Sim:
         self.passes = 0
         self.memo: _PassRun | None = None
         self.initial = initial
+        # `size fixed`: job index -> the allocation chosen at its first visit
+        self.fixed_sizes: dict[int, tuple[int, ...]] = {}
         self.cluster: ClusterState | None = None
         self.run_times: list[int] = []  # with a cluster: each job's wall run time
         if cluster is not None:
@@ -252,6 +255,9 @@ class _Sim:
             self._launch(rj.job, rj.alloc, rj.start)
         for job in init.queue:
             self._submit(job, len(self.queue))
+        if self.policy.size_fixed:  # sizes chosen before `now`, kept
+            for index, cpus in init.sizes.items():
+                self.fixed_sizes[index] = (cpus, *self.workload.jobs[index].request[1:])
         return init.now
 
     def schedule(self, starts: list[int], allocs: list[tuple[int, ...]], passes: int
@@ -423,17 +429,21 @@ class _Sim:
                 self._check(run)
 
     def _visit(self, run: _PassRun, job: Job) -> None:
-        if self.policy.size_choices is None:
+        policy = self.policy
+        if policy.size_choices is None or (policy.size_fixed
+                                           and job.index in self.fixed_sizes):
             req = self._alloc(job)
         else:
-            low = self._call(self.policy.size_low, job, "size")
-            if run.free[0] < low:
+            low = self._call(policy.size_low, job, "size")
+            if run.free[0] < low and not policy.size_fixed:
                 # No candidate (all >= LOW) fits now: the choice matters only to a
                 # reservation, so it is made only if the job may get one (same decisions,
                 # fewer evaluations: most of a long queue waits this way).
                 self._wait_or_reserve(run, job, None, low)
                 return
             req = self._choose(run, job, low)
+            if policy.size_fixed:
+                self._keep_size(job, req)
         now = run.now
         est = job.estimate_at(req[0])
         if self.backfill == "when" and self.depth is not None and run.nres >= self.depth:
@@ -528,7 +538,18 @@ class _Sim:
     def _alloc(self, job: Job) -> tuple[int, ...]:
         if self.policy.size is None:
             return job.request
+        if self.policy.size_fixed:  # `size fixed`: the size of the job's first visit
+            req = self.fixed_sizes.get(job.index)
+            if req is None:
+                req = self._sized(job, self._call(self.policy.size, job, "size"))
+                self._keep_size(job, req)
+            return req
         return self._sized(job, self._call(self.policy.size, job, "size"))
+
+    def _keep_size(self, job: Job, req: tuple[int, ...]) -> None:
+        self.fixed_sizes[job.index] = req
+        if self.policy.invariants:
+            check_kept_size(self.policy, job, _timed(job, req), req, self.state)
 
     def _sized(self, job: Job, size: Any, what: str = "size") -> tuple[int, ...]:
         """``job``'s request with ``size`` cpus, which must be in its range (monitor)."""

@@ -29,7 +29,9 @@ Rules (each broken one is a ``WorkloadError`` with a help line):
 * a queued job has submit <= now; the queue is given in file order (the policy's order
   sorts it, file order breaks ties); it is moldable when it has ``min_size`` and
   ``max_size`` (min_size <= request.cpus <= max_size <= capacity) and optionally
-  ``speedup`` (``runtime/speedup.py``'s spec, default ``linear``).
+  ``speedup`` (``runtime/speedup.py``'s spec, default ``linear``); ``size`` (optional) is
+  the size a `size fixed` policy chose for it at an earlier pass (within its range, or
+  [1, capacity] for a rigid job), kept by the replay.
 
 The state's jobs form a workload (``InitialState.workload``): the running ones first, then
 the queued ones, each in file order; their positions are their ``Job.index``.
@@ -54,6 +56,7 @@ ParamValue = int | float | bool
 _TOP = ("now", "capacity", "params", "running", "queue")
 _JOB = ("id", "submit", "estimate", "run_time", "request")
 _MOLDABLE = ("min_size", "max_size", "speedup")
+_QUEUED = (*_MOLDABLE, "size")
 
 
 @frozen
@@ -65,6 +68,8 @@ class InitialState:
     queue: tuple[Job, ...]  # file order, indices after the running jobs'
     params: dict[str, ParamValue] = field(factory=dict)
     source: str = "<state>"
+    # job index -> cpus: sizes chosen at earlier passes by a `size fixed` policy
+    sizes: dict[int, int] = field(factory=dict)
 
     @property
     def workload(self) -> Workload:
@@ -106,6 +111,8 @@ def state_to_data(state: InitialState) -> dict[str, Any]:
         if j.moldable is not None:
             out |= {"min_size": j.moldable.min_procs, "max_size": j.moldable.max_procs,
                     "speedup": format_speedup(j.moldable.speedup)}
+        if j.index in state.sizes:
+            out["size"] = state.sizes[j.index]
         return out
 
     return {
@@ -140,13 +147,17 @@ class _Reader:
         queue_data = self.job_list(data.get("queue", []), "queue")
         running: list[RunningJob] = []
         queue: list[Job] = []
+        sizes: dict[int, int] = {}
         seen: set[int] = set()
         for i, item in enumerate(running_data):
             running.append(self.running_job(item, f"running[{i}]", len(running), now, caps,
                                             seen))
         for i, item in enumerate(queue_data):
-            queue.append(self.queued_job(item, f"queue[{i}]", len(running) + len(queue), now,
-                                         caps, seen))
+            job = self.queued_job(item, f"queue[{i}]", len(running) + len(queue), now, caps,
+                                  seen)
+            queue.append(job)
+            if "size" in item:
+                sizes[job.index] = self.fixed_size(item["size"], f"queue[{i}].size", job, caps)
         for k, res in enumerate(self.resources):
             used = sum(rj.alloc[k] for rj in running)
             if used > caps[k]:
@@ -156,7 +167,16 @@ class _Reader:
                                 "or raise the capacity")
         return InitialState(now=now, resources=self.resources, capacities=caps,
                             running=tuple(running), queue=tuple(queue), params=params,
-                            source=self.source)
+                            source=self.source, sizes=sizes)
+
+    def fixed_size(self, value: Any, where: str, job: Job, caps: tuple[int, ...]) -> int:
+        size = self.integer(value, where, 1)
+        lo, hi = (job.min_procs, min(job.max_procs, caps[0])) if job.moldable else (1, caps[0])
+        if not lo <= size <= hi:
+            raise self.fail(f"{where}: job {job.id} cannot have {size} cpus, its sizes are "
+                            f"[{lo}, {hi}]",
+                            "a size chosen by the policy lies in the job's range")
+        return size
 
     def running_job(self, item: Any, where: str, index: int, now: int,
                     caps: tuple[int, ...], seen: set[int]) -> RunningJob:
@@ -183,7 +203,7 @@ class _Reader:
 
     def queued_job(self, item: Any, where: str, index: int, now: int,
                    caps: tuple[int, ...], seen: set[int]) -> Job:
-        job = self.job(item, where, index, caps, seen, _MOLDABLE)
+        job = self.job(item, where, index, caps, seen, _QUEUED)
         job = self.moldable(item, where, job, caps)
         if job.submit > now:
             raise self.fail(f"{where} (job {job.id}): submitted at {job.submit}, after now "

@@ -114,6 +114,14 @@ POLICIES_STATE = {
     "mold_choose_cons": "order job.max_size desc reserve all backfill first_fit "
                         "size choose 2 in [job.min_size, min(job.max_size, machine.free.cpus)]",
     "mold_choose_none": "backfill none size choose 4 in [job.min_size, job.max_size]",
+    # `size fixed` (papers/000's submit-time schemes): sizes kept from the first visit
+    "mold_fixed_choose": "reserve all backfill first_fit "
+                         "size fixed choose 3 in [job.min_size, job.max_size]",
+    "mold_fixed_free": "order job.estimate asc reserve 1 backfill first_fit size fixed "
+                       "max(job.min_size, min(job.max_size, machine.free.cpus))",
+    # papers/002's IHAP shape: the partition reads the machine's power
+    "mold_power": "reserve 0 backfill first_fit size max(job.min_size, min(job.max_size, "
+                  "ceil(machine.power.cpus / (queue.count + 0.5 * running.count + 1) + 0.5)))",
     "inv_when_size": "order job.xfactor desc reserve 1 backfill when job.estimate <= 20 "
                      "size max(1, job.procs div 2) "
                      "invariant machine.used.cpus <= machine.capacity.cpus "
@@ -267,6 +275,10 @@ def symbolic_decisions(sym, solver: z3.Solver, state: InitialState, ordered,
     pins = [sym.now == state.now]
     pins += [sym.params[name] == z3_value(v) for name, v in state.params.items()]
     pins += [c == v for c, v in zip(sym.capacity, state.capacities, strict=True)]
+    # a dedicated homogeneous machine: speed and power are the capacity (runtime/hetero.py)
+    for speeds in (sym.bpu, sym.power):
+        if speeds is not None:
+            pins += [s == c for s, c in zip(speeds, state.capacities, strict=True)]
     assert len(state.running) <= len(sym.running) and len(ordered) <= len(sym.queue)
     # a running slot's request is what the job holds
     slots = [(sym.running[r], rj.job, rj.alloc, rj.start) for r, rj in enumerate(state.running)]
@@ -286,6 +298,13 @@ def symbolic_decisions(sym, solver: z3.Solver, state: InitialState, ordered,
         if q < len(ordered) and ordered[q].moldable is not None:
             pins += [z3.Implies(size == n, estimate == ordered[q].at_size(n).estimate)
                      for n in range(1, state.capacities[0] + 1)]
+    # `size fixed`: the sizes kept from earlier passes
+    for q, kept in enumerate(sym.kept_size):
+        if q < len(ordered) and not z3.is_false(kept):
+            size = state.sizes.get(ordered[q].index)
+            pins.append(kept if size is not None else z3.Not(kept))
+            if size is not None:
+                pins.append(z3.Int(f"q{q}_size") == size)
     pins += [z3.Not(s.present) for s in sym.running[len(state.running):]]
     pins += [z3.Not(s.present) for s in sym.queue[len(ordered):]]
     solver.push()
@@ -369,7 +388,7 @@ NO_PARAMS: st.SearchStrategy[dict] = st.just({})
 
 
 MOLDABLE = ("mold_max", "mold_fit", "mold_best", "mold_choose", "mold_choose_cons",
-            "mold_choose_none")
+            "mold_choose_none", "mold_power", "mold_fixed_choose", "mold_fixed_free")
 
 
 @st.composite
@@ -406,6 +425,9 @@ def states(draw, params: st.SearchStrategy[dict] = NO_PARAMS,
             times = [draw(st.integers(1, 80)) for _ in range(caps[0])]
             job |= {"min_size": lo, "max_size": hi, "speedup": "measured(" + ", ".join(
                 f"{n}:{t}" for n, t in enumerate(times, 1)) + ")"}
+        if moldable and draw(st.booleans()):  # a size kept by `size fixed` from before
+            job["size"] = draw(st.integers(job.get("min_size", 1),
+                                           job.get("max_size", caps[0])))
         queue.append(job)
     data = {"now": now, "capacity": dict(zip(res, caps, strict=True)), "running": running,
             "queue": queue, "params": draw(params)}

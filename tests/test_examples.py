@@ -23,7 +23,8 @@ SHARED_TRACES = ["KTH-SP2-1996-2.1-cln.swf.gz", "NASA-iPSC-1993-3.1-cln.swf.gz",
 # sizes for moldable workloads (papers/000, 002): run on traces made moldable, and on
 # generated workloads, below
 MOLDABLE_EXAMPLES = ["ap2.pol", "map.pol", "hap.pol", "ihap.pol", "fairshare.pol",
-                     "sqrt-fairshare.pol", "robust-moldable.pol"]
+                     "sqrt-fairshare.pol", "robust-moldable.pol", "submit-greedy.pol",
+                     "submit-fairshare.pol"]
 CPU_EXAMPLES = sorted(p.name for p in EXAMPLES.glob("*.pol")
                       if p.name not in ("easy-memory.pol", *MOLDABLE_EXAMPLES))
 

@@ -8,7 +8,7 @@ from functools import cache
 
 import pytest
 
-from schedc.dsl import check_source, compile_source, to_runtime
+from schedc.dsl import check_source, compile_file, compile_source, to_runtime
 from schedc.dsl.parser import parse
 from schedc.dsl.printer import module
 from schedc.runtime.cli import bundled_trace
@@ -137,3 +137,93 @@ def test_mistakes_are_diagnosed(clauses: str, message: str) -> None:
     text = "\n".join(f"{d.message} {d.help}" for d in result.diagnostics)
     assert message in text, text
     assert all(d.file == "bad.pol" and d.line == 1 and d.help for d in result.diagnostics)
+
+
+# -- `size fixed`: chosen at submission, kept (papers/000 section 3's submit-time schemes) --
+
+# 4 cpus. A: 2 cpus, estimate 1000, ends at 10. At t=1: D 2 cpus for 50 s, then B moldable on
+# 1..4 cpus (linear, 100 s on 4). Conservative (`reserve all`).
+# At 1: D starts; B's plan: 2 cpus free from 51 (D's end) to 1000 (A's estimate): 1 cpu at 51
+# ends 451, 2 cpus at 51 end 251, 3 or 4 cpus only at 1000: B takes 2, reserved at 51.
+# At 10 A ends early. Chosen anew, 4 cpus from 51 end at 151 (2 now would end at 210): B
+# waits for 51 on 4 cpus. Kept (`fixed`), B's 2 cpus fit now: it starts at 10, on 2.
+FIXED_CASE = Workload((Job(1, 0, 0, 10, 1000, (2,)), Job(2, 1, 1, 50, 50, (2,)),
+                       Job(3, 2, 1, 100, 100, (4,), Moldable(1, 4, Linear()))),
+                      ("cpus",), (4,))
+
+
+@pytest.mark.parametrize("fixed, expected", [
+    ("", [(0, 2), (1, 2), (51, 4)]),
+    ("fixed", [(0, 2), (1, 2), (10, 2)]),
+])
+def test_a_fixed_size_is_the_one_chosen_at_submission(fixed: str, expected) -> None:
+    pol = policy(f"reserve all backfill first_fit size {fixed} choose 4 in "
+                 "[job.min_size, job.max_size]")
+    for kw in (dict(), dict(fast=False), dict(incremental=False)):
+        assert run(pol, FIXED_CASE, **kw) == expected
+
+
+def test_a_fixed_formula_is_evaluated_once() -> None:
+    # `size fixed machine.free.cpus`-like: B sees 0 free cpus at its submission (clamped to
+    # its minimum, 1) and keeps 1 cpu, though 2 are free at 10
+    pol = policy("reserve all backfill first_fit size fixed "
+                 "max(job.min_size, min(job.max_size, machine.free.cpus))")
+    assert run(pol, FIXED_CASE) == [(0, 2), (1, 2), (10, 1)]
+    moving = policy("reserve all backfill first_fit size "
+                    "max(job.min_size, min(job.max_size, machine.free.cpus))")
+    assert run(moving, FIXED_CASE) == [(0, 2), (1, 2), (10, 2)]
+
+
+def test_fixed_needs_first_fit_or_none() -> None:
+    result = check_source("policy p { reserve 1 backfill best by job.estimate size fixed "
+                          "job.procs }", "bad.pol")
+    assert not result.ok and "`size fixed` does not work with `backfill best`" in \
+        result.diagnostics[0].message
+
+
+def test_a_kept_size_that_breaks_an_invariant_is_found_and_replays(tmp_path, capsys) -> None:
+    # Sized while no cpu is free, a job keeps its maximum: within its range, but the user's
+    # invariant says a job never gets more than it asked. The job does not start in that
+    # pass; the verifier proves invariants of the job and its size alone for every size
+    # kept, and the monitor checks them when the size is chosen, so the state replays.
+    src = tmp_path / "kept.pol"
+    src.write_text("policy kept {\n  reserve all\n  backfill first_fit\n"
+                   "  size fixed if machine.free.cpus > 0 then job.procs else job.max_size\n"
+                   "  invariant job.size <= job.procs\n}\n")
+    from schedc.dsl.sympass import Bounds
+    from schedc.dsl.verify import verify_policy
+    from schedc.runtime.cli import main
+
+    verdicts = {v.property: v for v in verify_policy(compile_file(src), Bounds(3, 3))}
+    bad = verdicts["invariant `job.size <= job.procs`"]
+    assert bad.status == "violated"
+    assert {v.status for p, v in verdicts.items() if p != bad.property} == {"proved"}
+    assert main(["verify", str(src), "--queued", "3", "--running", "3",
+                 "--counterexamples", str(tmp_path / "cx")]) == 1
+    (state,) = (tmp_path / "cx").glob("*.json")
+    capsys.readouterr()
+    assert main(["run", str(src), "--state", str(state)]) == 1
+    err = capsys.readouterr().err
+    assert "violated by the size" in err and "kept for job" in err
+
+
+def test_kept_sizes_replay_from_a_state_file(tmp_path, capsys) -> None:
+    from schedc.runtime.cli import main
+
+    pol = tmp_path / "p.pol"
+    pol.write_text("policy p { reserve all backfill first_fit "
+                   "size fixed choose 4 in [job.min_size, job.max_size] }")
+    state = tmp_path / "s.json"
+    state.write_text('{"now": 5, "capacity": {"cpus": 4}, "queue": [{"id": 1, "submit": 0, '
+                     '"estimate": 100, "run_time": 100, "request": {"cpus": 4}, '
+                     '"min_size": 1, "max_size": 4, "size": 3}]}')
+    assert main(["run", str(pol), "--state", str(state), "--json"]) == 0
+    assert '"jobs": 1' in capsys.readouterr().out
+    # a size outside the job's range, and a kept size for a policy that keeps none
+    state.write_text(state.read_text().replace('"size": 3', '"size": 5'))
+    assert main(["run", str(pol), "--state", str(state)]) == 2
+    assert "cannot have 5 cpus, its sizes are [1, 4]" in capsys.readouterr().err
+    state.write_text(state.read_text().replace('"size": 5', '"size": 2'))
+    pol.write_text("policy p { reserve all backfill first_fit size job.max_size }")
+    assert main(["run", str(pol), "--state", str(state)]) == 2
+    assert "chooses sizes at every pass" in capsys.readouterr().err
