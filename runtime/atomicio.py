@@ -7,12 +7,14 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 
 @contextmanager
-def open_atomic(path: str | os.PathLike[str], newline: str | None = "\n") -> Iterator[TextIO]:
-    """A text handle on a temp file in the target's folder, moved over ``path`` on success.
+def open_atomic(path: str | os.PathLike[str], newline: str | None = "\n",
+                binary: bool = False) -> Iterator[Any]:
+    """A text (``binary``: bytes) handle on a temp file in the target's folder, moved over
+    ``path`` on success.
 
     Same folder so that ``os.replace`` is a rename on one file system (atomic on POSIX); on
     any error the temp file is removed and the old target, if any, is left untouched.
@@ -23,7 +25,8 @@ def open_atomic(path: str | os.PathLike[str], newline: str | None = "\n") -> Ite
         # mkstemp makes the file private (0600): give it the mode a plain open() would
         # (the old target's, else 0666 less the umask)
         os.chmod(fd, _mode_for(target))
-        with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as out:
+        with (os.fdopen(fd, "wb") if binary
+              else os.fdopen(fd, "w", encoding="utf-8", newline=newline)) as out:
             yield out
         os.replace(tmp, target)
     except BaseException:

@@ -21,7 +21,6 @@ import json
 import multiprocessing
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
@@ -33,7 +32,7 @@ import attrs
 from attrs import frozen
 
 from schedc.dsl import DiagnosticError, compile_file, to_runtime
-from schedc.runtime.atomicio import write_text_atomic
+from schedc.runtime.atomicio import open_atomic, write_text_atomic
 from schedc.runtime.metrics import NCATEGORIES, compute_metrics
 from schedc.runtime.moldable import MoldableSpec, make_moldable
 from schedc.runtime.monitor import MonitorViolation
@@ -375,14 +374,9 @@ def _panel(ax: Any, rigid: dict[str, Any], changes: dict[Any, dict[str, Any]],
 
 
 def _save_atomic(fig: Any, path: Path) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            fig.savefig(out, format="png", dpi=110)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with open_atomic(path, binary=True) as out:
+        # no timestamp in the metadata: the same results give the same bytes
+        fig.savefig(out, format="png", dpi=110, metadata={"Software": None})
 
 
 # --- command line ---------------------------------------------------------------------

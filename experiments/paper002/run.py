@@ -24,7 +24,6 @@ import inspect
 import json
 import math
 import multiprocessing
-import os
 import re
 import sys
 import tempfile
@@ -47,7 +46,7 @@ from experiments.stats import BatchMeans, batch_means  # noqa: E402
 from schedc.dsl import DiagnosticError, compile_file, to_runtime  # noqa: E402
 from schedc.dsl.bind import bind_params  # noqa: E402
 from schedc.runtime import synthetic  # noqa: E402
-from schedc.runtime.atomicio import write_text_atomic  # noqa: E402
+from schedc.runtime.atomicio import open_atomic, write_text_atomic  # noqa: E402
 from schedc.runtime.metrics import compute_metrics  # noqa: E402
 from schedc.runtime.monitor import MonitorViolation  # noqa: E402
 from schedc.runtime.policy import RuntimePolicy  # noqa: E402
@@ -508,15 +507,9 @@ def _figure_title(results: dict[str, Any]) -> str:
 
 
 def _save_atomic(fig: Any, path: Path) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            # no timestamp in the metadata: the same results give the same bytes
-            fig.savefig(out, format="png", dpi=110, metadata={"Software": None})
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with open_atomic(path, binary=True) as out:
+        # no timestamp in the metadata: the same results give the same bytes
+        fig.savefig(out, format="png", dpi=110, metadata={"Software": None})
 
 
 # --- command line ---------------------------------------------------------------------
