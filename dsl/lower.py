@@ -105,9 +105,11 @@ class Lowerer:
 
     def unary(self, e: ast.Unary, s: Scope):
         if e.op == "not":
-            x = self._typed(e.operand, s, ("bool",), "the operand of `not`")
+            x = self._typed(e.operand, s, ("bool",), "the operand of `not`",
+                            "compare a number first, e.g. `not (job.procs > 8)`")
             return None if x is None else ir.Unary("not", x, "bool", span=e.span)
-        x = self._typed(e.operand, s, NUMERIC, "the operand of `-`")
+        x = self._typed(e.operand, s, NUMERIC, "the operand of `-`",
+                        "`-` negates a number; for a bool use `not`")
         return None if x is None else ir.Unary("-", x, x.type, span=e.span)
 
     def binary(self, e: ast.Binary, s: Scope):
@@ -115,6 +117,7 @@ class Lowerer:
         help_ = None
         if op in ("and", "or"):
             types = ("bool",)
+            help_ = f"`{name}` joins conditions: compare numbers first, e.g. `job.procs > 8`"
         elif op in ("//", "%"):
             types = ("int",)
             help_ = "`div` and `%` are integer-only; for reals use `floor(a / b)`"
@@ -122,12 +125,14 @@ class Lowerer:
             types = ("int", "real", "bool")
         else:
             types = NUMERIC
+            help_ = "a bool is not a number: write `if COND then 1 else 0` to count it"
         a = self._typed(e.left, s, types, f"the left operand of `{name}`", help_)
         b = self._typed(e.right, s, types, f"the right operand of `{name}`", help_)
         if a is None or b is None:
             return None
         if op in ("==", "!=") and (a.type == "bool") != (b.type == "bool"):
-            self.error(e.span, f"cannot compare {a.type} with {b.type} using `{op}`")
+            self.error(e.span, f"cannot compare {a.type} with {b.type} using `{op}`",
+                       "compare a bool with a bool, a number with a number")
             return None
         if op in ("and", "or", "<", "<=", ">", ">=", "==", "!="):
             res = "bool"
@@ -145,7 +150,8 @@ class Lowerer:
         if t.type == o.type:
             typ = t.type
         elif "bool" in (t.type, o.type):
-            self.error(e.span, f"the branches of `if` have different types: {t.type} and {o.type}")
+            self.error(e.span, f"the branches of `if` have different types: {t.type} and "
+                       f"{o.type}", "give both branches numbers, or both bools")
             return None
         else:
             typ = "real"
@@ -159,7 +165,8 @@ class Lowerer:
                 return self.resource_var(p, var)
             return self.job_path(p, var, s)
         if p.root == "now":
-            return self.no_parts(p, "`now`") and ir.StateAttr("now", span=p.span)
+            # (not `no_parts(...) and ...`: a failed check must give None, not False)
+            return ir.StateAttr("now", span=p.span) if self.no_parts(p, "`now`") else None
         if p.root in ("queue", "running"):
             return self.state_set(p)
         if p.root == "machine":
@@ -193,7 +200,8 @@ class Lowerer:
 
     def no_parts(self, p: ast.Path, what: str) -> bool:
         if p.parts:
-            self.error(p.parts[0].span, f"{what} has no attributes")
+            self.error(p.parts[0].span, f"{what} has no attributes",
+                       f"{what} is a value: use it without `.{p.parts[0].name}`")
             return False
         return True
 

@@ -339,9 +339,11 @@ def _small_model(sym: SymbolicPass, violated: z3.BoolRef, limits: Limits) -> z3.
     moldable jobs (a rigid story is simpler), then fewest jobs, then the least sum of every
     number in the state (times, capacities left symbolic, ids, estimates, requests, params),
     then the least ids to the first jobs. None if the optimiser gives up (the caller keeps
-    the solver's model)."""
+    the solver's model). Bounded by Z3's rlimit, not only the clock: a loaded machine must not
+    turn the least counterexample into another one."""
     opt = z3.Optimize()
-    opt.set("timeout", min(limits.timeout_ms, 20_000))
+    opt.set("rlimit", limits.rlimit)
+    opt.set("timeout", limits.timeout_ms)
     opt.add(*(a.formula for a in sym.assumptions), *sym.definitions.all(), violated)
     jobs = [*sym.running, *sym.queue]
     opt.minimize(z3.Sum([z3.If(z3.And(j.present, j.moldable), 1, 0) for j in jobs]))
@@ -354,6 +356,11 @@ def _small_model(sym: SymbolicPass, violated: z3.BoolRef, limits: Limits) -> z3.
         if j.start is not None:
             fields.append(j.start)
         numbers.append(z3.If(j.present, z3.Sum(fields), 0))
+        if j.start is None:  # a moldable job's range and sequential time
+            numbers.append(z3.If(z3.And(j.present, j.moldable),
+                                 j.min_size + j.max_size + j.work, 0))
+    # its estimates on other sizes (the measured speedup a counterexample writes)
+    numbers += [z3.If(sym.queue[q].present, est, 0) for q, _, est in sym.sized_estimates]
     opt.minimize(z3.Sum(numbers))
     # ties between permutations of the ids: the least ids to the queue, in its order
     weights = range(len(jobs), 0, -1)

@@ -22,7 +22,8 @@ GOLDEN = {
         "  --> t.pol:2:25\n"
         "  |\n"
         "2 |   invariant job.procs + true\n"
-        "  |                         ^^^^\n",
+        "  |                         ^^^^\n"
+        "help: a bool is not a number: write `if COND then 1 else 0` to count it\n",
     ),
     "missing_else": (
         "policy p {\n  size max(j in running: j.procs)\n}\n",
@@ -122,3 +123,19 @@ GOLDEN = {
 def test_golden_diagnostic(name):
     source, expected = GOLDEN[name]
     assert render_diagnostics(check_source(source, "t.pol").diagnostics) == expected
+
+
+@pytest.mark.parametrize("clause", [
+    "reserve 1 per job.procs or job.wait > 3 backfill first_fit",
+    "invariant not job.procs",
+    "invariant -(job.procs > 1)",
+    "size if job.procs > 2 then 1 else true",
+    "size now.x",
+    "invariant job.procs + true > 1",
+    "invariant (job.procs > 1) == 1",
+    "size job.procs div 2.5",
+])
+def test_every_type_mistake_has_a_help_line(clause: str) -> None:
+    result = check_source(f"policy p {{ {clause} }}", "t.pol")
+    assert not result.ok
+    assert all(d.help and d.line == 1 for d in result.diagnostics), result.diagnostics

@@ -108,3 +108,15 @@ def test_print_parse_round_trip(e):
     ))
     text = module(m)
     assert parse(text, "x.pol") == m, text
+
+
+@settings(max_examples=150, deadline=None)
+@given(exprs(), exprs(), st.booleans(), st.booleans(), st.integers(1, 32), st.booleans())
+def test_reserve_and_size_clauses_round_trip(a, b, per, when, n, fixed):
+    # `per KEY or when COND` and `size [fixed] choose N in [LOW, HIGH]`: the key's own `or`
+    # must not swallow `or when`
+    reserve = ast.ReserveClause(1, per=a if per else None, when=b if when else None)
+    size = ast.SizeClause(b, choices=n, low=a, fixed=fixed)
+    m = ast.Module((ast.Policy("p", None, (reserve, size)),))
+    text = module(m)
+    assert parse(text, "x.pol") == m, text
