@@ -59,6 +59,9 @@ POLICIES = {
     "best_short": "reserve 1 backfill best by job.estimate",
     "best_wide_d2": "order job.estimate desc reserve 2 backfill best by job.procs desc",
     "best_d0": "reserve 0 backfill best by job.estimate * 2 - job.procs desc",
+    # papers/004's K-resource rules, from the prelude (scores read every resource)
+    "bb_easy": "order job.submit asc reserve 1 backfill best by bb_score(job)",
+    "bl_easy": "order job.submit asc reserve 1 backfill best by bl_score(job)",
     # selective reservations: per key (bool and int keys), state-free
     "per_wide": "order job.submit asc reserve 1 per job.procs > 2 backfill first_fit",
     "per_decade": "order job.estimate desc reserve 1 per job.estimate div 10 "
