@@ -23,6 +23,7 @@ from attrs import frozen
 
 from schedc.dsl import ir
 from schedc.dsl.diagnostics import Span
+from schedc.dsl.machines import with_resources  # noqa: F401  (re-exported for callers)
 from schedc.dsl.symbolic import Obligation
 from schedc.dsl.sympass import Bounds, SymbolicPass, Unsupported, encode_pass
 
@@ -156,25 +157,6 @@ def _invariant(inv: ir.Invariant) -> Property:
         return memo[id(sym)][1]
 
     return prop
-
-
-def with_resources(policy: ir.Policy, k: int) -> ir.Policy:
-    """The policy on a machine of ``k`` resources: its own, then generic ones (`r2`, ...)
-    with capacities left symbolic, so that a proof covers every such machine."""
-    own = policy.machine.resources
-    if k < len(own):
-        raise ValueError(f"the machine `{policy.machine.name}` already has {len(own)} "
-                         f"resources: {', '.join(r.name for r in own)}")
-    names = {r.name for r in own}
-    extra = []
-    i = len(own) + 1
-    while len(own) + len(extra) < k:
-        if f"r{i}" not in names:
-            extra.append(ir.Resource(f"r{i}", None))
-        i += 1
-    machine = attrs.evolve(policy.machine, name=f"{policy.machine.name}+{len(extra)}",
-                           resources=(*own, *extra))
-    return attrs.evolve(policy, machine=machine)
 
 
 def _base(name: str) -> str:

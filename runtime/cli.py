@@ -216,6 +216,10 @@ def _add_simulation_options(sub: argparse.ArgumentParser, several: bool = False)
     sub.add_argument("--load-factor", type=float, default=100.0, metavar="LF",
                      help="scale inter-arrival times by 100/LF (percent of the trace's load; "
                      "default 100)")
+    sub.add_argument("--resources", metavar="K|NAMES",
+                     help="run the policy on more resources than its machine declares: K (its "
+                     "own, then r2, r3, ... as `verify --resources K`) or names, e.g. "
+                     "cpus,memory; capacities from the workload or --capacity")
     sub.add_argument("--speeds", metavar="GROUPS",
                      help="heterogeneous cpus (papers/002): COUNTxBPU groups, e.g. 32x1,32x2; "
                      "a job's times scale by the power of the processors it gets")
@@ -405,7 +409,7 @@ def _simulate_one(policy_file: str, policy_name: str | None, args: argparse.Name
     if getattr(args, "state", None):
         return _simulate_state(policy_file, policy_name, args)
     _require_file(policy_file, "policy")
-    policy_ir = compile_file(policy_file, policy_name)
+    policy_ir = _on_resources(compile_file(policy_file, policy_name), args.resources)
     policy = to_runtime(policy_ir, _parse_assignments(args.param, "--param"))
     capacities = _resolve_capacities(policy.resources, policy.capacities, args.capacity)
     cluster = _cluster(args)
@@ -426,6 +430,23 @@ def _simulate_one(policy_file: str, policy_name: str | None, args: argparse.Name
         schedule = simulate(policy, workload, progress=progress, cluster=cluster)
     return RunOutcome(policy_file=policy_file, policy=policy, workload=workload,
                       schedule=schedule, cluster=cluster.describe() if cluster else None)
+
+
+def _on_resources(policy, spec: str | None):
+    """`--resources K|NAMES`: the policy on its machine's resources and more."""
+    from schedc.dsl.machines import extend_machine, with_resources
+
+    if spec is None:
+        return policy
+    try:
+        if spec.strip().isdigit():
+            return with_resources(policy, int(spec))
+        return extend_machine(policy, [n.strip() for n in spec.split(",")])
+    except ValueError as exc:
+        own = ",".join(r.name for r in policy.machine.resources)
+        raise UserError(f"--resources {spec}: {exc}",
+                        help=f"list the machine's own first, e.g. --resources {own},memory"
+                        ) from None
 
 
 def _cluster(args: argparse.Namespace):
@@ -487,7 +508,7 @@ def _simulate_state(policy_file: str, policy_name: str | None, args: argparse.Na
         raise UserError("--speeds does not apply with --state",
                         help="a state's machine is its `capacity`")
     _require_file(policy_file, "policy")
-    policy_ir = compile_file(policy_file, policy_name)
+    policy_ir = _on_resources(compile_file(policy_file, policy_name), args.resources)
     _require_file(args.state, "state")
     resources = tuple(r.name for r in policy_ir.machine.resources)
     state = load_state(args.state, resources)
