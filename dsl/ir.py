@@ -276,10 +276,15 @@ def reads_state(expr: Expr) -> bool:
     return bool(dependencies(expr) & _STATE)
 
 
+def decision_exprs(policy: Policy) -> list[Expr]:
+    """Every expression a pass decides by: order keys, sizes, backfill score and condition,
+    reservation key and condition."""
+    exprs = [k.expr for k in policy.order] + [policy.size, policy.size_low,
+                                              policy.backfill.score, policy.backfill.condition,
+                                              policy.reserve_per, policy.reserve_when]
+    return [e for e in exprs if e is not None]
+
+
 def state_free(policy: Policy) -> bool:
-    """No decision expression (order, size, score, conditions, reservation key) reads now,
-    queue, running or machine."""
-    exprs = [k.expr for k in policy.order] + [policy.size, policy.backfill.score,
-                                              policy.backfill.condition, policy.reserve_per,
-                                              policy.reserve_when, policy.size_low]
-    return not any(reads_state(e) for e in exprs if e is not None)
+    """No decision expression reads now, queue, running or machine."""
+    return not any(reads_state(e) for e in decision_exprs(policy))

@@ -726,11 +726,9 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
 
 
 def _reads_speeds(policy: ir.Policy) -> bool:
-    exprs = [k.expr for k in policy.order] + [i.expr for i in policy.invariants] + [
-        policy.size, policy.size_low, policy.backfill.score, policy.backfill.condition,
-        policy.reserve_per, policy.reserve_when]
+    exprs = ir.decision_exprs(policy) + [i.expr for i in policy.invariants]
     return any(isinstance(n, ir.MachineAttr | ir.ResourceAttr) and n.attr in ("bpu", "power")
-               for e in exprs if e is not None for n in ir.walk(e))
+               for e in exprs for n in ir.walk(e))
 
 
 def _candidates(low: z3.ArithRef, high: z3.ArithRef, n: int

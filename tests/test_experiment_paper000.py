@@ -4,15 +4,16 @@ bytes on a rerun and with two worker processes."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from experiment_scripts import load_script
 from shared_traces import shared_trace
+
+from experiments import common
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "experiments" / "paper000" / "run.py"
@@ -20,17 +21,7 @@ KTH = "KTH-SP2-1996-2.1-cln.swf.gz"
 RFS = (1, 2)
 
 
-def _load_script() -> ModuleType:
-    # registered under a name so that forked workers (--jobs 2) can unpickle its functions
-    spec = importlib.util.spec_from_file_location("paper000_run", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-run = _load_script()
+run = load_script("paper000")
 
 
 def _argv(out: Path, traces_dir: Path, *extra: str) -> list[str]:
@@ -87,8 +78,8 @@ def test_results_structure(outputs: dict[str, Path]) -> None:
 def test_results_identical_on_rerun_and_with_two_workers(outputs: dict[str, Path]) -> None:
     texts = {name: (folder / "results.json").read_text() for name, folder in outputs.items()}
     # written canonically, so that only the wall-time values can differ between the files
-    assert run.dumps(json.loads(texts["first"])) == texts["first"]
-    stable = {name: run.without_wall_times(text) for name, text in texts.items()}
+    assert common.dumps(json.loads(texts["first"])) == texts["first"]
+    stable = {name: common.without_wall_times(text) for name, text in texts.items()}
     assert stable["first"] == stable["rerun"] == stable["jobs2"]
     md = {(folder / "results.md").read_bytes() for folder in outputs.values()}
     assert len(md) == 1

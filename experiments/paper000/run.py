@@ -16,14 +16,10 @@ Writes results.json, results.md and figure.png (if matplotlib is installed) into
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
-import multiprocessing
 import os
 import sys
 import time
-from collections.abc import Iterable, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -31,32 +27,38 @@ from typing import Any
 import attrs
 from attrs import frozen
 
-from schedc.dsl import DiagnosticError, compile_file, to_runtime
-from schedc.runtime.atomicio import open_atomic, write_text_atomic
+from schedc.runtime.atomicio import write_text_atomic
 from schedc.runtime.metrics import NCATEGORIES, compute_metrics
 from schedc.runtime.moldable import MoldableSpec, make_moldable
 from schedc.runtime.monitor import MonitorViolation
-from schedc.runtime.policy import RuntimePolicy
 from schedc.runtime.simulator import simulate
-from schedc.runtime.workload import Workload, WorkloadError, load_workload
+from schedc.runtime.workload import Workload, load_workload
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
+if str(ROOT) not in sys.path:  # experiments/common.py, shared by the experiment scripts
+    sys.path.insert(0, str(ROOT))
+from experiments.common import (  # noqa: E402
+    WALL_KEY,
+    ExperimentError,
+    SimulationFailed,
+    command,
+    dumps,
+    load_policy,
+    num,
+    policy_path,
+    row,
+    run_all,
+    save_figure,
+    sha256,
+    shown,
+)
+
 # the tests' convention (tests/shared_traces.py): $SCHEDC_TRACES, else ../shared/traces
 TRACES_DIR = Path(os.environ.get("SCHEDC_TRACES") or ROOT.parent / "shared" / "traces")
 TRACES = {"KTH-SP2": "KTH-SP2-1996-2.1-cln.swf.gz", "LANL-CM5": "LANL-CM5-1994-4.1-cln.swf.gz"}
 DEFAULT_POLICY = "examples/robust-moldable.pol"
 DEFAULT_BASELINE = "examples/conservative.pol"
-WALL_KEY = "wall_seconds_not_reproducible"  # the only part of results.json that varies
-EXIT_OK, EXIT_VIOLATION, EXIT_USER_ERROR = 0, 1, 2
-
-
-class ExperimentError(Exception):
-    """A user mistake (missing trace, bad policy, bad option): one line, exit status 2."""
-
-
-class SimulationFailed(Exception):
-    """The runtime monitor stopped a run (a policy bug): plain message, picklable."""
 
 
 # --- what is simulated -------------------------------------------------------------------
@@ -112,11 +114,6 @@ def plan(traces: Sequence[Trace], lfs: Sequence[float], sigmas: Sequence[float],
 
 
 @cache
-def load_policy(path: str) -> RuntimePolicy:
-    return to_runtime(compile_file(path), {})
-
-
-@cache
 def load_trace(path: str, resources: tuple[str, ...], capacities: tuple[int | None, ...],
                limit: int | None) -> Workload:
     """The trace on the policy's machine (its capacities, else the header's), first jobs only.
@@ -152,33 +149,6 @@ def run_task(task: Task) -> dict[str, Any]:
             "transform": workload.transform, "wall": wall}
 
 
-def run_all(tasks: Sequence[Task], jobs: int) -> dict[str, dict[str, Any]]:
-    """Every task's outcome by key; the same whatever ``jobs`` (each run is deterministic)."""
-    outcomes: dict[str, dict[str, Any]] = {}
-    if jobs == 1:
-        for task in tasks:
-            outcomes[task.key] = _progress(run_task(task), len(outcomes) + 1, len(tasks))
-        return outcomes
-    with _pool(jobs) as pool:
-        futures = [pool.submit(run_task, task) for task in _longest_first(tasks)]
-        try:
-            for future in as_completed(futures):
-                result = future.result()
-                outcomes[result["key"]] = _progress(result, len(outcomes) + 1, len(tasks))
-        except BaseException:
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise
-    return outcomes
-
-
-def _pool(jobs: int) -> Executor:
-    # fork: the workers find this script's functions (it is no importable package module)
-    # and inherit the traces already loaded
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=context)
-
-
 def _longest_first(tasks: Sequence[Task]) -> list[Task]:
     # moldable runs take longer than rigid ones: starting them first shortens the tail
     return sorted(tasks, key=lambda t: t.rf is None)
@@ -201,26 +171,12 @@ def pct_change(moldable: float | None, rigid: float | None) -> float | None:
     return 100.0 * (moldable - rigid) / rigid
 
 
-def _num(x: float) -> int | float:
-    return int(x) if float(x).is_integer() else x  # 100, not 100.0, in JSON and tables
-
-
-def _sha256(path: str) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
-def _shown(path: str) -> str:
-    """A path as results show it: relative to the repository when inside it (reproducible)."""
-    p = Path(path).resolve()
-    return p.relative_to(ROOT).as_posix() if p.is_relative_to(ROOT) else p.name
-
-
 def _run_entry(task: Task, outcome: dict[str, Any]) -> dict[str, Any]:
     return {"key": task.key, "trace": task.trace.name, "role": task.role,
-            "load_factor": _num(task.load_factor),
-            "sigma": None if task.sigma is None else _num(task.sigma),
-            "range_factor": None if task.rf is None else _num(task.rf),
-            "policy_file": _shown(task.policy_file), "transform": outcome["transform"],
+            "load_factor": num(task.load_factor),
+            "sigma": None if task.sigma is None else num(task.sigma),
+            "range_factor": None if task.rf is None else num(task.rf),
+            "policy_file": shown(task.policy_file), "transform": outcome["transform"],
             "machine": outcome["machine"], "metrics": outcome["metrics"]}
 
 
@@ -228,8 +184,8 @@ def _change_entry(task: Task, rigid: dict[str, Any], moldable: dict[str, Any]) -
     r, m = rigid["metrics"], moldable["metrics"]
     by_category = [pct_change(mc, rc) for mc, rc in
                    zip(m["category_mean_response"], r["category_mean_response"], strict=True)]
-    return {"key": task.key, "trace": task.trace.name, "load_factor": _num(task.load_factor),
-            "sigma": _num(task.sigma or 0.0), "range_factor": _num(task.rf or 0.0),
+    return {"key": task.key, "trace": task.trace.name, "load_factor": num(task.load_factor),
+            "sigma": num(task.sigma or 0.0), "range_factor": num(task.rf or 0.0),
             "overall_pct": pct_change(m["mean_response"], r["mean_response"]),
             "category_pct": by_category}
 
@@ -240,8 +196,8 @@ def build_results(args: argparse.Namespace, traces: Sequence[Trace], tasks: Sequ
     # the rigid run of a moldable task has its key with rf and sigma dropped
     changes = [_change_entry(t, outcomes[attrs.evolve(t, rf=None, sigma=None).key],
                              outcomes[t.key]) for t in tasks if t.rf is not None]
-    policies = {role: {"file": _shown(path), "name": load_policy(path).name,
-                       "sha256": _sha256(path)}
+    policies = {role: {"file": shown(path), "name": load_policy(path).name,
+                       "sha256": sha256(path)}
                 for role, path in (("moldable", args.policy), ("rigid", args.baseline))}
     return {
         "experiment": "papers/000 (b): % change of mean turnaround per job category, "
@@ -252,11 +208,11 @@ def build_results(args: argparse.Namespace, traces: Sequence[Trace], tasks: Sequ
         "pct_change": "100 * (moldable - rigid) / rigid of the mean response (turnaround) "
                       "time; negative = the moldable policy is faster; null = no job",
         "parameters": {"traces": [t.name for t in traces],
-                       "load_factors": [_num(x) for x in args.lf],
-                       "sigmas": [_num(x) for x in args.sigma],
-                       "range_factors": [_num(x) for x in args.rf], "limit": args.limit},
+                       "load_factors": [num(x) for x in args.lf],
+                       "sigmas": [num(x) for x in args.sigma],
+                       "range_factors": [num(x) for x in args.rf], "limit": args.limit},
         "policies": policies,
-        "traces": {t.name: {"file": Path(t.path).name, "sha256": _sha256(t.path)}
+        "traces": {t.name: {"file": Path(t.path).name, "sha256": sha256(t.path)}
                    for t in traces},
         "runs": [_run_entry(t, outcomes[t.key]) for t in tasks],
         "changes": changes,
@@ -264,26 +220,11 @@ def build_results(args: argparse.Namespace, traces: Sequence[Trace], tasks: Sequ
     }
 
 
-def dumps(results: dict[str, Any]) -> str:
-    return json.dumps(results, indent=2, sort_keys=True, allow_nan=False) + "\n"
-
-
-def without_wall_times(text: str) -> str:
-    """results.json minus its wall times: byte-identical across reruns and --jobs."""
-    data = json.loads(text)
-    data.pop(WALL_KEY, None)
-    return dumps(data)
-
-
 # --- markdown -----------------------------------------------------------------------------
 
 
 def _cell(value: float | None) -> str:
     return "–" if value is None else f"{value:+.1f}"
-
-
-def _row(cells: Iterable[object]) -> str:
-    return "| " + " | ".join(map(str, cells)) + " |"
 
 
 def markdown(results: dict[str, Any]) -> str:
@@ -301,15 +242,15 @@ def markdown(results: dict[str, Any]) -> str:
     rigid_runs = [r for r in results["runs"] if r["role"] == "rigid"]
     for rigid in rigid_runs:
         m = rigid["metrics"]
-        lines += [f"## {rigid['trace']}, LF {rigid['load_factor']}", "", _row(header),
-                  _row(["---"] * len(header)),
-                  _row(["jobs", "", m["jobs"], *m["category_jobs"]]),
-                  _row(["rigid mean (s)", "", f"{m['mean_response']:,.0f}",
+        lines += [f"## {rigid['trace']}, LF {rigid['load_factor']}", "", row(header),
+                  row(["---"] * len(header)),
+                  row(["jobs", "", m["jobs"], *m["category_jobs"]]),
+                  row(["rigid mean (s)", "", f"{m['mean_response']:,.0f}",
                         *("–" if v is None else f"{v:,.0f}"
                           for v in m["category_mean_response"])])]
         for ch in results["changes"]:
             if (ch["trace"], ch["load_factor"]) == (rigid["trace"], rigid["load_factor"]):
-                lines.append(_row([ch["sigma"], ch["range_factor"], _cell(ch["overall_pct"]),
+                lines.append(row([ch["sigma"], ch["range_factor"], _cell(ch["overall_pct"]),
                                    *map(_cell, ch["category_pct"])]))
         lines.append("")
     return "\n".join(lines)
@@ -349,7 +290,7 @@ def write_figure(results: dict[str, Any], path: Path) -> bool:
     fig.suptitle(f"{pol['moldable']['name']} vs rigid {pol['rigid']['name']}: "
                  "% change in mean turnaround per category (negative = better)")
     fig.tight_layout()
-    _save_atomic(fig, path)
+    save_figure(fig, path)
     plt.close(fig)
     return True
 
@@ -371,12 +312,6 @@ def _panel(ax: Any, rigid: dict[str, Any], changes: dict[Any, dict[str, Any]],
     ax.axvline(len(cats) - 0.5, color="grey", linewidth=0.5, linestyle=":")
     ax.set_xticks(range(len(labels)), labels, fontsize=7)
     ax.grid(axis="y", linewidth=0.3)
-
-
-def _save_atomic(fig: Any, path: Path) -> None:
-    with open_atomic(path, binary=True) as out:
-        # no timestamp in the metadata: the same results give the same bytes
-        fig.savefig(out, format="png", dpi=110, metadata={"Software": None})
 
 
 # --- command line ---------------------------------------------------------------------
@@ -407,16 +342,6 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _policy_path(given: str) -> str:
-    """A relative path not found here is tried from the repository root (the defaults)."""
-    path = Path(given)
-    if not path.is_absolute() and not path.exists() and (ROOT / path).exists():
-        path = ROOT / path
-    if not path.is_file():
-        raise ExperimentError(f"policy file not found: {given}")
-    return str(path)
-
-
 def _trace(name: str, folder: str) -> Trace:
     if name in TRACES:
         path = Path(folder) / TRACES[name]
@@ -441,7 +366,7 @@ def _checked(args: argparse.Namespace) -> list[Trace]:
                     MoldableSpec(rf, sigma, lf)
     except ValueError as exc:
         raise ExperimentError(str(exc)) from None
-    args.policy, args.baseline = _policy_path(args.policy), _policy_path(args.baseline)
+    args.policy, args.baseline = policy_path(args.policy), policy_path(args.baseline)
     traces = sorted({_trace(n, args.traces_dir) for n in args.traces}, key=lambda t: t.name)
     if len({t.name for t in traces}) < len(traces):
         raise ExperimentError("two traces have the same name")
@@ -454,27 +379,13 @@ def _checked(args: argparse.Namespace) -> list[Trace]:
     return traces
 
 
-def _one_line(exc: Exception) -> str:
-    """The first diagnostic of a policy or workload mistake, on one line."""
-    if isinstance(exc, DiagnosticError):
-        d = exc.diagnostics[0]
-        where = ":".join(str(x) for x in (d.file, d.line, d.col) if x is not None)
-        more = f" (+{len(exc.diagnostics) - 1} more: schedc check)" if exc.diagnostics[1:] else ""
-        hint = f" ({d.help})" if d.help else ""
-        return f"{where + ': ' if where else ''}{d.message}{hint}{more}"
-    if isinstance(exc, WorkloadError):
-        where = ":".join(str(x) for x in (exc.path, exc.line, exc.col) if x is not None)
-        return f"{where}: {exc.message}"
-    return str(exc)
-
-
 def experiment(args: argparse.Namespace) -> dict[str, Any]:
     started = time.perf_counter()
     traces = _checked(args)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     tasks = plan(traces, args.lf, args.sigma, args.rf, args.policy, args.baseline, args.limit)
-    outcomes = run_all(tasks, args.jobs)
+    outcomes = run_all(tasks, args.jobs, run_task, _progress, _longest_first)
     results = build_results(args, traces, tasks, outcomes)
     results[WALL_KEY]["total"] = round(time.perf_counter() - started, 3)
     write_text_atomic(out / "results.json", dumps(results))
@@ -487,22 +398,7 @@ def experiment(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
-        experiment(args)
-    except (ExperimentError, DiagnosticError, WorkloadError) as exc:
-        print(f"error: {_one_line(exc)}", file=sys.stderr)
-        return EXIT_USER_ERROR
-    except SimulationFailed as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_VIOLATION
-    except OSError as exc:  # e.g. an unwritable --out
-        print(f"error: {exc.strerror or exc}: {exc.filename or ''}", file=sys.stderr)
-        return EXIT_USER_ERROR
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    return EXIT_OK
+    return command(build_parser(), experiment, argv)
 
 
 if __name__ == "__main__":

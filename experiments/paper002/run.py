@@ -21,16 +21,13 @@ from __future__ import annotations
 import argparse
 import hashlib
 import inspect
-import json
 import math
-import multiprocessing
 import re
 import sys
 import tempfile
 import textwrap
 import time
-from collections.abc import Iterable, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -39,36 +36,40 @@ from attrs import frozen
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-if str(ROOT) not in sys.path:  # experiments/stats.py, shared by the experiment scripts
+if str(ROOT) not in sys.path:  # experiments/common.py and stats.py, shared by the scripts
     sys.path.insert(0, str(ROOT))
 
+from experiments.common import (  # noqa: E402
+    WALL_KEY,
+    ExperimentError,
+    SimulationFailed,
+    command,
+    dumps,
+    load_policy,
+    num,
+    policy_path,
+    row,
+    run_all,
+    save_figure,
+    sha256,
+    shown,
+)
 from experiments.stats import BatchMeans, batch_means  # noqa: E402
-from schedc.dsl import DiagnosticError, compile_file, to_runtime  # noqa: E402
+from schedc.dsl import compile_file  # noqa: E402
 from schedc.dsl.bind import bind_params  # noqa: E402
 from schedc.runtime import synthetic  # noqa: E402
-from schedc.runtime.atomicio import open_atomic, write_text_atomic  # noqa: E402
+from schedc.runtime.atomicio import write_text_atomic  # noqa: E402
 from schedc.runtime.metrics import compute_metrics  # noqa: E402
 from schedc.runtime.monitor import MonitorViolation  # noqa: E402
-from schedc.runtime.policy import RuntimePolicy  # noqa: E402
 from schedc.runtime.schedule import Schedule  # noqa: E402
 from schedc.runtime.simulator import simulate  # noqa: E402
-from schedc.runtime.workload import Workload, WorkloadError, load_workload  # noqa: E402
+from schedc.runtime.workload import Workload, load_workload  # noqa: E402
 
 DEFAULT_POLICIES = ("examples/map.pol", "examples/hap.pol", "examples/ihap.pol")
 DEFAULT_UTILISATIONS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 # papers/002 table 1 and section 5.2
 MEAN_DEMAND, CV_DEMAND, CV_INTERARRIVAL, PMAX = 16.0, 4.0, 1.0, 32
 HOMOGENEOUS = "homogeneous (heterogeneous cluster not available)"
-WALL_KEY = "wall_seconds_not_reproducible"  # the only part of results.json that varies
-EXIT_OK, EXIT_VIOLATION, EXIT_USER_ERROR = 0, 1, 2
-
-
-class ExperimentError(Exception):
-    """A user mistake (missing policy, bad option): one line, exit status 2."""
-
-
-class SimulationFailed(Exception):
-    """The runtime monitor stopped a run (a policy bug): plain message, picklable."""
 
 
 # --- the machine -------------------------------------------------------------------------
@@ -190,11 +191,6 @@ def plan(utilisations: Sequence[float], policies: Sequence[tuple[str, str]], set
 # --- simulation (also in worker processes) -------------------------------------------------
 
 
-@cache
-def load_policy(path: str) -> RuntimePolicy:
-    return to_runtime(compile_file(path), {})
-
-
 def spec_for(utilisation: float, setup: Setup) -> synthetic.SyntheticSpec:
     """The workload at one utilisation, as `schedc workload generate --utilisation U
     --processors P --time-scale K` writes it: eq. 9 with the processor count, every time
@@ -280,33 +276,6 @@ def _ci_entry(ci: BatchMeans) -> dict[str, Any]:
             "batch_means": list(ci.batch_means)}
 
 
-def run_all(tasks: Sequence[Task], jobs: int) -> dict[str, dict[str, Any]]:
-    """Every task's outcome by key; the same whatever ``jobs`` (each run is deterministic)."""
-    outcomes: dict[str, dict[str, Any]] = {}
-    if jobs == 1:
-        for task in tasks:
-            outcomes[task.key] = _progress(run_task(task), len(outcomes) + 1, len(tasks))
-        return outcomes
-    with _pool(jobs) as pool:
-        futures = [pool.submit(run_task, task) for task in _longest_first(tasks)]
-        try:
-            for future in as_completed(futures):
-                result = future.result()
-                outcomes[result["key"]] = _progress(result, len(outcomes) + 1, len(tasks))
-        except BaseException:
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise
-    return outcomes
-
-
-def _pool(jobs: int) -> Executor:
-    # fork: the workers find this script's functions (it is no importable package module)
-    # and inherit the workloads already generated
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=context)
-
-
 def _longest_first(tasks: Sequence[Task]) -> list[Task]:
     # queues grow with the load, and so does the time of a pass
     return sorted(tasks, key=lambda t: -t.utilisation)
@@ -322,20 +291,6 @@ def _progress(result: dict[str, Any], done: int, total: int) -> dict[str, Any]:
 # --- results ----------------------------------------------------------------------------
 
 
-def _sha256(path: str) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
-def _shown(path: str) -> str:
-    """A path as results show it: relative to the repository when inside it (reproducible)."""
-    p = Path(path).resolve()
-    return p.relative_to(ROOT).as_posix() if p.is_relative_to(ROOT) else p.name
-
-
-def _num(x: float) -> int | float:
-    return int(x) if float(x).is_integer() else x  # 100, not 100.0, in JSON and tables
-
-
 def machine_text(setup: Setup) -> str:
     if not setup.heterogeneous:
         return HOMOGENEOUS
@@ -346,7 +301,7 @@ def machine_text(setup: Setup) -> str:
 def _workload_entry(u: float, setup: Setup) -> dict[str, Any]:
     spec = spec_for(u, setup)
     _, realised = workload_for(u, setup)
-    entry = {"utilisation": _num(u), "seed": spec.seed,
+    entry = {"utilisation": num(u), "seed": spec.seed,
              "mean_interarrival": spec.mean_interarrival / setup.time_scale,
              "realised": realised}
     if setup.heterogeneous:
@@ -356,13 +311,13 @@ def _workload_entry(u: float, setup: Setup) -> dict[str, Any]:
 
 def _run_entry(task: Task, outcome: dict[str, Any]) -> dict[str, Any]:
     entry = {k: v for k, v in outcome.items() if k not in ("key", "wall")}
-    return {"key": task.key, "utilisation": _num(task.utilisation),
-            "policy": task.policy_name, "policy_file": _shown(task.policy_file), **entry}
+    return {"key": task.key, "utilisation": num(task.utilisation),
+            "policy": task.policy_name, "policy_file": shown(task.policy_file), **entry}
 
 
 def _policy_entry(path: str) -> dict[str, Any]:
     ir = compile_file(path)  # its params with their defaults (MAP's f = adaptive_f)
-    return {"file": _shown(path), "name": ir.name, "sha256": _sha256(path),
+    return {"file": shown(path), "name": ir.name, "sha256": sha256(path),
             "params": {k: v for k, v in sorted(bind_params(ir, {}).items())}}
 
 
@@ -379,14 +334,14 @@ def build_results(args: argparse.Namespace, setup: Setup, tasks: Sequence[Task],
                                 "(runtime/metrics.py; processors, not BPU; the makespan "
                                 "includes the drain after the last arrival)",
         "parameters": {
-            "utilisations": [_num(u) for u in args.utilisations],
+            "utilisations": [num(u) for u in args.utilisations],
             "jobs_per_run": setup.jobs, "seed": setup.seed, "time_scale": setup.time_scale,
-            "batches": args.batches, "warmup": _num(args.warmup),
-            "confidence": _num(args.confidence), "processors": setup.processors,
-            "speeds": args.speeds, "bpu_total": _num(math.fsum(setup.speeds)),
-            "background_load": _num(setup.background_load),
-            "eq9_processors": setup.processors, "mean_demand": _num(MEAN_DEMAND),
-            "cv_demand": _num(CV_DEMAND), "cv_interarrival": _num(CV_INTERARRIVAL),
+            "batches": args.batches, "warmup": num(args.warmup),
+            "confidence": num(args.confidence), "processors": setup.processors,
+            "speeds": args.speeds, "bpu_total": num(math.fsum(setup.speeds)),
+            "background_load": num(setup.background_load),
+            "eq9_processors": setup.processors, "mean_demand": num(MEAN_DEMAND),
+            "cv_demand": num(CV_DEMAND), "cv_interarrival": num(CV_INTERARRIVAL),
             "pmax": [1, PMAX]},
         "policies": [_policy_entry(path) for path in args.policies],
         "workloads": [_workload_entry(u, setup) for u in args.utilisations],
@@ -395,22 +350,7 @@ def build_results(args: argparse.Namespace, setup: Setup, tasks: Sequence[Task],
     }
 
 
-def dumps(results: dict[str, Any]) -> str:
-    return json.dumps(results, indent=2, sort_keys=True, allow_nan=False) + "\n"
-
-
-def without_wall_times(text: str) -> str:
-    """results.json minus its wall times: byte-identical across reruns and --jobs."""
-    data = json.loads(text)
-    data.pop(WALL_KEY, None)
-    return dumps(data)
-
-
 # --- markdown -----------------------------------------------------------------------------
-
-
-def _row(cells: Iterable[object]) -> str:
-    return "| " + " | ".join(map(str, cells)) + " |"
 
 
 def _by_cell(results: dict[str, Any]) -> dict[tuple[Any, str], dict[str, Any]]:
@@ -431,17 +371,17 @@ def markdown(results: dict[str, Any]) -> str:
              f"processors. Cells: mean response time (s) +- the half width of its "
              f"{params['confidence']:.0%} confidence interval, from {params['batches']} "
              f"batch means after dropping the first {params['warmup']:.0%} of the jobs.", "",
-             _row(["utilisation", *names]), _row(["---"] * (len(names) + 1))]
+             row(["utilisation", *names]), row(["---"] * (len(names) + 1))]
     for u in params["utilisations"]:
-        lines.append(_row([u, *(_ci_cell(runs[u, n]["batch_means"]) for n in names)]))
+        lines.append(row([u, *(_ci_cell(runs[u, n]["batch_means"]) for n in names)]))
     lines += ["", "Lag-1 autocorrelation of the batch means (near 0: nearly independent "
               "batches) and mean number of processors given:", "",
-              _row(["utilisation", *(f"{n} lag-1" for n in names),
+              row(["utilisation", *(f"{n} lag-1" for n in names),
                     *(f"{n} size" for n in names)]),
-              _row(["---"] * (2 * len(names) + 1))]
+              row(["---"] * (2 * len(names) + 1))]
     for u in params["utilisations"]:
         cells = [runs[u, n] for n in names]
-        lines.append(_row([u, *(_lag_cell(c["batch_means"]["lag1_autocorrelation"])
+        lines.append(row([u, *(_lag_cell(c["batch_means"]["lag1_autocorrelation"])
                                 for c in cells), *(f"{c['mean_size']:.2f}" for c in cells)]))
     return "\n".join(lines) + "\n"
 
@@ -491,7 +431,7 @@ def write_figure(results: dict[str, Any], path: Path) -> bool:
     ax.legend()
     ax.set_title(_figure_title(results), fontsize=8)
     fig.tight_layout()
-    _save_atomic(fig, path)
+    save_figure(fig, path)
     plt.close(fig)
     return True
 
@@ -504,12 +444,6 @@ def _figure_title(results: dict[str, Any]) -> str:
         f"CVa = {p['cv_interarrival']}, Pmax U[1, {p['pmax'][1]}], seed {p['seed']}",
         f"{p['confidence']:.0%} CI from {p['batches']} batch means after a "
         f"{p['warmup']:.0%} warm-up"])
-
-
-def _save_atomic(fig: Any, path: Path) -> None:
-    with open_atomic(path, binary=True) as out:
-        # no timestamp in the metadata: the same results give the same bytes
-        fig.savefig(out, format="png", dpi=110, metadata={"Software": None})
 
 
 # --- command line ---------------------------------------------------------------------
@@ -549,16 +483,6 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _policy_path(given: str) -> str:
-    """A relative path not found here is tried from the repository root (the defaults)."""
-    path = Path(given)
-    if not path.is_absolute() and not path.exists() and (ROOT / path).exists():
-        path = ROOT / path
-    if not path.is_file():
-        raise ExperimentError(f"policy file not found: {given}")
-    return str(path)
-
-
 def _check_numbers(args: argparse.Namespace) -> None:
     if args.jobs < 1 or args.time_scale < 1:
         raise ExperimentError("--jobs and --time-scale must be at least 1")
@@ -577,13 +501,13 @@ def _check_numbers(args: argparse.Namespace) -> None:
 def _checked_policies(given: Sequence[str], processors: int) -> list[tuple[str, str]]:
     """(path, name) of each policy, compiled once here so that mistakes surface first."""
     policies: list[tuple[str, str]] = []
-    for path in map(_policy_path, given):
+    for path in map(policy_path, given):
         policy = load_policy(path)
         if policy.resources != ("cpus",):
-            raise ExperimentError(f"{_shown(path)}: the workload has cpus only, the policy's "
+            raise ExperimentError(f"{shown(path)}: the workload has cpus only, the policy's "
                                   f"machine has {list(policy.resources)}")
         if policy.capacities[0] not in (None, processors):
-            raise ExperimentError(f"{_shown(path)}: the policy's machine has "
+            raise ExperimentError(f"{shown(path)}: the policy's machine has "
                                   f"{policy.capacities[0]} cpus, --speeds {processors}")
         policies.append((path, policy.name))
     names = [name for _, name in policies]
@@ -627,20 +551,6 @@ def _checked(args: argparse.Namespace) -> tuple[Setup, list[tuple[str, str]]]:
     return setup, policies
 
 
-def _one_line(exc: Exception) -> str:
-    """The first diagnostic of a policy or workload mistake, on one line."""
-    if isinstance(exc, DiagnosticError):
-        d = exc.diagnostics[0]
-        where = ":".join(str(x) for x in (d.file, d.line, d.col) if x is not None)
-        more = f" (+{len(exc.diagnostics) - 1} more: schedc check)" if exc.diagnostics[1:] else ""
-        hint = f" ({d.help})" if d.help else ""
-        return f"{where + ': ' if where else ''}{d.message}{hint}{more}"
-    if isinstance(exc, WorkloadError):
-        where = ":".join(str(x) for x in (exc.path, exc.line, exc.col) if x is not None)
-        return f"{where}: {exc.message}"
-    return str(exc)
-
-
 def experiment(args: argparse.Namespace) -> dict[str, Any]:
     started = time.perf_counter()
     setup, policies = _checked(args)
@@ -649,7 +559,7 @@ def experiment(args: argparse.Namespace) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     tasks = plan(args.utilisations, policies, setup,
                  Analysis(args.batches, args.warmup, args.confidence))
-    outcomes = run_all(tasks, args.jobs)
+    outcomes = run_all(tasks, args.jobs, run_task, _progress, _longest_first)
     results = build_results(args, setup, tasks, outcomes)
     results[WALL_KEY]["total"] = round(time.perf_counter() - started, 3)
     write_text_atomic(out / "results.json", dumps(results))
@@ -662,22 +572,7 @@ def experiment(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
-        experiment(args)
-    except (ExperimentError, DiagnosticError, WorkloadError) as exc:
-        print(f"error: {_one_line(exc)}", file=sys.stderr)
-        return EXIT_USER_ERROR
-    except SimulationFailed as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_VIOLATION
-    except OSError as exc:  # e.g. an unwritable --out
-        print(f"error: {exc.strerror or exc}: {exc.filename or ''}", file=sys.stderr)
-        return EXIT_USER_ERROR
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    return EXIT_OK
+    return command(build_parser(), experiment, argv)
 
 
 if __name__ == "__main__":
