@@ -6,8 +6,8 @@ params over their domains. The pass is the simulator's (``runtime/simulator.py``
 "Rigid-job semantics") decision for decision:
 
 * order: the policy's keys, then submit time, then file order (the slot index);
-* walk in that order; with rigid sizes the walk stops once the free cpus are below every
-  later request (nothing later can start; the simulator does the same);
+* walk in that order; with rigid sizes the walk stops once no later request fits the free
+  resources (nothing later can start; the simulator does the same);
 * ``backfill none``: jobs start in order while each fits, the first that does not ends it;
 * ``first_fit`` with depth D: a job starts if it fits now, for its whole estimate, in the
   profile of running jobs' estimated ends, the jobs started so far and the reservations made
@@ -484,12 +484,13 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
             sizes.append((visited[q], size_walk[q], q, q))
         definitions.current = None
 
-    # The early stop of the rigid walk: at job a, free cpus below every request from a on.
+    # The early stop of the rigid walk: at job a, no request from a on fits the free
+    # resources now (each lacks some resource).
     def stops_at(a: int) -> z3.BoolRef:
-        free = capacity_t[0] - use[a][0][0]
-        return z3.And(queue[a].present,
-                      z3.And([z3.Implies(queue[b].present, free < alloc_walk[b][0])
-                              for b in range(a, N)]))
+        free = [capacity_t[k] - use[a][0][k] for k in range(K)]
+        return z3.And(queue[a].present, z3.And([
+            z3.Implies(queue[b].present, z3.Or([free[k] < alloc_walk[b][k] for k in range(K)]))
+            for b in range(a, N)]))
 
     def _fits_at(a: int, t: z3.ArithRef, alloc: Sequence[z3.ArithRef] | None = None,
                  est: z3.ArithRef | None = None) -> z3.BoolRef:

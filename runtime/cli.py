@@ -184,6 +184,39 @@ def build_parser() -> argparse.ArgumentParser:
                           "to 1; e.g. 100 for 10 ms")
     generate.add_argument("--seed", type=int, default=0)
 
+    kres = kinds.add_parser(
+        "kresource", help="a K-resource workload (papers/004)",
+        description="Sizes, run times and estimates of a trace's jobs, each given K "
+        "requirements (the largest its size, the others drawn uniform or exponential "
+        "relative to it) on K resources cpus, r2, ..., rK of the trace's capacity, arriving "
+        "by a Poisson process. Give the rate by --mean-interarrival, or by --queue-length: "
+        "the rate at which the baseline policy (FCFS/FF-EASY) keeps that many jobs waiting "
+        "on average, found by bisection (papers/004 section 3.1). Run it with "
+        "`schedc run POLICY --workload FILE.csv --resources K`.")
+    kres.add_argument("-o", "--output", required=True, metavar="FILE.csv")
+    kres.add_argument("--from", dest="source", metavar="TRACE",
+                      help="the trace whose sizes and run times are used (default: the "
+                      "bundled KTH-SP2 trace)")
+    kres.add_argument("--jobs", type=int, metavar="N", help="the trace's first N jobs "
+                      "(default: all)")
+    kres.add_argument("--resources", type=int, required=True, metavar="K",
+                      help="number of resources (the paper: 2, 4, 8)")
+    kres.add_argument("--distribution", choices=["uniform", "exponential"],
+                      default="uniform", help="how a job's requirements compare to its "
+                      "largest (default: uniform)")
+    krate = kres.add_mutually_exclusive_group(required=True)
+    krate.add_argument("--mean-interarrival", type=float, metavar="S",
+                       help="mean time between arrivals (s)")
+    krate.add_argument("--queue-length", type=float, metavar="Q",
+                       help="calibrate the rate: the baseline's mean number of waiting jobs "
+                       "(the paper: 64, 128, 256)")
+    kres.add_argument("--baseline", metavar="POLICY",
+                      help="the policy of the calibration (default: FCFS/FF-EASY, "
+                      "examples/ff-easy.pol)")
+    kres.add_argument("--tolerance", type=float, default=0.03, metavar="F",
+                      help="calibrate to within this fraction of Q (default 0.03)")
+    kres.add_argument("--seed", type=int, default=0)
+
     compare = commands.add_parser(
         "compare", help="simulate several policies on one workload",
         description="Simulate several policies on the same workload; one table row per "
@@ -375,6 +408,9 @@ def _write_counterexamples(reports, folder: Path) -> None:
 def cmd_workload(args: argparse.Namespace) -> int:
     from schedc.runtime import synthetic
 
+    if args.workload_command == "kresource":
+        return cmd_kresource(args)
+
     if args.time_scale < 1:
         raise UserError(f"--time-scale must be at least 1, got {args.time_scale}",
                         help="K = 1000 writes times in milliseconds")
@@ -396,6 +432,79 @@ def cmd_workload(args: argparse.Namespace) -> int:
     unit = "s" if args.time_scale == 1 else f"s, times in units of 1/{args.time_scale} s"
     print(f"wrote {len(jobs)} jobs to {args.output}: mean inter-arrival {mean:.4g} {unit}; "
           f"offered utilisation {offered:.3f} on {args.processors} processors (eq. 9)")
+    return EXIT_OK
+
+
+# The calibration's default baseline: examples/ff-easy.pol, here so that an installed
+# schedc needs no checkout.
+FF_EASY = "policy ff_easy {\n  order job.submit asc\n  reserve 1\n  backfill first_fit\n}\n"
+
+
+def cmd_kresource(args: argparse.Namespace) -> int:
+    from schedc.dsl import compile_file, compile_source, to_runtime
+    from schedc.dsl.machines import with_resources
+    from schedc.runtime import kresource
+    from schedc.runtime.metrics import compute_metrics
+    from schedc.runtime.simulator import simulate
+    from schedc.runtime.workload import load_workload
+
+    k = args.resources
+    if k < 1:
+        raise UserError(f"--resources must be at least 1, got {k}",
+                        help="the paper uses 2, 4 and 8")
+    if args.jobs is not None and args.jobs < 1:
+        raise UserError(f"--jobs must be at least 1, got {args.jobs}",
+                        help="leave it out for all the trace's jobs")
+    for flag, value in (("--mean-interarrival", args.mean_interarrival),
+                        ("--queue-length", args.queue_length), ("--tolerance", args.tolerance)):
+        if value is not None and not 0 < value < float("inf"):
+            raise UserError(f"{flag} must be a number > 0, got {value:g}",
+                            help="see `schedc workload kresource --help`")
+    baseline = None
+    if args.queue_length is not None:  # compile first: a policy mistake costs no loading
+        if args.baseline:
+            _require_file(args.baseline, "policy")
+            policy_ir = compile_file(args.baseline)
+        else:
+            policy_ir = compile_source(FF_EASY, "<ff-easy>")
+        try:
+            baseline = to_runtime(with_resources(policy_ir, k))
+        except ValueError as exc:
+            raise UserError(f"--baseline: {exc}", help="a policy on the cpus only, or on "
+                            "cpus, r2, ..., rK") from None
+    path = args.source or str(bundled_trace())
+    _require_file(path, "trace")
+    trace = load_workload(path, lenient=True)
+    source = kresource.source_jobs(trace, args.jobs)
+    if not source:
+        raise UserError(f"{path} has no job to take sizes from", help="give another trace")
+    capacity = trace.capacities[0]
+    draws = kresource.draw(source, k, args.distribution, args.seed)
+    gap = args.mean_interarrival
+    note = ""
+    if baseline is not None:
+
+        def queue_length_at(mean_gap: float) -> float:
+            w = kresource.workload(source, draws, capacity, mean_gap)
+            return compute_metrics(simulate(baseline, w)).mean_queue
+
+        try:
+            found = kresource.calibrate(queue_length_at, args.queue_length,
+                                        kresource.offered_gap(source, capacity),
+                                        tolerance=args.tolerance)
+        except ValueError as exc:
+            raise UserError(str(exc), help="try a larger --tolerance, a target the trace "
+                            "can reach, or --mean-interarrival") from None
+        gap = found.mean_interarrival
+        note = (f"; {baseline.name}'s mean queue length {found.queue_length:.1f} "
+                f"(target {args.queue_length:g}, {len(found.steps)} simulations)")
+    w = kresource.workload(source, draws, capacity, gap)
+    comment = (f"schedc workload kresource --from {Path(path).name} --jobs {len(source)} "
+               f"--resources {k} --distribution {args.distribution} "
+               f"--mean-interarrival {gap!r} --seed {args.seed}")
+    kresource.write_table(w, args.output, comment)
+    print(f"wrote {len(w.jobs)} jobs on {k} resources ({args.distribution}, capacity "
+          f"{capacity} each) to {args.output}: mean inter-arrival {gap:.4g} s{note}")
     return EXIT_OK
 
 

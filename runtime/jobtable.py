@@ -1,7 +1,10 @@
 """CSV job table reader: ``id,submit,run_time,estimate`` then one column per machine resource.
 
 Columns are found by name in the header line, so their order is free and extra columns (say a
-``memory`` column when the machine only has cpus) are ignored. Values are integers; cells may
+``memory`` column when the machine only has cpus) are ignored. Comment lines (``#``) may come
+before the header; one of the form ``# capacity cpus=256 r2=256`` gives the machine's
+capacities (the policy's machine block and ``--capacity`` override it), as an SWF header's
+MaxProcs does. Values are integers; cells may
 be quoted as CSV allows. The skip and estimate rules are those of SWF (see ``swf._admit``'s
 twin below).
 
@@ -38,13 +41,21 @@ def read_jobtable(
     caps = dict(capacities or {})
     raw = read_source(name, "job table")
     lines = raw.decode("utf-8", errors="replace").splitlines()
+    head = 0  # comment lines before the header; numbers below count from the file's start
+    while head < len(lines) and lines[head].lstrip().startswith("#"):
+        head += 1
+    for lineno, text in enumerate(lines[:head], 1):
+        for res, cap in _capacity_line(name, lineno, text).items():
+            if caps.get(res) is None:
+                caps[res] = cap
+    offset, lines = head, lines[head:]
     if not lines or not lines[0].strip():
-        raise WorkloadError(name, 1, 1, "empty job table",
+        raise WorkloadError(name, 1 + offset, 1, "empty job table",
                             help="the first line names the columns: " + ",".join(BASE + resources))
     names = [c.strip() for c in next(csv.reader([lines[0]]))]
     moldable = all(c in names for c in MOLDABLE)
     if not moldable and any(c in names for c in MOLDABLE):
-        raise WorkloadError(name, 1, 1, "a moldable job table needs both `min_size` and "
+        raise WorkloadError(name, 1 + offset, 1, "a moldable job table needs both `min_size` and "
                             "`max_size`", help="add the missing column, or drop the other",
                             source_line=lines[0])
     sized = [names.index(c) for c in MOLDABLE] if moldable else []
@@ -52,7 +63,7 @@ def read_jobtable(
     where: list[int] = []
     for col in BASE + tuple(resources):
         if col not in names:
-            raise WorkloadError(name, 1, len(lines[0]) + 1, f"missing column `{col}`",
+            raise WorkloadError(name, 1 + offset, len(lines[0]) + 1, f"missing column `{col}`",
                                 help="the header needs " + ",".join(BASE + resources),
                                 source_line=lines[0])
         where.append(names.index(col))
@@ -65,7 +76,7 @@ def read_jobtable(
         capacity.append(int(cap))
     skipped: dict[str, int] = {}
     jobs: list[Job] = []
-    for lineno, ln in enumerate(lines[1:], 2):
+    for lineno, ln in enumerate(lines[1:], 2 + offset):
         if not ln.strip() or ln.lstrip().startswith("#"):
             continue
         cells = next(csv.reader([ln])) if '"' in ln else ln.split(",")
@@ -143,3 +154,20 @@ def _moldable(name: str, lineno: int, line: str, cells: list[str], speedup_col: 
         raise WorkloadError(name, lineno, col, str(exc), help=exc.help,
                             source_line=line) from None
     return Moldable(lo, hi, speedup)
+
+
+def _capacity_line(name: str, lineno: int, text: str) -> dict[str, int]:
+    """``# capacity NAME=N ...`` -> {NAME: N}; any other comment -> {}."""
+    words = text.lstrip()[1:].split()
+    if not words or words[0] != "capacity":
+        return {}
+    found: dict[str, int] = {}
+    for word in words[1:]:
+        res, _, value = word.partition("=")
+        if not res or not value.isdigit() or int(value) < 1:
+            raise WorkloadError(name, lineno, text.find(word) + 1,
+                                f"bad capacity `{word}`",
+                                help="write `# capacity cpus=256 r2=256`: names and "
+                                "positive integers", source_line=text)
+        found[res] = int(value)
+    return found

@@ -10,6 +10,13 @@ Definitions (``run`` is the run time actually run, ``resp`` = end - submit):
   Grothklags & Streit (papers/001), normalised by the total width;
 * SLDwA = sum(area x sld) / sum(area), area = procs x run: slowdown weighted by area, as in
   the same paper (jobs with zero area weigh nothing);
+* mean queue length = the time average of the number of waiting jobs over the makespan,
+  sum(wait) / makespan (the integral of the queue length is the sum of the waits): the load
+  measure of Leinberger et al. (papers/004 section 3.1);
+* weighted response = sum(weight x resp) / sum(weight), weight = run x the mean over the K
+  resources of alloc / capacity: papers/004's weighted average response time, whose weight is
+  "the product of its resource requirement and execution time" (normalised by the total
+  weight, so it is in seconds; gains between policies on one workload are the same);
 * categories: Srinivasan et al. (papers/000) group jobs into "10 categories with
   exponentially increasing intervals" of weight = requested processors x actual run time,
   without giving the bounds. We use decades, fixed so that categories compare across
@@ -63,6 +70,8 @@ class Metrics:
     makespan: int
     artww: float
     sldwa: float
+    mean_queue: float
+    weighted_response: float
     category_jobs: tuple[int, ...]  # jobs per area category
     category_mean_response: tuple[float | None, ...]  # None for an empty category
 
@@ -80,6 +89,8 @@ class Metrics:
             "makespan": self.makespan,
             "artww": self.artww,
             "sldwa": self.sldwa,
+            "mean_queue": self.mean_queue,
+            "weighted_response": self.weighted_response,
             "category_jobs": list(self.category_jobs),
             "category_mean_response": list(self.category_mean_response),
         }
@@ -90,7 +101,7 @@ def compute_metrics(schedule: Schedule) -> Metrics:
     n = len(recs)
     skipped = schedule.workload.skipped_total
     if n == 0:
-        return Metrics(0, skipped, 0.0, 0, 0.0, 0.0, 0.0, 0.0, 0, 0.0, 0.0,
+        return Metrics(0, skipped, 0.0, 0, 0.0, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0, 0.0,
                        (0,) * NCATEGORIES, (None,) * NCATEGORIES)
     # Column-wise at C speed (attrgetter/map/reduce, no Python-level loop per record): the
     # same operations on the same values as a per-record loop, and the float sums are
@@ -128,6 +139,11 @@ def compute_metrics(schedule: Schedule) -> Metrics:
         cat_resp[c] += resp
     first = min(submits)
     makespan = max(ends) - first
+    # the mean share of the K resources each job held, times its run time
+    inverse = [1.0 / (c * len(schedule.capacities)) for c in schedule.capacities]
+    weights = [run * sum(map(mul, r.alloc, inverse)) for run, r in zip(runs, recs, strict=True)]
+    total_weight = reduce(add, weights, 0.0)
+    weight_resp = reduce(add, map(mul, weights, resps), 0.0)
     return Metrics(
         jobs=n,
         skipped=skipped,
@@ -140,6 +156,8 @@ def compute_metrics(schedule: Schedule) -> Metrics:
         makespan=makespan,
         artww=width_resp / width,
         sldwa=area_sld / busy if busy > 0 else 0.0,
+        mean_queue=sum_wait / makespan if makespan > 0 else 0.0,
+        weighted_response=weight_resp / total_weight if total_weight > 0 else 0.0,
         category_jobs=tuple(cat_n),
         category_mean_response=tuple(cat_resp[c] / cat_n[c] if cat_n[c] else None
                                      for c in range(NCATEGORIES)),

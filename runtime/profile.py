@@ -147,3 +147,89 @@ class Profile1:
         free = self.free
         for s in range(i, j):
             free[s] -= r
+
+
+class ProfileK:
+    """``Profile`` for K >= 2 resources, each step's free vector packed in one int (same
+    steps, same answers; tested against ``Profile``).
+
+    Field k holds the free amount of resource k in bits [k*B, (k+1)*B - 1), under a guard
+    bit at (k+1)*B - 1, with B - 1 bits enough for the largest capacity. Then ``free`` holds
+    ``req`` on every resource iff ((free | G) - req) & G == G, G the guard bits: a field
+    that holds its request keeps its guard, one that does not borrows from its own guard
+    only (it cannot reach below zero), so one integer subtraction tests all K resources.
+    Every ``add`` is of a request that fits (a start or a reservation), so fields never go
+    negative.
+    """
+
+    __slots__ = ("times", "free", "width", "guard")
+
+    def __init__(self, now: int, free_now: Sequence[int], running: Iterable[RunningJob],
+                 capacities: Sequence[int]) -> None:
+        """``running`` must be sorted by expected end, all ends after ``now``."""
+        self.width = max(capacities).bit_length() + 1
+        self.guard = self.pack([1 << (self.width - 1)] * len(capacities))
+        times = [now]
+        cur = self.pack(free_now)
+        free = [cur]
+        for rj in running:
+            end = rj.expected_end
+            if end != times[-1]:
+                times.append(end)
+                free.append(cur)
+            cur += self.pack(rj.alloc)
+            free[-1] = cur
+        self.times = times
+        self.free = free
+
+    def pack(self, vector: Sequence[int]) -> int:
+        width = self.width
+        return sum(v << (k * width) for k, v in enumerate(vector))
+
+    def set_origin(self, now: int) -> None:
+        assert len(self.times) == 1 or self.times[1] > now
+        self.times[0] = now
+
+    def fits_at(self, i: int, estimate: int, req: Sequence[int]) -> int:
+        times, free, guard = self.times, self.free, self.guard
+        packed = self.pack(req)
+        end = times[i] + estimate
+        n = len(times)
+        while i < n and times[i] < end:
+            if ((free[i] | guard) - packed) & guard != guard:
+                return i
+            i += 1
+        return -1
+
+    def earliest(self, estimate: int, req: Sequence[int]) -> int:
+        times, free, guard = self.times, self.free, self.guard
+        packed = self.pack(req)
+        n = len(times)
+        i = 0
+        while True:
+            # the last step is the whole machine: this stops
+            while ((free[i] | guard) - packed) & guard != guard:
+                i += 1
+            end = times[i] + estimate
+            j = i + 1
+            while j < n and times[j] < end and ((free[j] | guard) - packed) & guard == guard:
+                j += 1
+            if j == n or times[j] >= end:
+                return times[i]
+            i = j + 1  # every start in [times[i], times[j]] overlaps step j
+
+    def _cut(self, t: int) -> int:
+        i = bisect_right(self.times, t) - 1
+        if self.times[i] == t:
+            return i
+        self.times.insert(i + 1, t)
+        self.free.insert(i + 1, self.free[i])
+        return i + 1
+
+    def add(self, start: int, end: int, req: Sequence[int]) -> None:
+        i = self._cut(start)
+        j = self._cut(end)
+        packed = self.pack(req)
+        free = self.free
+        for s in range(i, j):
+            free[s] -= packed

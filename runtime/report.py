@@ -89,6 +89,8 @@ LABELS = {
     "makespan": "makespan (s)",
     "artww": "ARTwW (s)",
     "sldwa": "SLDwA",
+    "mean_queue": "mean queue length (jobs)",
+    "weighted_response": "weighted response (s, K-resource)",
 }
 
 

@@ -11,8 +11,11 @@ Per-event work stays proportional to what changed:
 * with a static order the queue is kept sorted (key computed once, at submit);
 * a pass whose free cpus are below the smallest cpus request in the queue (rigid sizes)
   cannot start anything, and a pass that starts nothing has no effect: it is skipped;
-* a walk stops once no reservation is still to be made and the free cpus are below the
-  smallest request;
+* a walk stops once no later job's request fits the free resources (rigid sizes): those
+  jobs cannot start in this pass, and their reservations could only matter to jobs after
+  them, which cannot start either (the symbolic pass stops at the same job);
+* with K >= 2 resources the plan packs each free vector into one int (``ProfileK``), so a
+  fit test is one subtraction whatever K;
 * "continuation" (``incremental``): see ``_Sim._can_continue`` for the proof that, after
   submissions alone, the previous pass's end state is the full re-pass's state for the old
   jobs, so only the new jobs are visited.
@@ -23,7 +26,6 @@ from __future__ import annotations
 import heapq
 from bisect import bisect_left, insort
 from collections.abc import Callable
-from itertools import accumulate
 from typing import Any
 
 from attrs import evolve
@@ -42,7 +44,7 @@ from schedc.runtime.monitor import (
     check_reservations,
 )
 from schedc.runtime.policy import PassState, RuntimePolicy
-from schedc.runtime.profile import Profile, Profile1
+from schedc.runtime.profile import Profile, Profile1, ProfileK
 from schedc.runtime.schedule import JobRecord, Schedule
 from schedc.runtime.shadow import Shadow
 from schedc.runtime.state import InitialState
@@ -92,7 +94,7 @@ class _PassRun:
         self.now = now
         self.free = free  # per resource, current during the pass
         # built at the first reservation (when depth != 1 or not fast)
-        self.profile: Profile | Profile1 | None = None
+        self.profile: Profile | Profile1 | ProfileK | None = None
         self.shadow: Shadow | None = None  # the reservation when depth == 1 (fast plan)
         self.nres = 0
         self.blocked = False  # backfill "none": a job did not fit, the pass is over
@@ -102,6 +104,18 @@ class _PassRun:
         self.candidates: list[Job] = []  # backfill "best": queue after the D-th reservation
         self.complete = True  # every queued job was visited (or could be skipped safely)
         self.per_key: dict[Any, int] = {}  # `reserve D per KEY`: reservations per key value
+
+
+def _last_fitting(jobs: list[Job], free: list[int], i: int) -> int:
+    """The last position at or before ``i`` whose job's request fits ``free`` (-1: none)."""
+    if len(free) == 1:
+        cpus = free[0]
+        while i >= 0 and jobs[i].request[0] > cpus:
+            i -= 1
+        return i
+    while i >= 0 and any(f < r for f, r in zip(free, jobs[i].request, strict=True)):
+        i -= 1
+    return i
 
 
 def _timed(job: Job, req: tuple[int, ...]) -> Job:
@@ -141,6 +155,7 @@ class _Sim:
         self.use_shadow = (fast and policy.depth == 1 and policy.backfill != "none"
                            and not policy.selective and policy.size_choices is None)
         self.profile1 = fast and len(cap) == 1
+        self.fast = fast
         # Backfill "when" with depth >= 2: its starts may delay the reservations, so a
         # re-pass may reserve the first job later and then start the second (see
         # _continue_pass, point 4): the last pass's end state is not a re-pass's.
@@ -388,19 +403,22 @@ class _Sim:
         """Visit ``queue[first:]`` in order, then (backfill best) run the best loop."""
         depth = self.depth
         rigid = self.rigid
-        qprocs = self.qprocs
         free = run.free
         best = self.backfill == "best"
         visit = self._visit
         jobs = self.queue[first:]  # a copy: the exact queue shrinks as jobs start
-        # least cpus request from each position on: once the free cpus are below it, no
-        # later job can start in this pass (rigid sizes)
-        least_after = (list(accumulate(reversed([j.request[0] for j in jobs]), min))[::-1]
-                       if rigid else ())
+        # The last position whose job fits the free vector (rigid sizes): free only shrinks
+        # in a pass, so no job after it can start now, and it only moves back as jobs
+        # start (amortised O(queue) a pass, for any number of resources).
+        last_fit = _last_fitting(jobs, free, len(jobs) - 1) if rigid else len(jobs)
+        started = len(run.started)
         for qi, job in enumerate(jobs):
             if run.blocked:
                 break
-            if rigid and free[0] < least_after[qi]:
+            if rigid and len(run.started) != started:
+                started = len(run.started)
+                last_fit = _last_fitting(jobs, free, last_fit)
+            if qi > last_fit:
                 # No job can start now. If reservations are left to make, they could only
                 # matter to later jobs of this pass, which cannot start either: stop, but
                 # the end state is incomplete, so no continuation may resume from it.
@@ -496,8 +514,7 @@ class _Sim:
             start = sh.time
         else:
             if run.profile is None:
-                kind = Profile1 if self.profile1 else Profile
-                run.profile = kind(run.now, run.free, self.running)
+                run.profile = self._new_profile(run)
             start = run.profile.earliest(est, req)
             run.profile.add(start, start + est, req)
         run.nres += 1
@@ -562,6 +579,13 @@ class _Sim:
                                    f"[{lo}, {hi}]{where}")
         return (size, *job.request[1:])
 
+    def _new_profile(self, run: _PassRun) -> Profile | Profile1 | ProfileK:
+        if self.profile1:
+            return Profile1(run.now, run.free, self.running)
+        if self.fast:
+            return ProfileK(run.now, run.free, self.running, self.cap)
+        return Profile(run.now, run.free, self.running)
+
     def _choose(self, run: _PassRun, job: Job, low: int) -> tuple[int, ...]:
         """`size choose N in [LOW, HIGH]`: of the candidate sizes, the one with which ``job``
         completes first in the plan (its earliest fit plus its estimate on that size); ties
@@ -574,8 +598,7 @@ class _Sim:
         policy = self.policy
         high = self._call(policy.size, job, "size")
         if run.profile is None:
-            kind = Profile1 if self.profile1 else Profile
-            run.profile = kind(run.now, run.free, self.running)
+            run.profile = self._new_profile(run)
         profile = run.profile
         pending = [(s, job.estimate_at(s), self._sized(job, s, "a `choose` candidate"))
                    for s in size_candidates(int(low), int(high), policy.size_choices)]

@@ -35,11 +35,26 @@ def test_metrics_by_hand():
     assert m.utilisation == pytest.approx((400 + 50) / (10 * 105))
     assert m.artww == pytest.approx((4 * 100 + 10 * 95 + 2 * 0) / 16)
     assert m.sldwa == pytest.approx((400 * 1 + 50 * 19) / 450)
+    # waits sum to 90 over the makespan 105: 0.857 jobs wait on average
+    assert m.mean_queue == pytest.approx(90 / 105)
+    # one resource: weights run x share = 100 x 0.4, 5 x 1.0, 0 x 0.2
+    assert m.weighted_response == pytest.approx((40 * 100 + 5 * 95) / 45)
     # areas (requested procs x run): 400 -> category 2, 50 -> 1, 0 -> 0
     assert m.category_jobs == (1, 1, 1) + (0,) * 7
     assert m.category_mean_response[:3] == (0, 95, 100)
     assert m.category_mean_response[3] is None
     assert list(m.to_dict())[:3] == ["jobs", "skipped", "mean_wait"]
+
+
+def test_weighted_response_averages_the_shares_of_every_resource():
+    # 10 cpus and 40 GB: j1 4 cpus + 40 GB for 100 s (shares 0.4 and 1.0: weight 70),
+    # j2 10 cpus + 0 GB for 10 s (1.0 and 0: weight 5), waiting 100 s behind j1
+    jobs = (Job(1, 0, 0, 100, 100, (4, 40)), Job(2, 1, 0, 10, 10, (10, 0)))
+    w = Workload(jobs, ("cpus", "memory"), (10, 40))
+    recs = (JobRecord(jobs[0], 0, 100, (4, 40)), JobRecord(jobs[1], 100, 110, (10, 0)))
+    m = compute_metrics(Schedule(recs, (10, 40), ("cpus", "memory"), "hand", 2, w))
+    assert m.weighted_response == pytest.approx((70 * 100 + 5 * 110) / 75)
+    assert m.mean_queue == pytest.approx(100 / 110)
 
 
 def test_area_categories_are_decades():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from classic_conservative import classic_conservative_starts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -11,7 +12,8 @@ from schedc.runtime.schedule import Schedule
 from schedc.runtime.simulator import simulate
 from schedc.runtime.workload import Workload
 
-CAPS = (8, 20)
+CAPS = (8, 20, 1000)  # different field widths for the packed K-resource profile
+NAMES = ("cpus", "memory", "disk")
 
 
 @st.composite
@@ -25,7 +27,7 @@ def workloads(draw, k: int) -> Workload:
         run = draw(st.integers(0, est + 3))
         req = tuple(draw(st.integers(1 if r == 0 else 0, CAPS[r])) for r in range(k))
         jobs.append(Job(i + 1, i, t, min(run, est), est, req))
-    return Workload(tuple(jobs), ("cpus", "memory")[:k], CAPS[:k])
+    return Workload(tuple(jobs), NAMES[:k], CAPS[:k])
 
 
 policies = st.builds(
@@ -38,7 +40,7 @@ policies = st.builds(
 
 def make(k: int, depth, backfill, order) -> RuntimePolicy:
     return RuntimePolicy(
-        f"{depth}-{backfill}-{order}", ("cpus", "memory")[:k], (None,) * k, depth=depth,
+        f"{depth}-{backfill}-{order}", NAMES[:k], (None,) * k, depth=depth,
         backfill=backfill,
         order_key=None if order == "fcfs" else (lambda job, state: (job.estimate,)),
         score=(lambda job, state: (-job.procs, job.estimate)) if backfill == "best" else None)
@@ -67,7 +69,7 @@ def starts(s: Schedule) -> list[int]:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.data(), policies, st.sampled_from([1, 2]))
+@given(st.data(), policies, st.sampled_from([1, 2, 3]))
 def test_feasible_and_optimisations_do_not_change_the_schedule(data, p, k):
     w = data.draw(workloads(k))
     policy = make(k, *p)
@@ -75,6 +77,14 @@ def test_feasible_and_optimisations_do_not_change_the_schedule(data, p, k):
     replay_check(ref)
     for kw in (dict(), dict(incremental=False), dict(fast=False)):
         assert starts(simulate(policy, w, **kw)) == starts(ref), kw
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data(), st.sampled_from([1, 2, 3]))
+def test_conservative_equals_the_brute_force_oracle(data, k):
+    w = data.draw(workloads(k))
+    assert starts(simulate(make(k, None, "first_fit", "fcfs"), w)) == \
+        classic_conservative_starts(w)
 
 
 @settings(max_examples=200, deadline=None)
