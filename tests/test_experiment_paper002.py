@@ -1,8 +1,7 @@
 """Batch means and Student t quantiles (experiments/stats.py), and the paper 002 experiment
 script (experiments/paper002/run.py) on a tiny grid: its results.json has the promised
 structure, and apart from the wall times it is the same bytes on a rerun and with two worker
-processes. The script runs on the heterogeneous cluster when the simulator has one, else on
-the homogeneous fallback; the tests pin both paths (the second with a stand-in cluster)."""
+processes, on the heterogeneous cluster (runtime/hetero.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from attrs import frozen
 from experiment_scripts import load_script
 
 from experiments import common
@@ -140,14 +138,6 @@ def test_too_few_values_and_non_finite() -> None:
 # --- the script ----------------------------------------------------------------------------
 
 
-def test_parse_speeds() -> None:
-    assert run.parse_speeds("2x1,3x2.5") == (1.0, 1.0, 2.5, 2.5, 2.5)
-    assert len(run.parse_speeds("32x1,32x2")) == 64
-    for bad in ("32x0", "0x1", "32", "x1", "32x1,", "2xfast"):
-        with pytest.raises(ValueError, match="bad processor group"):
-            run.parse_speeds(bad)
-
-
 def _argv(out: Path, *extra: str) -> list[str]:
     return ["--utilisations", *map(str, UTILISATIONS),
             "--policies", "examples/map.pol", "examples/ap2.pol",
@@ -179,8 +169,7 @@ def test_results_structure(outputs: dict[str, Path]) -> None:
     assert [p["name"] for p in results["policies"]] == ["map", "ap2"]
     assert results["policies"][0]["params"] == {"adaptive_f": 0.5}
     assert all(len(p["sha256"]) == 64 for p in results["policies"])
-    heterogeneous = run.cluster_class() is not None
-    assert results["machine"].startswith("heterogeneous") == heterogeneous
+    assert results["machine"].startswith("heterogeneous: 32 x 1 + 32 x 2 BPU")
     seeds = [w["seed"] for w in results["workloads"]]
     assert len(set(seeds)) == len(UTILISATIONS)  # a seed per utilisation
     assert [(r["utilisation"], r["policy"]) for r in results["runs"]] == [
@@ -212,24 +201,6 @@ def test_figure(outputs: dict[str, Path]) -> None:
     assert (outputs["first"] / "figure.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_homogeneous_fallback_is_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                      capsys: pytest.CaptureFixture) -> None:
-    monkeypatch.setattr(run, "cluster_class", lambda: None)
-    out = tmp_path / "out"
-    assert run.main(_argv(out, "--jobs-per-run", "100", "--utilisations", "0.5")) == 0
-    assert "warning: the heterogeneous cluster is not available" in capsys.readouterr().err
-    results = _results(out)
-    assert results["machine"] == run.HOMOGENEOUS
-    assert "cluster_seed" not in results["workloads"][0]
-
-
-@frozen
-class _StandInCluster:
-    speeds: tuple[float, ...]
-    max_load: float
-    seed: int
-
-
 def test_cluster_given_to_every_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each run gets a fresh cluster of --speeds and --background-load, its seed the same for
     every policy at one utilisation and another at the next."""
@@ -238,9 +209,8 @@ def test_cluster_given_to_every_run(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
     def simulate(policy: Any, workload: Any, *, cluster: Any) -> Any:
         given.append((policy.name, cluster))
-        return real(policy, workload)
+        return real(policy, workload, cluster=cluster)
 
-    monkeypatch.setattr(run, "cluster_class", lambda: _StandInCluster)
     monkeypatch.setattr(run, "simulate", simulate)
     argv = _argv(tmp_path, "--jobs-per-run", "100", "--speeds", "16x1,48x2",
                  "--background-load", "0.2")
@@ -274,24 +244,7 @@ def test_user_mistake_is_one_line_and_exit_2(extra: tuple[str, ...], message: st
 
 def test_policy_with_reservations_on_the_cluster(tmp_path: Path,
                                                  capsys: pytest.CaptureFixture) -> None:
-    if not run.cluster_errors() or run.cluster_class() is None:
-        pytest.skip("the simulator has no heterogeneous cluster yet")
     argv = _argv(tmp_path / "out", "--jobs-per-run", "100", "--policies", "examples/easy.pol")
     assert run.main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: U=0.3 easy: ") and err.count("\n") == 1
-
-
-def test_cluster_class_needs_the_module_and_the_keyword(monkeypatch: pytest.MonkeyPatch) -> None:
-    import schedc.runtime
-
-    def old_simulate(policy: Any, workload: Any) -> Any:  # the simulator before `cluster=`
-        raise AssertionError("not called")
-
-    with monkeypatch.context() as patch:
-        patch.setattr(run, "simulate", old_simulate)
-        assert run.cluster_class() is None
-    # the package attribute too: `from schedc.runtime import hetero` looks there first
-    monkeypatch.delattr(schedc.runtime, "hetero", raising=False)
-    monkeypatch.setitem(sys.modules, "schedc.runtime.hetero", None)  # importing it fails
-    assert run.cluster_class() is None and run.cluster_errors() == ()

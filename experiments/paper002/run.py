@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import inspect
 import math
-import re
 import sys
 import tempfile
 import textwrap
@@ -59,6 +57,7 @@ from schedc.dsl import compile_file  # noqa: E402
 from schedc.dsl.bind import bind_params  # noqa: E402
 from schedc.runtime import synthetic  # noqa: E402
 from schedc.runtime.atomicio import write_text_atomic  # noqa: E402
+from schedc.runtime.hetero import Cluster, ClusterError, parse_speeds  # noqa: E402
 from schedc.runtime.metrics import compute_metrics  # noqa: E402
 from schedc.runtime.monitor import MonitorViolation  # noqa: E402
 from schedc.runtime.schedule import Schedule  # noqa: E402
@@ -69,58 +68,13 @@ DEFAULT_POLICIES = ("examples/map.pol", "examples/hap.pol", "examples/ihap.pol")
 DEFAULT_UTILISATIONS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 # papers/002 table 1 and section 5.2
 MEAN_DEMAND, CV_DEMAND, CV_INTERARRIVAL, PMAX = 16.0, 4.0, 1.0, 32
-HOMOGENEOUS = "homogeneous (heterogeneous cluster not available)"
 
 
 # --- the machine -------------------------------------------------------------------------
 
-_GROUP = re.compile(r"\s*(\d+)\s*x\s*([0-9.eE+-]+)\s*")
-
-
-def parse_speeds(text: str) -> tuple[float, ...]:
-    """"32x1,32x2" -> 32 processors of 1 BPU then 32 of 2 BPU (COUNTxBPU, comma-separated)."""
-    speeds: list[float] = []
-    for part in text.split(","):
-        match = _GROUP.fullmatch(part)
-        bpu = _float_or_nan(match.group(2)) if match else math.nan
-        if match is None or int(match.group(1)) < 1 or not (math.isfinite(bpu) and bpu > 0):
-            raise ValueError(f"bad processor group {part.strip()!r} in --speeds {text!r}: "
-                             "write COUNTxBPU groups separated by commas, e.g. 32x1,32x2")
-        speeds += [bpu] * int(match.group(1))
-    return tuple(speeds)
-
-
-def _float_or_nan(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        return math.nan
-
-
-def cluster_class() -> type | None:
-    """``schedc.runtime.hetero.Cluster`` if the simulator takes ``cluster=``, else None.
-
-    The heterogeneous machine is being added to the simulator; without it the experiment
-    runs on a homogeneous machine, and says so (results.json "machine", a warning line).
-    """
-    try:
-        from schedc.runtime import hetero
-    except ImportError:
-        return None
-    cls = getattr(hetero, "Cluster", None)
-    if cls is None or "cluster" not in inspect.signature(simulate).parameters:
-        return None
-    return cls
-
-
-def cluster_errors() -> tuple[type[Exception], ...]:
-    """The heterogeneous machine's user errors (a policy it cannot run), if it exists."""
-    try:
-        from schedc.runtime import hetero
-    except ImportError:
-        return ()
-    error = getattr(hetero, "ClusterError", None)
-    return (error,) if isinstance(error, type) and issubclass(error, Exception) else ()
+def _with_help(exc: ClusterError) -> str:
+    """The cluster's message with its hint, on one line."""
+    return f"{exc} ({exc.help})" if exc.help else str(exc)
 
 
 def _groups(speeds: Sequence[float]) -> str:
@@ -146,7 +100,6 @@ class Setup:
     time_scale: int  # times in units of 1 / time_scale s
     speeds: tuple[float, ...]  # BPU per processor
     background_load: float  # per-processor load uniform in [0, background_load]
-    heterogeneous: bool  # False: the homogeneous fallback (len(speeds) cpus, no load)
 
     @property
     def processors(self) -> int:
@@ -225,28 +178,24 @@ def workload_for(utilisation: float, setup: Setup) -> tuple[Workload, dict[str, 
     return workload, realised
 
 
-def _cluster(task: Task) -> Any:
-    cls = cluster_class()
-    if cls is None:  # the parent found it: only an edit of the checkout mid-run gets here
-        raise SimulationFailed("schedc.runtime.hetero.Cluster is no longer available")
+def _cluster(task: Task) -> Cluster:
     setup = task.setup
-    return cls(speeds=setup.speeds, max_load=setup.background_load,
-               seed=derived_seed(setup.seed, "cluster", task.utilisation))
+    return Cluster(speeds=setup.speeds, max_load=setup.background_load,
+                   seed=derived_seed(setup.seed, "cluster", task.utilisation))
 
 
 def run_task(task: Task) -> dict[str, Any]:
     policy = load_policy(task.policy_file)
     workload, _ = workload_for(task.utilisation, task.setup)
     # a fresh cluster per run: its background loads are drawn as the run goes
-    extra = {"cluster": _cluster(task)} if task.setup.heterogeneous else {}
+    cluster = _cluster(task)
     started = time.perf_counter()
     try:
-        schedule = simulate(policy, workload, **extra)
+        schedule = simulate(policy, workload, cluster=cluster)
     except MonitorViolation as exc:  # re-raised as a plain exception: it crosses processes
         raise SimulationFailed(f"{task.key}: runtime monitor: {exc}") from None
-    except cluster_errors() as exc:  # e.g. a policy that makes reservations
-        hint = getattr(exc, "help", None)
-        raise ExperimentError(f"{task.key}: {exc}" + (f" ({hint})" if hint else "")) from None
+    except ClusterError as exc:  # e.g. a policy that makes reservations
+        raise ExperimentError(f"{task.key}: {_with_help(exc)}") from None
     wall = time.perf_counter() - started
     return {"key": task.key, "wall": wall, **summarise(schedule, task)}
 
@@ -292,8 +241,6 @@ def _progress(result: dict[str, Any], done: int, total: int) -> dict[str, Any]:
 
 
 def machine_text(setup: Setup) -> str:
-    if not setup.heterogeneous:
-        return HOMOGENEOUS
     return (f"heterogeneous: {_groups(setup.speeds)} BPU, background load uniform in "
             f"[0, {setup.background_load:g}] per processor, redrawn at arrivals and departures")
 
@@ -301,12 +248,9 @@ def machine_text(setup: Setup) -> str:
 def _workload_entry(u: float, setup: Setup) -> dict[str, Any]:
     spec = spec_for(u, setup)
     _, realised = workload_for(u, setup)
-    entry = {"utilisation": num(u), "seed": spec.seed,
-             "mean_interarrival": spec.mean_interarrival / setup.time_scale,
-             "realised": realised}
-    if setup.heterogeneous:
-        entry["cluster_seed"] = derived_seed(setup.seed, "cluster", u)
-    return entry
+    return {"utilisation": num(u), "seed": spec.seed,
+            "mean_interarrival": spec.mean_interarrival / setup.time_scale,
+            "realised": realised, "cluster_seed": derived_seed(setup.seed, "cluster", u)}
 
 
 def _run_entry(task: Task, outcome: dict[str, Any]) -> dict[str, Any]:
@@ -519,21 +463,12 @@ def _checked_policies(given: Sequence[str], processors: int) -> list[tuple[str, 
 def _setup(args: argparse.Namespace) -> Setup:
     try:
         speeds = parse_speeds(args.speeds)
-    except ValueError as exc:
-        raise ExperimentError(str(exc)) from None
+    except ClusterError as exc:
+        raise ExperimentError(f"--speeds: {_with_help(exc)}") from None
     if len(speeds) < PMAX:  # a job of Pmax cpus would not fit: the table would skip it
         raise ExperimentError(f"--speeds gives {len(speeds)} processors, fewer than the "
                               f"largest Pmax ({PMAX})")
-    return Setup(args.jobs_per_run, args.seed, args.time_scale, speeds,
-                 args.background_load, cluster_class() is not None)
-
-
-def _warn_if_homogeneous(setup: Setup) -> None:
-    # after the checks, so that a user mistake stays one line
-    if not setup.heterogeneous:
-        print(f"warning: the heterogeneous cluster is not available (schedc.runtime.hetero."
-              f"Cluster and simulate(cluster=)): running on {setup.processors} processors of "
-              "1 BPU without background load", file=sys.stderr)
+    return Setup(args.jobs_per_run, args.seed, args.time_scale, speeds, args.background_load)
 
 
 def _checked(args: argparse.Namespace) -> tuple[Setup, list[tuple[str, str]]]:
@@ -554,7 +489,6 @@ def _checked(args: argparse.Namespace) -> tuple[Setup, list[tuple[str, str]]]:
 def experiment(args: argparse.Namespace) -> dict[str, Any]:
     started = time.perf_counter()
     setup, policies = _checked(args)
-    _warn_if_homogeneous(setup)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     tasks = plan(args.utilisations, policies, setup,
