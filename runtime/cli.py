@@ -444,8 +444,6 @@ def cmd_kresource(args: argparse.Namespace) -> int:
     from schedc.dsl import compile_file, compile_source, to_runtime
     from schedc.dsl.machines import with_resources
     from schedc.runtime import kresource
-    from schedc.runtime.metrics import compute_metrics
-    from schedc.runtime.simulator import simulate
     from schedc.runtime.workload import load_workload
 
     k = args.resources
@@ -467,11 +465,17 @@ def cmd_kresource(args: argparse.Namespace) -> int:
             policy_ir = compile_file(args.baseline)
         else:
             policy_ir = compile_source(FF_EASY, "<ff-easy>")
+        names = kresource.resource_names(k)
         try:
             baseline = to_runtime(with_resources(policy_ir, k))
-        except ValueError as exc:
-            raise UserError(f"--baseline: {exc}", help="a policy on the cpus only, or on "
-                            "cpus, r2, ..., rK") from None
+        except ValueError:
+            baseline = None
+        if baseline is None or tuple(baseline.resources) != names:
+            own = ", ".join(r.name for r in policy_ir.machine.resources)
+            raise UserError(f"--baseline: the policy's machine has resources {own}; the "
+                            f"workload has {', '.join(names)}",
+                            help="give a policy whose machine has only cpus (the others are "
+                            "added as r2, r3, ...)")
     path = args.source or str(bundled_trace())
     _require_file(path, "trace")
     trace = load_workload(path, lenient=True)
@@ -483,15 +487,9 @@ def cmd_kresource(args: argparse.Namespace) -> int:
     gap = args.mean_interarrival
     note = ""
     if baseline is not None:
-
-        def queue_length_at(mean_gap: float) -> float:
-            w = kresource.workload(source, draws, capacity, mean_gap)
-            return compute_metrics(simulate(baseline, w)).mean_queue
-
         try:
-            found = kresource.calibrate(queue_length_at, args.queue_length,
-                                        kresource.offered_gap(source, capacity),
-                                        tolerance=args.tolerance)
+            found = kresource.calibrate_rate(baseline, source, draws, capacity,
+                                             args.queue_length, args.tolerance)
         except ValueError as exc:
             raise UserError(str(exc), help="try a larger --tolerance, a target the trace "
                             "can reach, or --mean-interarrival") from None

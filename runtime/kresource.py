@@ -39,6 +39,7 @@ from attrs import frozen
 
 from schedc.runtime.atomicio import open_atomic
 from schedc.runtime.jobs import Job
+from schedc.runtime.policy import RuntimePolicy
 from schedc.runtime.workload import Workload
 
 DISTRIBUTIONS = ("uniform", "exponential")
@@ -166,6 +167,20 @@ def calibrate(queue_length_at: Callable[[float], float], target: float, start: f
         else:
             high = gap
     raise ValueError(_no_rate(target, steps))
+
+
+def calibrate_rate(baseline: RuntimePolicy, source: Sequence[SourceJob], draws: Draws,
+                   capacity: int, target: float, tolerance: float = 0.03) -> Calibration:
+    """The paper's load calibration: the mean inter-arrival at which ``baseline`` (FF-EASY
+    in the paper) keeps ``target`` jobs waiting on average, from the offered-load-1 gap."""
+    from schedc.runtime.metrics import compute_metrics
+    from schedc.runtime.simulator import simulate
+
+    def queue_length_at(gap: float) -> float:
+        schedule = simulate(baseline, workload(source, draws, capacity, gap))
+        return compute_metrics(schedule).mean_queue
+
+    return calibrate(queue_length_at, target, offered_gap(source, capacity), tolerance)
 
 
 def _no_rate(target: float, steps: Sequence[tuple[float, float]]) -> str:

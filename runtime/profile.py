@@ -12,6 +12,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 
 from schedc.runtime.jobs import RunningJob
+from schedc.runtime.packed import Packing
 
 
 class Profile:
@@ -150,41 +151,35 @@ class Profile1:
 
 
 class ProfileK:
-    """``Profile`` for K >= 2 resources, each step's free vector packed in one int (same
-    steps, same answers; tested against ``Profile``).
-
-    Field k holds the free amount of resource k in bits [k*B, (k+1)*B - 1), under a guard
-    bit at (k+1)*B - 1, with B - 1 bits enough for the largest capacity. Then ``free`` holds
-    ``req`` on every resource iff ((free | G) - req) & G == G, G the guard bits: a field
-    that holds its request keeps its guard, one that does not borrows from its own guard
-    only (it cannot reach below zero), so one integer subtraction tests all K resources.
-    Every ``add`` is of a request that fits (a start or a reservation), so fields never go
-    negative.
+    """``Profile`` for K >= 2 resources, each step's free vector packed in one int
+    (``runtime/packed.py``: one subtraction tests all K resources; same steps, same answers,
+    tested against ``Profile``). Every ``add`` is of a request that fits (a start or a
+    reservation), so no field goes negative.
     """
 
-    __slots__ = ("times", "free", "width", "guard")
+    __slots__ = ("times", "free", "packing", "guard")
 
     def __init__(self, now: int, free_now: Sequence[int], running: Iterable[RunningJob],
-                 capacities: Sequence[int]) -> None:
+                 packing: Packing) -> None:
         """``running`` must be sorted by expected end, all ends after ``now``."""
-        self.width = max(capacities).bit_length() + 1
-        self.guard = self.pack([1 << (self.width - 1)] * len(capacities))
+        self.packing = packing
+        self.guard = packing.guard
+        pack = packing.pack
         times = [now]
-        cur = self.pack(free_now)
+        cur = pack(free_now)
         free = [cur]
         for rj in running:
             end = rj.expected_end
             if end != times[-1]:
                 times.append(end)
                 free.append(cur)
-            cur += self.pack(rj.alloc)
+            cur += pack(rj.alloc)
             free[-1] = cur
         self.times = times
         self.free = free
 
     def pack(self, vector: Sequence[int]) -> int:
-        width = self.width
-        return sum(v << (k * width) for k, v in enumerate(vector))
+        return self.packing.pack(vector)
 
     def set_origin(self, now: int) -> None:
         assert len(self.times) == 1 or self.times[1] > now

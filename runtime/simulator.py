@@ -43,6 +43,7 @@ from schedc.runtime.monitor import (
     check_kept_size,
     check_reservations,
 )
+from schedc.runtime.packed import Packing
 from schedc.runtime.policy import PassState, RuntimePolicy
 from schedc.runtime.profile import Profile, Profile1, ProfileK
 from schedc.runtime.schedule import JobRecord, Schedule
@@ -106,14 +107,10 @@ class _PassRun:
         self.per_key: dict[Any, int] = {}  # `reserve D per KEY`: reservations per key value
 
 
-def _last_fitting(jobs: list[Job], free: list[int], i: int) -> int:
-    """The last position at or before ``i`` whose job's request fits ``free`` (-1: none)."""
-    if len(free) == 1:
-        cpus = free[0]
-        while i >= 0 and jobs[i].request[0] > cpus:
-            i -= 1
-        return i
-    while i >= 0 and any(f < r for f, r in zip(free, jobs[i].request, strict=True)):
+def _last_fitting(jobs: list[Job], packed: list[int], free_g: int, guard: int, i: int) -> int:
+    """The last position at or before ``i`` whose job's packed request fits ``free_g`` (the
+    free vector packed, with its guard bits set); -1: none."""
+    while i >= 0 and (free_g - packed[jobs[i].index]) & guard != guard:
         i -= 1
     return i
 
@@ -156,6 +153,7 @@ class _Sim:
                            and not policy.selective and policy.size_choices is None)
         self.profile1 = fast and len(cap) == 1
         self.fast = fast
+        self.packing = Packing(cap)
         # Backfill "when" with depth >= 2: its starts may delay the reservations, so a
         # re-pass may reserve the first job later and then start the second (see
         # _continue_pass, point 4): the last pass's end state is not a re-pass's.
@@ -166,6 +164,13 @@ class _Sim:
                             and not when_deep and policy.size_choices is None)
         self.monitor = monitor
         self.rigid = policy.size is None
+        # Rigid requests packed (runtime/packed.py), by job index: the walk's fit tests
+        # against the free vector are one subtraction each, whatever K.
+        self.packed = [self.packing.pack(j.request) for j in workload.jobs] if self.rigid \
+            else []
+        # A job that does not fit the free resources now only waits once no reservation is
+        # left to make (first fit and `when`): the walk skips visiting it.
+        self.waits_when_full = policy.backfill in ("first_fit", "when") and not policy.selective
         # Callables and invariants that read the state see an exact queue (started jobs
         # leave it at once); others never look at it.
         self.exact_queue = not policy.state_free or any(
@@ -407,17 +412,23 @@ class _Sim:
         best = self.backfill == "best"
         visit = self._visit
         jobs = self.queue[first:]  # a copy: the exact queue shrinks as jobs start
-        # The last position whose job fits the free vector (rigid sizes): free only shrinks
-        # in a pass, so no job after it can start now, and it only moves back as jobs
-        # start (amortised O(queue) a pass, for any number of resources).
-        last_fit = _last_fitting(jobs, free, len(jobs) - 1) if rigid else len(jobs)
+        # Rigid sizes: the free vector packed with its guard bits (runtime/packed.py), and
+        # the last position whose job fits it. Free only shrinks in a pass, so no job after
+        # that position can start now, and it only moves back as jobs start (amortised
+        # O(queue) a pass, for any number of resources).
+        packed, guard = self.packed, self.packing.guard
+        free_g = (self.packing.pack(free) | guard) if rigid else 0
+        last_fit = _last_fitting(jobs, packed, free_g, guard, len(jobs) - 1) if rigid \
+            else len(jobs)
+        skip_full = rigid and self.waits_when_full and depth is not None
         started = len(run.started)
         for qi, job in enumerate(jobs):
             if run.blocked:
                 break
             if rigid and len(run.started) != started:
                 started = len(run.started)
-                last_fit = _last_fitting(jobs, free, last_fit)
+                free_g = self.packing.pack(free) | guard
+                last_fit = _last_fitting(jobs, packed, free_g, guard, last_fit)
             if qi > last_fit:
                 # No job can start now. If reservations are left to make, they could only
                 # matter to later jobs of this pass, which cannot start either: stop, but
@@ -429,6 +440,9 @@ class _Sim:
                 break
             if best and depth is not None and run.nres >= depth:
                 run.candidates.append(job)
+            elif (skip_full and run.nres >= depth  # type: ignore[operator]
+                  and (free_g - packed[job.index]) & guard != guard):
+                continue  # no reservation left, and it does not fit now: it waits
             else:
                 visit(run, job)
         if run.candidates:
@@ -583,7 +597,7 @@ class _Sim:
         if self.profile1:
             return Profile1(run.now, run.free, self.running)
         if self.fast:
-            return ProfileK(run.now, run.free, self.running, self.cap)
+            return ProfileK(run.now, run.free, self.running, self.packing)
         return Profile(run.now, run.free, self.running)
 
     def _choose(self, run: _PassRun, job: Job, low: int) -> tuple[int, ...]:

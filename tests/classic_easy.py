@@ -2,7 +2,8 @@
 
 Deliberately shares nothing with ``schedc.runtime.simulator``: its own event loop, its own
 running list (re-sorted when needed), the textbook shadow-time / extra-processors rule.
-Only cpus. Returns the start time of each job, by the job's position in the workload.
+Any number of resources (vectors compared resource by resource). Returns the start time of
+each job, by the job's position in the workload.
 
 Same instants as DESIGN: finishes, then submissions, then one pass; a zero-run-time job
 ending where it started makes another pass at that instant.
@@ -15,61 +16,69 @@ import heapq
 from schedc.runtime.workload import Workload
 
 
+def _fits(need, have) -> bool:
+    return all(n <= h for n, h in zip(need, have, strict=True))
+
+
+def _minus(a, b) -> list[int]:
+    return [x - y for x, y in zip(a, b, strict=True)]
+
+
 def classic_easy_starts(workload: Workload) -> list[int]:
     jobs = workload.jobs
-    capacity = workload.capacities[0]
     arrivals = sorted(range(len(jobs)), key=lambda i: (jobs[i].submit, i))
     start = [-1] * len(jobs)
     ends: list[tuple[int, int]] = []  # heap of (real end, position)
-    running: dict[int, tuple[int, int]] = {}  # position -> (estimated end, procs)
+    running: dict[int, tuple[int, tuple[int, ...]]] = {}  # position -> (estimated end, req)
     queue: list[int] = []  # FCFS: submit, then file order (arrivals are in that order)
-    free = capacity
+    free = list(workload.capacities)
     a = 0
+
+    def begin(pos: int, t: int) -> None:
+        nonlocal free
+        free = _minus(free, jobs[pos].request)
+        start[pos] = t
+        running[pos] = (t + jobs[pos].estimate, jobs[pos].request)
+        heapq.heappush(ends, (t + jobs[pos].run_time, pos))
+
     while a < len(arrivals) or ends:
         t = min(jobs[arrivals[a]].submit if a < len(arrivals) else ends[0][0],
                 ends[0][0] if ends else jobs[arrivals[a]].submit)
         while ends and ends[0][0] == t:
             _, pos = heapq.heappop(ends)
-            free += running.pop(pos)[1]
+            free = [f + r for f, r in zip(free, running.pop(pos)[1], strict=True)]
         while a < len(arrivals) and jobs[arrivals[a]].submit == t:
             queue.append(arrivals[a])
             a += 1
         # One pass. First the head(s) of the queue, in order, while they fit.
-        while queue and jobs[queue[0]].procs <= free:
-            pos = queue.pop(0)
-            free -= jobs[pos].procs
-            start[pos] = t
-            running[pos] = (t + jobs[pos].estimate, jobs[pos].procs)
-            heapq.heappush(ends, (t + jobs[pos].run_time, pos))
+        while queue and _fits(jobs[queue[0]].request, free):
+            begin(queue.pop(0), t)
         if not queue:
             continue
         # The head waits: its shadow time is the first estimated end at which, counting every
-        # release at or before it, enough processors are free; "extra" is what is left.
+        # release at or before it, it fits; "extra" is what is left then.
         head = jobs[queue[0]]
-        avail = free
+        avail = list(free)
         shadow = None
-        for est_end, procs in sorted(running.values()):
+        for est_end, req in sorted(running.values()):
             if shadow is not None and est_end > shadow:
                 break
-            avail += procs
-            if avail >= head.procs:
+            avail = [x + r for x, r in zip(avail, req, strict=True)]
+            if _fits(head.request, avail):
                 shadow = est_end
         assert shadow is not None
-        extra = avail - head.procs
+        extra = _minus(avail, head.request)
         # Backfill: a later job may start if it fits now and either ends by the shadow time
-        # or uses only extra processors.
+        # or fits in the extra resources.
         for pos in list(queue[1:]):
             job = jobs[pos]
-            if job.procs > free:
+            if not _fits(job.request, free):
                 continue
             ends_early = t + job.estimate <= shadow
-            if not ends_early and job.procs > extra:
+            if not ends_early and not _fits(job.request, extra):
                 continue
             queue.remove(pos)
-            free -= job.procs
             if not ends_early:
-                extra -= job.procs
-            start[pos] = t
-            running[pos] = (t + job.estimate, job.procs)
-            heapq.heappush(ends, (t + job.run_time, pos))
+                extra = _minus(extra, job.request)
+            begin(pos, t)
     return start

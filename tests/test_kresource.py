@@ -16,6 +16,8 @@ from schedc.dsl.machines import with_resources
 from schedc.runtime import kresource as kr
 from schedc.runtime.cli import main
 from schedc.runtime.jobs import Job, RunningJob
+from schedc.runtime.metrics import compute_metrics
+from schedc.runtime.packed import Packing
 from schedc.runtime.profile import Profile, ProfileK
 from schedc.runtime.simulator import simulate
 from schedc.runtime.workload import WorkloadError, load_workload
@@ -101,13 +103,10 @@ def test_calibrated_baseline_reaches_the_queue_length() -> None:
                    ((1 + (7 * i) % 16, 10 + (13 * i) % 90) for i in range(300)))
     draws = kr.draw(source, 2, "uniform", seed=0)
     ff = to_runtime(with_resources(compile_file(EXAMPLES / "ff-easy.pol"), 2))
-
-    def queue(gap: float) -> float:
-        from schedc.runtime.metrics import compute_metrics
-        return compute_metrics(simulate(ff, kr.workload(source, draws, 16, gap))).mean_queue
-
-    found = kr.calibrate(queue, 20, kr.offered_gap(source, 16), tolerance=0.05)
-    assert abs(queue(found.mean_interarrival) - 20) <= 1.0
+    found = kr.calibrate_rate(ff, source, draws, 16, 20, tolerance=0.05)
+    assert abs(found.queue_length - 20) <= 1.0
+    again = simulate(ff, kr.workload(source, draws, 16, found.mean_interarrival))
+    assert compute_metrics(again).mean_queue == found.queue_length
 
 
 # --- the job table ----------------------------------------------------------------------
@@ -184,6 +183,8 @@ def test_cli_generates_a_calibrated_workload_that_runs(tmp_path: Path, capsys) -
     (["--resources", "2", "--mean-interarrival", "-1"], "--mean-interarrival must be"),
     (["--resources", "2", "--queue-length", "8", "--baseline", "nope.pol"],
      "policy file not found: nope.pol"),
+    (["--resources", "2", "--queue-length", "8", "--baseline",
+      str(EXAMPLES / "easy-memory.pol")], "the policy's machine has resources cpus, memory"),
     (["--resources", "2", "--mean-interarrival", "5", "--from", "missing.swf"],
      "trace file not found"),
     (["--resources", "2", "--mean-interarrival", "5", "--jobs", "0"],
@@ -213,7 +214,7 @@ def test_packed_profile_answers_as_the_plain_one(data, k: int) -> None:
         running.append(RunningJob(job, 0, alloc))
     running.sort(key=lambda r: r.expected_end)
     free = [c - sum(r.alloc[x] for r in running) for x, c in enumerate(caps)]
-    plain, packed = Profile(0, free, running), ProfileK(0, free, running, caps)
+    plain, packed = Profile(0, free, running), ProfileK(0, free, running, Packing(caps))
     for _ in range(data.draw(st.integers(1, 8))):
         req = tuple(data.draw(st.integers(0, c)) for c in caps)
         est = data.draw(st.integers(1, 40))

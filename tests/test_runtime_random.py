@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from classic_conservative import classic_conservative_starts
+from classic_easy import classic_easy_starts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -77,6 +78,13 @@ def test_feasible_and_optimisations_do_not_change_the_schedule(data, p, k):
     replay_check(ref)
     for kw in (dict(), dict(incremental=False), dict(fast=False)):
         assert starts(simulate(policy, w, **kw)) == starts(ref), kw
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data(), st.sampled_from([1, 2, 3]))
+def test_easy_equals_the_classic_shadow_and_extra_rule(data, k):
+    w = data.draw(workloads(k))
+    assert starts(simulate(make(k, 1, "first_fit", "fcfs"), w)) == classic_easy_starts(w)
 
 
 @settings(max_examples=200, deadline=None)

@@ -140,17 +140,10 @@ def run_cell(task: Task) -> dict[str, Any]:
     source, capacity = source_of(setup)
     draws = draws_of(setup, task.k, task.distribution)
     policies = [policy_on(p, task.k) for p in setup.policies]
-    baseline = policies[0]
-
-    def queue_length_at(gap: float) -> float:
-        w = kresource.workload(source, draws, capacity, gap)
-        return compute_metrics(simulate(baseline, w)).mean_queue
-
     started = time.perf_counter()
     try:
-        found = kresource.calibrate(queue_length_at, task.queue_length,
-                                    kresource.offered_gap(source, capacity),
-                                    tolerance=setup.tolerance)
+        found = kresource.calibrate_rate(policies[0], source, draws, capacity,
+                                         task.queue_length, setup.tolerance)
     except ValueError as exc:
         raise ExperimentError(f"{task.key}: {exc}") from None
     calibration_wall = time.perf_counter() - started
