@@ -40,14 +40,15 @@ def main() -> None:
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--write", metavar="DIR", help="write the workloads only")
     args = p.parse_args()
-    trace = load_workload(args.source, lenient=True)
+    trace = load_workload(args.source)
     source = kresource.source_jobs(trace, args.jobs)
     capacity = trace.capacities[0]
     gap = kresource.offered_gap(source, capacity) * args.gap_factor
     print(f"{Path(args.source).name}: first {len(source)} jobs, {args.distribution}, mean "
           f"inter-arrival {gap:.1f} s ({args.gap_factor:g} x the offered-load-1 gap), "
           f"best of {args.repeat}")
-    print(f"{'K':>2} {'policy':10} {'wall s':>8} {'jobs/s':>8} {'mean queue':>11}")
+    if not args.write:
+        print(f"{'K':>2} {'policy':10} {'wall s':>8} {'jobs/s':>8} {'mean queue':>11}")
     for k in args.ks:
         draws = kresource.draw(source, k, args.distribution, seed=0)
         w = kresource.workload(source, draws, capacity, gap)

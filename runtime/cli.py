@@ -478,7 +478,7 @@ def cmd_kresource(args: argparse.Namespace) -> int:
                             "added as r2, r3, ...)")
     path = args.source or str(bundled_trace())
     _require_file(path, "trace")
-    trace = load_workload(path, lenient=True)
+    trace = load_workload(path)
     source = kresource.source_jobs(trace, args.jobs)
     if not source:
         raise UserError(f"{path} has no job to take sizes from", help="give another trace")

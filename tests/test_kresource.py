@@ -226,3 +226,13 @@ def test_packed_profile_answers_as_the_plain_one(data, k: int) -> None:
         packed.add(start, start + est, req)
         assert packed.times == plain.times
         assert [packed.pack(f) for f in plain.free] == packed.free
+
+
+def test_cli_malformed_source_is_located(tmp_path: Path, capsys) -> None:
+    bad = tmp_path / "bad.swf"
+    bad.write_text("; MaxProcs: 16\n1 0 -1 20 4 -1 -1 4 30 -1 1 1 1 1 1 -1 -1 -1\n2 x\n")
+    code = main(["workload", "kresource", "-o", str(tmp_path / "w.csv"), "--from", str(bad),
+                 "--resources", "2", "--mean-interarrival", "5"])
+    err = capsys.readouterr().err
+    assert code == 2 and f"{bad}:3:" in err and "Traceback" not in err
+    assert not (tmp_path / "w.csv").exists()

@@ -110,7 +110,7 @@ def derived_seed(seed: int, k: int, distribution: str) -> int:
 @cache
 def source_of(setup: Setup) -> tuple[tuple[kresource.SourceJob, ...], int]:
     """The source trace's jobs and capacity (cached: forked workers inherit it)."""
-    trace = load_workload(setup.source, lenient=True)
+    trace = load_workload(setup.source)
     return kresource.source_jobs(trace, setup.source_jobs or None), trace.capacities[0]
 
 
