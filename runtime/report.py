@@ -165,17 +165,31 @@ COMPARE_COLUMNS = (
 )
 
 
+# On K >= 2 resources, papers/004's measures too: the load (mean queue length) and the
+# weighted response (run time x mean share of the K resources).
+K_RESOURCE_COLUMNS = (
+    ("mean_queue", "queue"),
+    ("weighted_response", "w. resp. s"),
+)
+
+
+def compare_columns(outcomes: Sequence[RunOutcome]) -> tuple[tuple[str, str], ...]:
+    several = len(outcomes[0].workload.resources) > 1
+    return COMPARE_COLUMNS + (K_RESOURCE_COLUMNS if several else ())
+
+
 def print_compare(outcomes: Sequence[RunOutcome]) -> None:
     from rich.table import Table
 
+    columns = compare_columns(outcomes)
     table = Table(title=_title(outcomes[0]))
     table.add_column("policy")
-    for _, header in COMPARE_COLUMNS:
+    for _, header in columns:
         table.add_column(header, justify="right")
     for outcome in outcomes:
         metrics = outcome.metrics()
         table.add_row(outcome.policy.name, *(_format(metrics[key], short=True)
-                                             for key, _ in COMPARE_COLUMNS))
+                                             for key, _ in columns))
     stdout_console().print(table)
 
 

@@ -169,6 +169,13 @@ def test_cli_generates_a_calibrated_workload_that_runs(tmp_path: Path, capsys) -
     assert code == 0
     ff = result["policies"][0]["metrics"]
     assert ff["jobs"] == 120 and abs(ff["mean_queue"] - 8) <= 0.8
+    # the table shows papers/004's measures on K >= 2 resources
+    code = main(["compare", str(EXAMPLES / "ff-easy.pol"), "--workload", str(out),
+                 "--resources", "4"])
+    table = capsys.readouterr().out
+    assert code == 0 and "queue" in table and "w. resp." in table
+    main(["compare", str(EXAMPLES / "ff-easy.pol"), "--workload", str(out)])  # cpus only
+    assert "w. resp." not in capsys.readouterr().out
     # the same command, the same bytes
     again = tmp_path / "again.csv"
     main(["workload", "kresource", "-o", str(again), "--from", str(_swf(tmp_path)),
