@@ -9,7 +9,7 @@ Generated code must agree with ``evaluate`` (tested with hypothesis).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from schedc.dsl import ir
 from schedc.dsl import numeric as nm
@@ -44,20 +44,85 @@ def _closed(e: ir.Aggregate) -> bool:
     return True
 
 
-class _Gen:
-    """Expression -> Python expression text, for one function of (job, state)."""
+def _reads_only_job(e: ir.Aggregate) -> bool:
+    """The aggregate reads `job` and no enclosing aggregate's variable: its value is the same
+    wherever it occurs in one call (of one job, in one state)."""
+    bound = {n.var for n in ir.walk(e) if isinstance(n, ir.Aggregate)}
+    free = set()
+    for n in ir.walk(e):
+        match n:
+            case ir.JobAttr(var=v) | ir.ResourceAttr(var=v):
+                free.add(v)
+            case ir.Request(var=v, resource=r):
+                free.add(v)
+                if isinstance(r, str):
+                    free.add(r)
+    return free - bound == {"job"}
 
-    def __init__(self, params: Mapping[str, object], rigid: bool):
+
+def _shareable(e: ir.Expr) -> bool:
+    return isinstance(e, ir.Aggregate) and not _closed(e) and _reads_only_job(e)
+
+
+class _Gen:
+    """Expression -> Python expression text, for one function of (job, state).
+
+    Defs are inlined in the IR, so a def used twice (the prelude's `load_after` in
+    `bb_score`: three times) would be computed twice. An aggregate that reads only `job`
+    and the state, and that occurs more than once (the same up to the names of its
+    variables), is computed once: its first evaluation binds a local (`(_c0 := ...)`) that
+    later occurrences read, where that evaluation is sure to have happened (after it in the
+    same operand chain, not inside a branch, a short-circuited operand or a loop body).
+    """
+
+    def __init__(self, params: Mapping[str, object], rigid: bool,
+                 share: bool = False) -> None:
         self.params = params
         self.rigid = rigid
         self.vars: dict[str, tuple[str, str]] = {}  # IR var -> (python name, kind)
         self.counter = 0
+        self.share = share
+        self.repeated: set[str] = set()  # canonical texts of aggregates occurring twice+
+        self.ready: dict[str, str] = {}  # canonical text -> local bound on every path here
+        self.locals = 0
+
+    def plan_sharing(self, bodies: Sequence[ir.Expr]) -> None:
+        """Which job-reading aggregates occur more than once in ``bodies``."""
+        seen: set[str] = set()
+        for body in bodies:
+            for n in ir.walk(body):
+                if _shareable(n):
+                    text = self._canonical(n)
+                    (self.repeated if text in seen else seen).add(text)
+
+    def _canonical(self, e: ir.Aggregate) -> str:
+        # a fresh generator numbers the variables from v0: alpha-equivalent, same text
+        return _Gen(self.params, self.rigid).expr(e)
 
     def expr(self, e: ir.Expr) -> str:
+        key = None
+        if self.share and self.repeated and _shareable(e):
+            key = self._canonical(e)
+            if key in self.ready:
+                return self.ready[key]
+            key = key if key in self.repeated else None
         text = self._expr(e)
         # Only these nodes can yield an int where the IR says real (mixed branches/arguments).
         mixed = isinstance(e, ir.Call | ir.IfThenElse | ir.Aggregate)
-        return f"_real({text})" if e.type == "real" and mixed else text
+        text = f"_real({text})" if e.type == "real" and mixed else text
+        if key is not None:
+            name = f"_c{self.locals}"
+            self.locals += 1
+            self.ready[key] = name
+            text = f"({name} := {text})"
+        return text
+
+    def _branch(self, e: ir.Expr) -> str:
+        """``e`` evaluated only on some paths: what it binds is not ready after it."""
+        saved = dict(self.ready)
+        text = self.expr(e)
+        self.ready = saved
+        return text
 
     def _job(self, var: str) -> tuple[str, str | None]:
         """(python expression of the Job, python expression of start or None)."""
@@ -124,12 +189,16 @@ class _Gen:
                 return f"(not {self.expr(x)})"
             case ir.Binary(op=op, left=a, right=b) if op in _HELPERS:
                 return f"{_HELPERS[op]}({self.expr(a)}, {self.expr(b)})"
+            case ir.Binary(op=("and" | "or") as op, left=a, right=b):
+                left = self.expr(a)
+                return f"({left} {op} {self._branch(b)})"  # b may be short-circuited
             case ir.Binary(op=op, left=a, right=b):
                 return f"({self.expr(a)} {_OPS[op]} {self.expr(b)})"
             case ir.Call(fn=fn, args=args):
                 return f"_{fn}({', '.join(self.expr(a) for a in args)})"
             case ir.IfThenElse(cond=c, then=t, otherwise=o):
-                return f"({self.expr(t)} if {self.expr(c)} else {self.expr(o)})"
+                cond = self.expr(c)  # evaluated first, whatever the text order
+                return f"({self._branch(t)} if {cond} else {self._branch(o)})"
             case ir.Aggregate():
                 return self._aggregate(e)
         raise AssertionError(f"unknown IR node {e!r}")
@@ -141,9 +210,9 @@ class _Gen:
         saved = self.vars.get(e.var)
         self.vars[e.var] = (name, kind)
         domain = "_RANGE(_len(state.capacity))" if kind == "resource" else f"state.{e.domain}"
-        cond = "" if e.where is None else f" if {self.expr(e.where)}"
+        cond = "" if e.where is None else f" if {self._branch(e.where)}"
         loop = f"for {name} in {domain}{cond}"
-        body = None if e.body is None else self.expr(e.body)
+        body = None if e.body is None else self._branch(e.body)
         # The variable's scope ends here: the default is read outside it.
         if saved is None:
             del self.vars[e.var]
@@ -154,7 +223,7 @@ class _Gen:
         elif e.fn == "sum":
             text = f"_sum({body} {loop})"
         else:
-            default = "None" if e.default is None else f"lambda: {self.expr(e.default)}"
+            default = "None" if e.default is None else f"lambda: {self._branch(e.default)}"
             text = f"_agg_{e.fn}([{body} {loop}], {default})"
         if _closed(e):  # the same for every job: once per state
             return f"_memo(state, {next(_MEMO_KEYS)}, lambda: {text})"
@@ -185,7 +254,8 @@ def compile_functions(
     functions and the generated source (for debugging)."""
     chunks = []
     for fname, body in bodies.items():
-        gen = _Gen(params, rigid)
+        gen = _Gen(params, rigid, share=True)
+        gen.plan_sharing(body if isinstance(body, tuple) else (body,))
         if isinstance(body, tuple):
             text = "(" + "".join(f"{gen.expr(x)}, " for x in body) + ")"
         else:

@@ -54,3 +54,60 @@ def test_floor_division_and_modulo_follow_python():
     for op, want in (("//", -4), ("%", 1)):
         e = ir.Binary(op, ir.Const(-7, "int"), ir.Const(2, "int"), "int")
         assert evaluate(e, Env(state)) == want == compile_expr(e)(None, state)
+
+
+# --- shared subexpressions ----------------------------------------------------------------
+
+
+def load_after(var: str) -> ir.Aggregate:
+    """avg(r in resources: r.util + job.request[r] / r.capacity), with any variable name:
+    a job-reading aggregate, as the prelude's `load_after(job)` inlines."""
+    body = ir.Binary("+", ir.ResourceAttr(var, "util", "real"),
+                     ir.Binary("/", ir.Request("job", var, "int"),
+                               ir.ResourceAttr(var, "capacity", "int"), "real"), "real")
+    return ir.Aggregate("avg", var, "resources", None, body, None, "real")
+
+
+def _positive(e: ir.Expr) -> ir.Expr:
+    return ir.Binary(">", e, ir.Const(0.5, "real"), "bool")
+
+
+@st.composite
+def sharing(draw, depth: int = 3) -> ir.Expr:
+    """Real expressions where one aggregate occurs again and again (under other variable
+    names), in branches, short-circuited operands, loop bodies and defaults."""
+    if depth == 0 or draw(st.integers(0, 3)) == 0:
+        return draw(st.one_of(st.sampled_from([load_after("r"), load_after("s")]),
+                              expr("real")))
+    sub = sharing(depth - 1)
+    kind = draw(st.sampled_from(["if", "and", "or", "add", "queue", "default"]))
+    a, b = draw(sub), draw(sub)
+    if kind == "if":
+        return ir.IfThenElse(_positive(draw(sub)), a, b, "real")
+    if kind in ("and", "or"):
+        return ir.IfThenElse(ir.Binary(kind, _positive(a), _positive(b), "bool"),
+                             draw(sub), ir.Const(0.0, "real"), "real")
+    if kind == "add":
+        return ir.Binary("+", a, b, "real")
+    if kind == "queue":  # the shared aggregate inside a loop body and its filter
+        return ir.Aggregate("sum", "q", "queue", _positive(a), b, None, "real")
+    return ir.Aggregate("max", "q", "queue", None, a, b, "real")  # b: the default
+
+
+@settings(max_examples=400, deadline=None)
+@given(sharing(), jobs, states())
+def test_shared_subexpressions_agree_with_evaluate(e, job, state):
+    env = Env(state, job, PARAMS)
+    expected = outcome(lambda: evaluate(e, env))
+    got = outcome(lambda: compile_expr(e, PARAMS)(job, state))
+    assert got == expected
+
+
+def test_a_def_used_three_times_is_computed_once():
+    from schedc.dsl import compile_file
+    from schedc.dsl.codegen import compile_functions
+    from schedc.dsl.machines import with_resources
+
+    policy = with_resources(compile_file("examples/bb-easy.pol"), 2)
+    _, source = compile_functions({"score": policy.backfill.score}, {}, True)
+    assert source.count("_agg_avg(") == 1 and source.count("_c0") == 3
