@@ -29,39 +29,31 @@ _HELPERS = {"/": "_div", "//": "_floordiv", "%": "_mod"}
 _MEMO_KEYS = itertools.count()
 
 
-def _closed(e: ir.Aggregate) -> bool:
-    """The aggregate reads no variable from outside it (not `job`, not an enclosing
-    aggregate's): its value depends on the state and params only."""
+def _free_vars(e: ir.Aggregate) -> set[str]:
+    """The variables the aggregate reads from outside it: `job`, an enclosing aggregate's."""
     bound = {n.var for n in ir.walk(e) if isinstance(n, ir.Aggregate)}
+    read: set[str] = set()
     for n in ir.walk(e):
         match n:
             case ir.JobAttr(var=v) | ir.ResourceAttr(var=v):
-                if v not in bound:
-                    return False
+                read.add(v)
             case ir.Request(var=v, resource=r):
-                if v not in bound or (isinstance(r, str) and r not in bound):
-                    return False
-    return True
-
-
-def _reads_only_job(e: ir.Aggregate) -> bool:
-    """The aggregate reads `job` and no enclosing aggregate's variable: its value is the same
-    wherever it occurs in one call (of one job, in one state)."""
-    bound = {n.var for n in ir.walk(e) if isinstance(n, ir.Aggregate)}
-    free = set()
-    for n in ir.walk(e):
-        match n:
-            case ir.JobAttr(var=v) | ir.ResourceAttr(var=v):
-                free.add(v)
-            case ir.Request(var=v, resource=r):
-                free.add(v)
+                read.add(v)
                 if isinstance(r, str):
-                    free.add(r)
-    return free - bound == {"job"}
+                    read.add(r)
+    return read - bound
+
+
+def _closed(e: ir.Aggregate) -> bool:
+    """The aggregate reads no variable from outside it: its value depends on the state and
+    params only."""
+    return not _free_vars(e)
 
 
 def _shareable(e: ir.Expr) -> bool:
-    return isinstance(e, ir.Aggregate) and not _closed(e) and _reads_only_job(e)
+    """An aggregate that reads `job` and no enclosing aggregate's variable: its value is the
+    same wherever it occurs in one call (of one job, in one state)."""
+    return isinstance(e, ir.Aggregate) and _free_vars(e) == {"job"}
 
 
 class _Gen:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from schedc.dsl import DiagnosticError, compile_file, to_runtime
-from schedc.runtime.atomicio import open_atomic
+from schedc.runtime.atomicio import open_atomic, write_text_atomic
 from schedc.runtime.policy import RuntimePolicy
 from schedc.runtime.workload import WorkloadError
 
@@ -99,6 +99,22 @@ def save_figure(fig: Any, path: Path) -> None:
     with open_atomic(path, binary=True) as out:
         # no timestamp in the metadata: the same results give the same bytes
         fig.savefig(out, format="png", dpi=110, metadata={"Software": None})
+
+
+def add_output_options(p: argparse.ArgumentParser, folder: Path) -> None:
+    """--out (default the script's own folder) and --jobs, as every script has them."""
+    p.add_argument("--out", default=str(folder), metavar="DIR",
+                   help=f"output folder (default {shown(str(folder))})")
+    p.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes")
+
+
+def write_results(out: Path, results: dict[str, Any], table: str,
+                  write_figure: Callable[[dict[str, Any], Path], bool]) -> bool:
+    """results.json, results.md and figure.png into ``out`` (each whole or not at all);
+    False if the figure was skipped (no matplotlib)."""
+    write_text_atomic(out / "results.json", dumps(results))
+    write_text_atomic(out / "results.md", table)
+    return write_figure(results, out / "figure.png")
 
 
 def policy_path(given: str) -> str:

@@ -15,8 +15,41 @@ from schedc.runtime.jobs import RunningJob
 from schedc.runtime.packed import Packing
 
 
-class Profile:
+class _Steps:
+    """What every profile shares: step starts and one free value a step (a vector for
+    ``Profile``, an int for the others)."""
+
     __slots__ = ("times", "free")
+
+    def set_origin(self, now: int) -> None:
+        """Move the first step's start to ``now`` (valid only if no step starts in between)."""
+        assert len(self.times) == 1 or self.times[1] > now
+        self.times[0] = now
+
+    def _cut(self, t: int) -> int:
+        """Index of the step starting at ``t``, splitting a step if needed."""
+        i = bisect_right(self.times, t) - 1
+        if self.times[i] == t:
+            return i
+        self.times.insert(i + 1, t)
+        self.free.insert(i + 1, self._copy(self.free[i]))
+        return i + 1
+
+    @staticmethod
+    def _copy(value):  # type: ignore[no-untyped-def]
+        return value  # ints are immutable
+
+    def _take(self, start: int, end: int, amount: int) -> None:
+        """Take an int ``amount`` over ``[start, end)``."""
+        i = self._cut(start)
+        j = self._cut(end)
+        free = self.free
+        for s in range(i, j):
+            free[s] -= amount
+
+
+class Profile(_Steps):
+    __slots__ = ()
 
     def __init__(self, now: int, free_now: Sequence[int], running: Iterable[RunningJob]) -> None:
         """``running`` must be sorted by expected end, all ends after ``now``."""
@@ -33,11 +66,6 @@ class Profile:
                 cur[k] += a
         self.times = times
         self.free = free
-
-    def set_origin(self, now: int) -> None:
-        """Move the first step's start to ``now`` (valid only if no step starts in between)."""
-        assert len(self.times) == 1 or self.times[1] > now
-        self.times[0] = now
 
     def fits_at(self, i: int, estimate: int, req: Sequence[int]) -> int:
         """-1 if ``req`` fits from ``times[i]`` for ``estimate``, else the first failing step."""
@@ -62,14 +90,9 @@ class Profile:
             # Every start in [times[i], times[bad]] overlaps step `bad`: skip past it.
             i = bad + 1
 
-    def _cut(self, t: int) -> int:
-        """Index of the step starting at ``t``, splitting a step if needed."""
-        i = bisect_right(self.times, t) - 1
-        if self.times[i] == t:
-            return i
-        self.times.insert(i + 1, t)
-        self.free.insert(i + 1, self.free[i].copy())
-        return i + 1
+    @staticmethod
+    def _copy(value):  # type: ignore[no-untyped-def]
+        return value.copy()  # a step's vector is changed in place by ``add``
 
     def add(self, start: int, end: int, req: Sequence[int]) -> None:
         """Take ``req`` over ``[start, end)`` (a started job or a reservation)."""
@@ -82,10 +105,10 @@ class Profile:
                 f[k] -= r
 
 
-class Profile1:
+class Profile1(_Steps):
     """``Profile`` for one resource, with plain ints (same steps, same answers; tested)."""
 
-    __slots__ = ("times", "free")
+    __slots__ = ()
 
     def __init__(self, now: int, free_now: Sequence[int], running: Iterable[RunningJob]) -> None:
         times = [now]
@@ -101,10 +124,6 @@ class Profile1:
                 free[-1] = cur
         self.times = times
         self.free = free
-
-    def set_origin(self, now: int) -> None:
-        assert len(self.times) == 1 or self.times[1] > now
-        self.times[0] = now
 
     def fits_at(self, i: int, estimate: int, req: Sequence[int]) -> int:
         times, free = self.times, self.free
@@ -133,31 +152,18 @@ class Profile1:
                 return times[i]
             i = j + 1  # every start in [times[i], times[j]] overlaps step j
 
-    def _cut(self, t: int) -> int:
-        i = bisect_right(self.times, t) - 1
-        if self.times[i] == t:
-            return i
-        self.times.insert(i + 1, t)
-        self.free.insert(i + 1, self.free[i])
-        return i + 1
-
     def add(self, start: int, end: int, req: Sequence[int]) -> None:
-        i = self._cut(start)
-        j = self._cut(end)
-        r = req[0]
-        free = self.free
-        for s in range(i, j):
-            free[s] -= r
+        self._take(start, end, req[0])
 
 
-class ProfileK:
+class ProfileK(_Steps):
     """``Profile`` for K >= 2 resources, each step's free vector packed in one int
     (``runtime/packed.py``: one subtraction tests all K resources; same steps, same answers,
     tested against ``Profile``). Every ``add`` is of a request that fits (a start or a
     reservation), so no field goes negative.
     """
 
-    __slots__ = ("times", "free", "packing", "guard")
+    __slots__ = ("packing", "guard")
 
     def __init__(self, now: int, free_now: Sequence[int], running: Iterable[RunningJob],
                  packing: Packing) -> None:
@@ -180,10 +186,6 @@ class ProfileK:
 
     def pack(self, vector: Sequence[int]) -> int:
         return self.packing.pack(vector)
-
-    def set_origin(self, now: int) -> None:
-        assert len(self.times) == 1 or self.times[1] > now
-        self.times[0] = now
 
     def fits_at(self, i: int, estimate: int, req: Sequence[int]) -> int:
         times, free, guard = self.times, self.free, self.guard
@@ -213,18 +215,5 @@ class ProfileK:
                 return times[i]
             i = j + 1  # every start in [times[i], times[j]] overlaps step j
 
-    def _cut(self, t: int) -> int:
-        i = bisect_right(self.times, t) - 1
-        if self.times[i] == t:
-            return i
-        self.times.insert(i + 1, t)
-        self.free.insert(i + 1, self.free[i])
-        return i + 1
-
     def add(self, start: int, end: int, req: Sequence[int]) -> None:
-        i = self._cut(start)
-        j = self._cut(end)
-        packed = self.pack(req)
-        free = self.free
-        for s in range(i, j):
-            free[s] -= packed
+        self._take(start, end, self.pack(req))

@@ -165,9 +165,9 @@ class _Sim:
         self.monitor = monitor
         self.rigid = policy.size is None
         # Rigid requests packed (runtime/packed.py), by job index: the walk's fit tests
-        # against the free vector are one subtraction each, whatever K.
-        self.packed = [self.packing.pack(j.request) for j in workload.jobs] if self.rigid \
-            else []
+        # against the free vector are one subtraction each, whatever K. Filled by ``run``:
+        # the one-resource kernel never walks.
+        self.packed: list[int] = []
         # A job that does not fit the free resources now only waits once no reservation is
         # left to make (first fit and `when`): the walk skips visiting it.
         self.waits_when_full = policy.backfill in ("first_fit", "when") and not policy.selective
@@ -215,6 +215,8 @@ class _Sim:
     def run(self, progress: Progress | None) -> Schedule:
         jobs = self.workload.jobs
         n = len(jobs)
+        if self.rigid:
+            self.packed = [self.packing.pack(j.request) for j in jobs]
         forced = self._place_initial()  # the state's instant: one pass there, whatever happens
         placed = {j.index for j in self.queue} | {rj.job.index for rj in self.running}
         arrivals = sorted((j for j in jobs if j.index not in placed),

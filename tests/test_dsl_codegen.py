@@ -24,13 +24,16 @@ def outcome(fn):
     return ("nan",) if isinstance(v, float) and math.isnan(v) else (type(v), v)
 
 
+def assert_agrees(e: ir.Expr, job: Job, state: PassState) -> None:
+    """The generated function gives what the reference interpreter gives (or fails too)."""
+    expected = outcome(lambda: evaluate(e, Env(state, job, PARAMS)))
+    assert outcome(lambda: compile_expr(e, PARAMS)(job, state)) == expected
+
+
 @settings(max_examples=500, deadline=None)
 @given(st.sampled_from(["int", "real", "bool"]).flatmap(expr), jobs, states())
 def test_codegen_agrees_with_evaluate(e, job, state):
-    env = Env(state, job, PARAMS)
-    expected = outcome(lambda: evaluate(e, env))
-    got = outcome(lambda: compile_expr(e, PARAMS)(job, state))
-    assert got == expected
+    assert_agrees(e, job, state)
 
 
 def test_partial_operations_raise():
@@ -97,10 +100,7 @@ def sharing(draw, depth: int = 3) -> ir.Expr:
 @settings(max_examples=400, deadline=None)
 @given(sharing(), jobs, states())
 def test_shared_subexpressions_agree_with_evaluate(e, job, state):
-    env = Env(state, job, PARAMS)
-    expected = outcome(lambda: evaluate(e, env))
-    got = outcome(lambda: compile_expr(e, PARAMS)(job, state))
-    assert got == expected
+    assert_agrees(e, job, state)
 
 
 def test_a_def_used_three_times_is_computed_once():

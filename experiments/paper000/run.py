@@ -27,7 +27,6 @@ from typing import Any
 import attrs
 from attrs import frozen
 
-from schedc.runtime.atomicio import write_text_atomic
 from schedc.runtime.metrics import NCATEGORIES, compute_metrics
 from schedc.runtime.moldable import MoldableSpec, make_moldable
 from schedc.runtime.monitor import MonitorViolation
@@ -42,8 +41,8 @@ from experiments.common import (  # noqa: E402
     WALL_KEY,
     ExperimentError,
     SimulationFailed,
+    add_output_options,
     command,
-    dumps,
     load_policy,
     num,
     policy_path,
@@ -52,6 +51,7 @@ from experiments.common import (  # noqa: E402
     save_figure,
     sha256,
     shown,
+    write_results,
 )
 
 # the tests' convention (tests/shared_traces.py): $SCHEDC_TRACES, else ../shared/traces
@@ -334,9 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="range factors (default 1 2 3 4)")
     p.add_argument("--policy", default=DEFAULT_POLICY, help="moldable policy (.pol)")
     p.add_argument("--baseline", default=DEFAULT_BASELINE, help="rigid baseline policy (.pol)")
-    p.add_argument("--out", default=str(HERE), metavar="DIR",
-                   help="output folder (default experiments/paper000)")
-    p.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes")
+    add_output_options(p, HERE)
     p.add_argument("--limit", type=int, metavar="N",
                    help="only the first N jobs of each trace (quick runs)")
     return p
@@ -388,10 +386,8 @@ def experiment(args: argparse.Namespace) -> dict[str, Any]:
     outcomes = run_all(tasks, args.jobs, run_task, _progress, _longest_first)
     results = build_results(args, traces, tasks, outcomes)
     results[WALL_KEY]["total"] = round(time.perf_counter() - started, 3)
-    write_text_atomic(out / "results.json", dumps(results))
     table = markdown(results)
-    write_text_atomic(out / "results.md", table)
-    if not write_figure(results, out / "figure.png"):
+    if not write_results(out, results, table, write_figure):
         print("figure skipped: matplotlib is not installed", file=sys.stderr)
     print(table)
     return results

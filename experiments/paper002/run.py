@@ -41,8 +41,8 @@ from experiments.common import (  # noqa: E402
     WALL_KEY,
     ExperimentError,
     SimulationFailed,
+    add_output_options,
     command,
-    dumps,
     load_policy,
     num,
     policy_path,
@@ -51,12 +51,12 @@ from experiments.common import (  # noqa: E402
     save_figure,
     sha256,
     shown,
+    write_results,
 )
 from experiments.stats import BatchMeans, batch_means  # noqa: E402
 from schedc.dsl import compile_file  # noqa: E402
 from schedc.dsl.bind import bind_params  # noqa: E402
 from schedc.runtime import synthetic  # noqa: E402
-from schedc.runtime.atomicio import write_text_atomic  # noqa: E402
 from schedc.runtime.hetero import Cluster, ClusterError, parse_speeds  # noqa: E402
 from schedc.runtime.metrics import compute_metrics  # noqa: E402
 from schedc.runtime.monitor import MonitorViolation  # noqa: E402
@@ -421,9 +421,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--background-load", type=float, default=0.3, metavar="L",
                    help="each processor's background load is uniform in [0, L] "
                    "(default 0.3)")
-    p.add_argument("--out", default=str(HERE), metavar="DIR",
-                   help="output folder (default experiments/paper002)")
-    p.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes")
+    add_output_options(p, HERE)
     return p
 
 
@@ -496,10 +494,8 @@ def experiment(args: argparse.Namespace) -> dict[str, Any]:
     outcomes = run_all(tasks, args.jobs, run_task, _progress, _longest_first)
     results = build_results(args, setup, tasks, outcomes)
     results[WALL_KEY]["total"] = round(time.perf_counter() - started, 3)
-    write_text_atomic(out / "results.json", dumps(results))
     table = markdown(results)
-    write_text_atomic(out / "results.md", table)
-    if not write_figure(results, out / "figure.png"):
+    if not write_results(out, results, table, write_figure):
         print("figure skipped: matplotlib is not installed", file=sys.stderr)
     print(table)
     return results

@@ -43,8 +43,8 @@ from experiments.common import (  # noqa: E402
     WALL_KEY,
     ExperimentError,
     SimulationFailed,
+    add_output_options,
     command,
-    dumps,
     num,
     policy_path,
     row,
@@ -52,11 +52,11 @@ from experiments.common import (  # noqa: E402
     save_figure,
     sha256,
     shown,
+    write_results,
 )
 from schedc.dsl import compile_file, to_runtime  # noqa: E402
 from schedc.dsl.machines import extend_machine, with_resources  # noqa: E402
 from schedc.runtime import kresource  # noqa: E402
-from schedc.runtime.atomicio import write_text_atomic  # noqa: E402
 from schedc.runtime.metrics import compute_metrics  # noqa: E402
 from schedc.runtime.monitor import MonitorViolation  # noqa: E402
 from schedc.runtime.policy import RuntimePolicy  # noqa: E402
@@ -368,9 +368,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--lanl", default=str(DEFAULT_LANL), metavar="TRACE",
                    help="LANL-CM5 trace for the 2-resource runs ('' to skip)")
-    p.add_argument("--out", default=str(HERE), metavar="DIR",
-                   help="output folder (default experiments/paper004)")
-    p.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes")
+    add_output_options(p, HERE)
     return p
 
 
@@ -401,9 +399,7 @@ def experiment(args: argparse.Namespace) -> None:
     out.mkdir(parents=True, exist_ok=True)
     outcomes = run_all(tasks, args.jobs, run_task, _progress, _longest_first)
     results = build_results(args, setup, tasks, outcomes, names)
-    write_text_atomic(out / "results.json", dumps(results))
-    write_text_atomic(out / "results.md", markdown(results))
-    if write_figure(results, out / "figure.png"):
+    if write_results(out, results, markdown(results), write_figure):
         print(f"wrote {out / 'figure.png'}", file=sys.stderr)
     print(f"wrote {out / 'results.json'} and {out / 'results.md'}", file=sys.stderr)
 
