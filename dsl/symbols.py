@@ -79,5 +79,15 @@ class Symbols:
                 f'add `import "{sym.file}"`',
             )
             return
-        help_ = did_you_mean(name, [*self.visible_names(namespace, file), *extra])
+        help_ = did_you_mean(name, [*self.visible_names(namespace, file), *extra]) or \
+            _DECLARE.get(what, "declare it in this file, or import the file that does").format(
+                name=name)
         self.report.error(span, f"unknown {what} `{name}`", help_)
+
+
+# The help line of an unknown name nothing visible resembles: how to make it exist.
+_DECLARE = {
+    "param": "a number, `all`, or an int param: declare `param {name}: int = 1`",
+    "machine": "declare `machine {name} {{ resource cpus }}`, or import its file",
+    "policy": "declare `policy {name} {{ ... }}`, or import its file",
+}

@@ -139,3 +139,14 @@ def test_every_type_mistake_has_a_help_line(clause: str) -> None:
     result = check_source(f"policy p {{ {clause} }}", "t.pol")
     assert not result.ok
     assert all(d.help and d.line == 1 for d in result.diagnostics), result.diagnostics
+
+
+@pytest.mark.parametrize(("source", "want"), [
+    ("policy p { reserve one }", "declare `param one: int = 1`"),
+    ("policy p { machine nomachine reserve 1 }", "declare `machine nomachine {"),
+    ("policy p extends zzz { reserve 1 }", "declare `policy zzz {"),
+    ("policy p { size qqqq }", "declare it in this file"),
+])
+def test_unknown_names_without_a_near_miss_still_get_help(source: str, want: str) -> None:
+    (d,) = check_source(source, "t.pol").diagnostics
+    assert d.message.startswith("unknown") and want in d.help
