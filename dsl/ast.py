@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from attrs import field, frozen
 
 from schedc.dsl.diagnostics import Span
@@ -17,7 +19,7 @@ def _span():
 
 @frozen
 class Num:
-    value: int | float  # int for INT literals, float for REAL ones
+    value: int | Fraction  # int for INT literals, the exact value of REAL ones
     span: Span | None = _span()
 
 

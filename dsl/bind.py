@@ -2,35 +2,31 @@
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
+from fractions import Fraction
 
 from schedc.dsl import ir
 from schedc.dsl.codegen import compile_functions
 from schedc.dsl.diagnostics import Diagnostic, DiagnosticError, did_you_mean
+from schedc.dsl.exact import parse_real, show
 from schedc.runtime.policy import RuntimeInvariant, RuntimePolicy
 
 _INT = re.compile(r"[+-]?[0-9]+")
 
 
-def parse_value(p: ir.Param, text: str) -> int | float | bool:
+def parse_value(p: ir.Param, text: str) -> int | Fraction | bool:
     """A CLI value for ``p``; raises DiagnosticError with a clear message."""
     t = text.strip()
-    value: int | float | bool | None = None
+    value: int | Fraction | bool | None = None
     if p.type == "int" and _INT.fullmatch(t):
         value = int(t)
     elif p.type == "real":
-        try:
-            value = float(t)
-        except ValueError:
-            value = None
-        if value is not None and not math.isfinite(value):
-            value = None
+        value = parse_real(t)  # exact: `--param target=0.9` is 9/10, as the bound 0.9
     elif p.type == "bool" and t in ("true", "false"):
         value = t == "true"
     if value is None:
-        example = {"int": "an integer like 4", "real": "a number like 0.5",
+        example = {"int": "an integer like 4", "real": "a number like 0.5 or 1/3",
                    "bool": "true or false"}[p.type]
         raise DiagnosticError([Diagnostic(
             f"bad value `{text}` for param `{p.name}`: it is {p.type}",
@@ -38,8 +34,9 @@ def parse_value(p: ir.Param, text: str) -> int | float | bool:
         )])
     if p.lo is not None and not p.lo <= value <= p.hi:
         raise DiagnosticError([Diagnostic(
-            f"value {value} for param `{p.name}` is outside its domain [{p.lo}, {p.hi}]",
-            help=f"choose a value between {p.lo} and {p.hi}",
+            f"value {show(value)} for param `{p.name}` is outside its domain "
+            f"[{show(p.lo)}, {show(p.hi)}]",
+            help=f"choose a value between {show(p.lo)} and {show(p.hi)}",
         )])
     return value
 
@@ -65,7 +62,7 @@ def bind_params(policy: ir.Policy, given: Mapping[str, str] | None) -> dict[str,
         raise DiagnosticError(errors)
     for p in policy.params:
         if p.type == "real":
-            values[p.name] = float(values[p.name])
+            values[p.name] = Fraction(values[p.name])
     return values
 
 

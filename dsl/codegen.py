@@ -1,6 +1,7 @@
 """IR -> Python source -> callables for the simulator.
 
-The source is generated from the IR only (constants via ``repr`` of checked values,
+The source is generated from the IR only (int constants via ``repr`` of checked values, real
+ones as names bound to their exact ``Fraction`` in the namespace,
 variables renamed to ``v0, v1, ...``), compiled once, and executed in a namespace that holds
 only the helpers of ``schedc.dsl.numeric``: no user text ever reaches ``compile``.
 Generated code must agree with ``evaluate`` (tested with hypothesis).
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Mapping, Sequence
+from fractions import Fraction
 
 from schedc.dsl import ir
 from schedc.dsl import numeric as nm
@@ -27,6 +29,18 @@ _HELPERS = {"/": "_div", "//": "_floordiv", "%": "_mod"}
 
 
 _MEMO_KEYS = itertools.count()
+
+# Real constants and params are exact rationals, bound once as names of the namespace (a
+# Fraction built at every evaluation would cost a constructor call). Named by value, so
+# that alpha-equivalent aggregates still have one canonical text.
+_REAL_NAMES: dict[Fraction, str] = {}
+
+
+def _real_const(v) -> str:
+    value = Fraction(v)
+    if value not in _REAL_NAMES:
+        _REAL_NAMES[value] = f"_q{len(_REAL_NAMES)}"
+    return _REAL_NAMES[value]
 
 
 def _free_vars(e: ir.Aggregate) -> set[str]:
@@ -153,15 +167,16 @@ class _Gen:
     def _resource(attr: str, k: str) -> str:
         cap, used = f"state.capacity[{k}]", f"state.used[{k}]"
         return {"capacity": cap, "used": used, "free": f"({cap} - {used})",
-                "util": f"_div({used}, {cap})", "bpu": f"state.bpu[{k}]",
-                "power": f"state.power[{k}]"}[attr]
+                "util": f"_div({used}, {cap})", "bpu": f"_real(state.bpu[{k}])",
+                "power": f"_real(state.power[{k}])"}[attr]
 
     def _expr(self, e: ir.Expr) -> str:
         match e:
             case ir.Const(value=v):
-                return repr(v)
+                return _real_const(v) if e.type == "real" else repr(v)
             case ir.ParamRef(name=n):
-                return repr(self.params[n])
+                v = self.params[n]
+                return _real_const(v) if e.type == "real" else repr(v)
             case ir.JobAttr():
                 return self._job_attr(e)
             case ir.Request(var=var, resource=r):
@@ -258,6 +273,7 @@ def compile_functions(
     source = "\n".join(chunks)
     namespace = dict(_NAMESPACE)
     namespace["_check_size"] = check_size
+    namespace.update({name: value for value, name in _REAL_NAMES.items()})
     exec(compile(source, "<schedc policy>", "exec"), namespace)  # noqa: S102 - IR-generated
     return {name: namespace[name] for name in bodies}, source
 
@@ -265,10 +281,10 @@ def compile_functions(
 def check_size(value, state) -> int:
     """A size must be an integral number of processors in [1, capacity of cpus]."""
     if isinstance(value, bool) or value != int(value):
-        raise nm.EvaluationError(f"size {value} is not a whole number of processors")
+        raise nm.SizeError(f"size {nm.show(value)} is not a whole number of processors")
     value = int(value)
     if not 1 <= value <= state.capacity[0]:
-        raise nm.EvaluationError(f"size {value} is outside [1, {state.capacity[0]}]")
+        raise nm.SizeError(f"size {value} is outside [1, {state.capacity[0]}]")
     return value
 
 

@@ -6,11 +6,14 @@ out at once; policies are lowered with their effective machine after `extends` i
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from attrs import frozen
 
 from schedc.dsl import ast, ir
 from schedc.dsl.diagnostics import Reporter
 from schedc.dsl.evaluate import Env, EvaluationError, evaluate
+from schedc.dsl.exact import show
 from schedc.dsl.loader import Program
 from schedc.dsl.lower import NUMERIC, Lowerer, Scope, Var
 from schedc.dsl.symbols import Symbols
@@ -92,7 +95,8 @@ class Compiler:
                 return
         lo, hi, default = values
         if p.type == "real":
-            lo, hi, default = (None if v is None else float(v) for v in (lo, hi, default))
+            # exact: the bound 0.9 is the same number as the literal 0.9 in a formula
+            lo, hi, default = (None if v is None else Fraction(v) for v in (lo, hi, default))
         if p.type == "bool" and p.lo is not None:
             self.report.error(p.lo.span, f"bool param `{p.name}` cannot have a domain",
                               "remove `in [...]`")
@@ -316,4 +320,4 @@ class Compiler:
 
 
 def _show(v) -> str:
-    return str(v).lower() if isinstance(v, bool) else str(v)
+    return str(v).lower() if isinstance(v, bool) else show(v)

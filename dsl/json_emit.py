@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import attrs
 
 from schedc.dsl import ir
 from schedc.dsl.diagnostics import Span
+from schedc.dsl.exact import json_number
 
 _SKIP = {"span"}  # positions depend on formatting, not meaning
 
@@ -23,6 +26,8 @@ def to_data(obj):
         return out
     if isinstance(obj, tuple | list):
         return [to_data(x) for x in obj]
+    if isinstance(obj, Fraction):  # an exact real: a JSON number if one reads back as it
+        return json_number(obj)
     return obj
 
 

@@ -2,13 +2,24 @@
 
 Both interpreters call these for every partial operation, so division by zero, sqrt/log of
 a bad argument and empty aggregates fail the same way: with ``EvaluationError``.
+
+The meaning of `real` (README, "Numbers"; the verifier encodes the same): a real is an
+exact rational number (``fractions.Fraction``), never a float. Literals and param values
+are their exact decimal values (`0.9` is 9/10), `/`, `util`, `avg` and `xfactor` are exact,
+so `0.9 - target` is 0 exactly when target is 0.9, and `1 - 7/100 - 93/100` is 0, as in a
+proof. Only the two irrational functions round, each to a function of its exact argument:
+`sqrt(x)` is the square root rounded to 53 significant bits (the correctly rounded double
+for every x a double can hold: Python's ``math.sqrt``), `log(x)` is Python's ``math.log``
+of numerator minus that of denominator; both results are exact rationals from then on.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
+from fractions import Fraction
 
+from schedc.dsl.exact import show
 from schedc.runtime.jobs import Job
 from schedc.runtime.policy import PassState
 
@@ -17,10 +28,16 @@ class EvaluationError(Exception):
     """A policy expression has no value in this state (the simulator reports it)."""
 
 
-def div(a, b) -> float:
+class SizeError(EvaluationError):
+    """A `size` formula gave no valid number of processors (``codegen.check_size``)."""
+
+
+def div(a, b) -> Fraction:
     if b == 0:
         raise EvaluationError("division by zero")
-    return a / b
+    if type(a) is int and type(b) is int:  # the common case (util, ratios of counts)
+        return Fraction(a, b)
+    return Fraction(a) / b
 
 
 def floordiv(a: int, b: int) -> int:
@@ -35,16 +52,40 @@ def mod(a: int, b: int) -> int:
     return a % b
 
 
-def sqrt(x) -> float:
+SQRT_BITS = 53  # significant bits of `sqrt`'s result (a double's)
+
+
+def sqrt(x) -> Fraction:
+    """The square root of the exact ``x`` rounded to 53 significant bits, half to even (the
+    correctly rounded double wherever one exists): within a relative 2**-53 of the root,
+    exact for squares of such numbers, 0 only for 0, at least 1 iff x is at least 1."""
     if x < 0:
-        raise EvaluationError(f"sqrt of a negative number ({x})")
-    return math.sqrt(x)
+        raise EvaluationError(f"sqrt of a negative number ({show(x)})")
+    if x == 0:
+        return Fraction(0)
+    x = Fraction(x)
+    p, q = x.numerator, x.denominator
+    # scale by 4**k so that the integer root has at least SQRT_BITS + 2 bits
+    k = max(0, (2 * (SQRT_BITS + 2) - (p.bit_length() - q.bit_length())) // 2 + 1)
+    scaled_num = p << (2 * k)
+    whole, rest = divmod(scaled_num, q)
+    root = math.isqrt(whole)
+    inexact = rest != 0 or root * root != whole  # the true root lies above `root`
+    extra = root.bit_length() - SQRT_BITS  # >= 2 by the choice of k
+    kept, dropped = root >> extra, root & ((1 << extra) - 1)
+    half = 1 << (extra - 1)
+    if dropped > half or dropped == half and (inexact or kept & 1):
+        kept += 1
+    return Fraction(kept << extra, 1 << k)
 
 
-def log(x) -> float:
+def log(x) -> Fraction:
+    """Python's ``math.log`` of the exact ``x`` = p/q: log(p) - log(q), defined for every
+    positive rational (no float overflow), as an exact rational."""
     if x <= 0:
-        raise EvaluationError(f"log of a non-positive number ({x})")
-    return math.log(x)
+        raise EvaluationError(f"log of a non-positive number ({show(x)})")
+    x = Fraction(x)
+    return Fraction(math.log(x.numerator) - math.log(x.denominator))
 
 
 def ceil(x) -> int:
@@ -61,11 +102,12 @@ def floor(x) -> int:
         raise EvaluationError(f"floor of {x}") from err
 
 
-def real(x) -> float:
-    try:
-        return float(x)
-    except OverflowError as err:
-        raise EvaluationError("number too large for a real") from err
+def real(x) -> Fraction:
+    """A value where the IR says real: an exact rational (a float, as the processors' speeds
+    are, by its exact binary value)."""
+    return x if type(x) is Fraction else Fraction(x)
+
+
 
 
 def agg_min(values: Iterable, default: Callable[[], object] | None):

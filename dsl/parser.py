@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
 from functools import cache
 
 from lark import Lark, Token, Transformer, v_args
@@ -202,7 +203,7 @@ class _ToAst(Transformer):
         return ast.Num(int(c[0]), span=self._s(meta))
 
     def real_lit(self, meta, c):
-        return ast.Num(float(c[0]), span=self._s(meta))
+        return ast.Num(Fraction(str(c[0])), span=self._s(meta))  # exact: 0.9 is 9/10
 
     def duration_lit(self, meta, c):
         text = str(c[0])

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from schedc.dsl import ast
+from schedc.dsl.exact import decimal_text
 
 # Binding strength: higher binds tighter (matches grammar/policy.lark).
 _PREC = {"or": 1, "and": 2, "<": 4, "<=": 4, ">": 4, ">=": 4, "==": 4, "!=": 4,
@@ -31,7 +34,7 @@ def _wrap(e: ast.Expr, min_prec: int) -> str:
 def expr(e: ast.Expr) -> str:
     match e:
         case ast.Num(value=v):
-            return repr(v)
+            return real_literal(v) if isinstance(v, Fraction) else repr(v)
         case ast.Bool(value=v):
             return "true" if v else "false"
         case ast.Duration(amount=a, unit=u):
@@ -118,3 +121,11 @@ def item(it: ast.Item) -> str:
 
 def module(m: ast.Module) -> str:
     return "".join(item(it) + "\n" for it in m.items)
+
+
+def real_literal(v: Fraction) -> str:
+    """A real literal's text: its exact decimal (`1.0`, not `1`, which would read as int)."""
+    text = decimal_text(v)
+    if text is None:
+        raise ValueError(f"{v} has no decimal literal")
+    return text

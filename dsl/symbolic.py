@@ -8,13 +8,17 @@ a proof about the code the simulator runs. What Z3 does differently is made expl
   iff some obligation has its guard true and its `safe` false (`SymResult.error()`).
 - Z3 Int `div`/`mod` are Euclidean; the language's `div` and `%` are Python's floor division
   and modulo: they are encoded from the Euclidean ones (`_floordiv`, `_floormod`).
-- Z3 has no sqrt: a fresh Real y with the definition `x >= 0 -> y >= 0 and y * y == x`.
-- Z3 has no log: `LOG` is an uninterpreted Real -> Real function. A proof ("unsat") is then
-  valid for every function, so for `log` too; a model (counterexample) is valid only for the
-  function Z3 picked, so when `SymResult.uses_log` the caller must report it as unknown unless
-  it replays it concretely.
-- Reals are exact rationals (Python floats round): a real comparison that sits within a
-  rounding error of its boundary may differ. Real constants are the exact value of the float.
+- Reals are exact rationals on both sides (``numeric``: the simulator computes them with
+  ``Fraction``); constants and param bounds are the exact values of their decimals.
+- `sqrt` rounds its root to 53 significant bits (``numeric.sqrt``): the exact root s is a
+  fresh Real with `s >= 0 and s * s == x`, the result y a fresh Real within a relative 2**-53
+  of it, with the facts of that rounding that proofs need (y is 0 iff x is, y >= 1 iff
+  s >= 1). A proof holds for every such y, so for the simulator's; a counterexample may pick
+  another y than the simulator's (the verifier replays every counterexample it reports).
+- Z3 has no log: `LOG` is an uninterpreted Real -> Real function with `LOG(1) == 0`. A proof
+  ("unsat") is then valid for every function, so for `log` too; a model (counterexample) is
+  valid only for the function Z3 picked, so ``SymResult.uses_log`` tells the caller to replay
+  it before reporting it.
 
 Definitions are conservative: for any values of the other variables there are values of the
 fresh ones that satisfy them, so conjoining them never makes a property vacuously true.
@@ -32,6 +36,7 @@ import z3
 from attrs import define, field, frozen
 
 from schedc.dsl import ir
+from schedc.dsl.exact import number_text
 
 __all__ = [
     "DIV_ZERO", "EMPTY_AGGREGATE", "LOG", "LOG_NONPOSITIVE", "SQRT_NEGATIVE", "UTIL_ZERO",
@@ -48,6 +53,8 @@ EMPTY_AGGREGATE = "min/max/avg of an empty set without `else`"
 # One function for the whole process: every `log(...)` of every formula must be the same
 # function, or a proof could pick different logs for equal arguments.
 LOG = z3.Function("log", z3.RealSort(), z3.RealSort())
+# `sqrt`'s rounding (``numeric.sqrt``: 53 significant bits): |result - root| <= this * root
+SQRT_ERROR = z3.RealVal(Fraction(1, 2 ** 53))
 
 
 class SymbolicError(ValueError):
@@ -140,6 +147,9 @@ class FreshNames:
 
     prefix: str = field(factory=_next_prefix)
     made: list[z3.ArithRef] = field(factory=list)
+    # (rounded result, exact root, argument) of each sqrt: a counterexample is first sought
+    # with the first two equal (a rounding the simulator may not make is the last resort)
+    roots: list[tuple[z3.ArithRef, z3.ArithRef, z3.ArithRef]] = field(factory=list)
     _count: itertools.count = field(factory=itertools.count, init=False, repr=False)
 
     def real(self, hint: str) -> z3.ArithRef:
@@ -219,9 +229,9 @@ def _const(v: int | float | bool, typ: str) -> z3.ExprRef:
         return z3.BoolVal(bool(v))
     if typ == "int":
         return z3.IntVal(int(v))
-    if isinstance(v, float) and not (v - v == 0):  # inf or nan
-        raise SymbolicError(f"non-finite constant {v}")
-    return z3.RealVal(Fraction(v))  # the exact value of the float the simulator uses
+    if isinstance(v, float):
+        raise SymbolicError(f"a float constant {v}: reals are exact rationals")
+    return z3.RealVal(Fraction(v))  # exact, as the simulator's
 
 
 _RES = set(ir.MACHINE_ATTRS)
@@ -231,7 +241,7 @@ def describe(e: ir.Expr) -> str:
     """Short source-like text of an IR expression, for obligation messages."""
     match e:
         case ir.Const(value=v):
-            return ("true" if v else "false") if e.type == "bool" else repr(v)
+            return ("true" if v else "false") if e.type == "bool" else number_text(v)
         case ir.ParamRef(name=n):
             return n
         case ir.JobAttr(var=v, attr=a):
@@ -453,20 +463,24 @@ class _Eval:
                 return v if z3.is_int(v) else -z3.ToInt(-v)
             case "sqrt":
                 x_r = _real(v)
-                y = self.fresh.real("sqrt")
-                # Conservative: when x < 0, y is free (the obligation reports that case).
-                self.definitions.append(z3.Implies(x_r >= 0, z3.And(y >= 0, y * y == x_r)))
-                # consequences in linear arithmetic, so that a proof rarely needs the
-                # nonlinear solver: sqrt is positive on positives, and lies between x and 1
+                root, y = self.fresh.real("root"), self.fresh.real("sqrt")
+                self.fresh.roots.append((y, root, x_r))
+                # Conservative: when x < 0, both are free (the obligation reports that case).
+                self.definitions.append(z3.Implies(x_r >= 0, z3.And(
+                    root >= 0, root * root == x_r,
+                    y - root <= SQRT_ERROR * root, root - y <= SQRT_ERROR * root)))
+                # facts of the rounding in linear arithmetic, so that a proof rarely needs the
+                # nonlinear solver: 0 stays 0, positives stay positive, 1 is representable
+                self.definitions.append(z3.Implies(x_r == 0, y == 0))
                 self.definitions.append(z3.Implies(x_r > 0, y > 0))
-                self.definitions.append(z3.Implies(x_r >= 1, z3.And(y >= 1, y <= x_r)))
-                self.definitions.append(z3.Implies(z3.And(x_r >= 0, x_r <= 1),
-                                                   z3.And(y >= x_r, y <= 1)))
+                self.definitions.append(z3.Implies(x_r >= 1, y >= 1))
+                self.definitions.append(z3.Implies(z3.And(x_r >= 0, x_r <= 1), y <= 1))
                 self.oblige(SQRT_NEGATIVE, g, x_r >= 0, e, f"`{describe(x)}` in a sqrt")
                 return y
             case "log":
                 x_r = _real(v)
                 self.uses_log = True
+                self.definitions.append(LOG(z3.RealVal(1)) == 0)
                 self.oblige(LOG_NONPOSITIVE, g, x_r > 0, e, f"`{describe(x)}` in a log")
                 return LOG(x_r)
         raise SymbolicError(f"unknown function {fn}")

@@ -43,6 +43,7 @@ import z3
 from attrs import frozen
 
 from schedc.dsl import ir
+from schedc.dsl.exact import show
 from schedc.dsl.symbolic import FreshNames, Obligation, SymJob, SymState, sym_eval
 
 
@@ -149,6 +150,9 @@ class SymbolicPass:
     # (when evaluated, the size, the step that evaluates it, the job's slot)
     size_results: tuple[tuple[z3.BoolRef, z3.ArithRef, int, int], ...]
     uses_log: Callable[[], bool]
+    # the fresh variables of every formula evaluated in the pass (invariants add theirs);
+    # ``fresh.roots``: each sqrt's rounded result, exact root and argument
+    fresh: FreshNames
 
 
 
@@ -723,7 +727,7 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
                         profile_ok=profile_ok, capacity_ok=capacity_ok,
                         obligations=obligations, obligation_steps=obligation_steps,
                         size_results=tuple(sizes),
-                        uses_log=lambda: uses_log)
+                        uses_log=lambda: uses_log, fresh=fresh)
 
 
 def _reads_speeds(policy: ir.Policy) -> bool:
@@ -814,7 +818,7 @@ def _params(policy: ir.Policy, assume) -> dict[str, z3.ExprRef]:
         if p.hi is not None:
             bounds.append(var <= p.hi)
         if bounds:
-            assume(f"param `{p.name}` lies in [{p.lo}, {p.hi}]", bounds)
+            assume(f"param `{p.name}` lies in [{show(p.lo)}, {show(p.hi)}]", bounds)
     return out
 
 

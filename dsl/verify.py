@@ -23,6 +23,7 @@ from attrs import frozen
 
 from schedc.dsl import ir
 from schedc.dsl.diagnostics import Span
+from schedc.dsl.exact import json_number
 from schedc.dsl.machines import with_resources  # noqa: F401  (re-exported for callers)
 from schedc.dsl.symbolic import Obligation
 from schedc.dsl.sympass import Bounds, SymbolicPass, Unsupported, encode_pass
@@ -48,13 +49,23 @@ class Verdict:
     counterexample: dict[str, Any] | None = None  # violated: a state `schedc run --state` replays
 
 
+# How the simulator's replay of a counterexample state stopped: (the property its monitor stop
+# refutes, or None if it did not stop for one; what it said). ``runtime/replay.py`` makes it.
+Replay = Callable[[dict[str, Any]], tuple[str | None, str]]
+REPLAY_TRIES = 4  # counterexample states tried before a violation that does not replay is unknown
+
+
 def verify_policy(policy: ir.Policy, bounds: Bounds | None = None, limits: Limits | None = None,
-                  only: Iterable[str] | None = None) -> list[Verdict]:
+                  only: Iterable[str] | None = None,
+                  replay: Replay | None = None) -> list[Verdict]:
     """Every property of ``policy`` (or those named in ``only``), in a fixed order.
 
     Each property is first proved from the step facts alone (``encode_pass(exact=False)``:
     small lemmas, fast). If that fails, the exact pass decides, at growing bounds up to the
-    given ones: the first counterexample found is a real, small state."""
+    given ones: the first counterexample found is a real, small state. With ``replay``, a
+    counterexample is reported only if the simulator's replay of it stops for the same
+    property (others are tried; if none replays, the verdict is unknown): what the verifier
+    only models (how `sqrt` rounds, which function `log` is) never makes a false report."""
     bounds = bounds or Bounds()
     limits = limits or Limits()
     wanted = set(only) if only is not None else None
@@ -66,7 +77,7 @@ def verify_policy(policy: ir.Policy, bounds: Bounds | None = None, limits: Limit
         names = [*PROPERTIES, *(f"invariant `{i.text}`" for i in policy.invariants)]
         return [Verdict(name, "unknown", 0.0, bound, reason=str(exc)) for name in names
                 if wanted is None or _base(name) in wanted]
-    checker = _Checker(policy, bounds, limits, bound)
+    checker = _Checker(policy, bounds, limits, bound, replay)
 
     def want(name: str) -> bool:
         return wanted is None or name in wanted
@@ -216,8 +227,10 @@ def _well_defined(checker: _Checker, sym: SymbolicPass) -> Verdict:
 class _Checker:
     """Runs the solver: lemmas over the step facts, then the exact pass at growing bounds."""
 
-    def __init__(self, policy: ir.Policy, bounds: Bounds, limits: Limits, bound: str):
+    def __init__(self, policy: ir.Policy, bounds: Bounds, limits: Limits, bound: str,
+                 replay: Replay | None = None):
         self.policy, self.bounds, self.limits, self.bound = policy, bounds, limits, bound
+        self.replay = replay
         self._exact: dict[tuple[int, int, bool], SymbolicPass] = {}
         self._base_of: SymbolicPass | None = None
         self._base_solver: z3.Solver | None = None
@@ -306,17 +319,61 @@ class _Checker:
                 return Verdict(name, "unknown", 0.0, self.bound, location=location,
                                reason=f"Z3 gave up at N={key[0]}, R={key[1]}: "
                                f"{solver.reason_unknown()}")
-            if sym.uses_log():
-                return Verdict(name, "unknown", 0.0, self.bound, location=location,
-                               reason="a counterexample was found with `log` left "
-                               "uninterpreted; it may not be real")
-            model = _small_model(sym, violated, self.limits) or solver.model()
-            return Verdict(name, "violated", 0.0, self.bound, location=location,
-                           reason=failure, counterexample=counterexample(sym, model))
+            return self._confirmed(name, sym, violated, solver.model(), location, failure)
         return None
 
+    def _confirmed(self, name: str, sym: SymbolicPass, violated: z3.BoolRef,
+                   model: z3.ModelRef, location: Span | None, failure: str) -> Verdict:
+        """The least counterexample that the simulator's replay confirms. Each sqrt is first
+        taken as its exact root (a rounding the simulator may not make is the last resort);
+        a state that does not replay is excluded and the next least one tried."""
+        exact_roots = [y == root for y, root, _ in sym.fresh.roots]
+        excluded: list[z3.BoolRef] = []
+        misses: list[str] = []
+        for _ in range(REPLAY_TRIES if self.replay is not None else 1):
+            found = None
+            for extra in ([exact_roots] if exact_roots else []) + [[]]:
+                found = _small_model(sym, [violated, *excluded, *extra], self.limits)
+                if found is not None:
+                    break
+            if found is None and not excluded:
+                found = model  # the optimiser gave up: the solver's model
+            if found is None:
+                break
+            cex = counterexample(sym, found)
+            if self.replay is None:
+                if sym.uses_log():
+                    return Verdict(name, "unknown", 0.0, self.bound, location=location,
+                                   reason="a counterexample was found with `log` left "
+                                   "uninterpreted; it may not be real")
+                return Verdict(name, "violated", 0.0, self.bound, location=location,
+                               reason=failure, counterexample=cex)
+            kind, message = self.replay(cex)
+            if kind == name:
+                return Verdict(name, "violated", 0.0, self.bound, location=location,
+                               reason=failure, counterexample=cex)
+            misses.append(message)
+            excluded.append(z3.Not(_same_state(sym, found)))
+        return Verdict(name, "unknown", 0.0, self.bound, location=location, reason=(
+            f"Z3 finds states that violate it in the verifier's model, but the simulator "
+            f"does not fail on the {len(misses)} tried (the first: {misses[0]})" if misses
+            else "Z3 finds a violation but no counterexample state to replay"))
 
-def _small_model(sym: SymbolicPass, violated: z3.BoolRef, limits: Limits) -> z3.ModelRef | None:
+
+def _same_state(sym: SymbolicPass, model: z3.ModelRef) -> z3.BoolRef:
+    """The pass's inputs equal their values in ``model`` (to exclude that state)."""
+    inputs = [sym.now, *sym.capacity, *sym.params.values()]
+    for j in (*sym.running, *sym.queue):
+        inputs += [j.present, j.id, j.submit, j.estimate, *j.request, j.moldable, j.min_size,
+                   j.max_size, j.work]
+        if j.start is not None:
+            inputs.append(j.start)
+    return z3.And([t == model.eval(t, model_completion=True) for t in inputs
+                   if not z3.is_int_value(t)])
+
+
+def _small_model(sym: SymbolicPass, constraints: Sequence[z3.BoolRef],
+                 limits: Limits) -> z3.ModelRef | None:
     """The least counterexample, so that it is readable and the same from run to run: fewest
     moldable jobs (a rigid story is simpler), then fewest jobs, then the least sum of every
     number in the state (times, capacities left symbolic, ids, estimates, requests, params),
@@ -326,7 +383,7 @@ def _small_model(sym: SymbolicPass, violated: z3.BoolRef, limits: Limits) -> z3.
     wall-clock limit also set here)."""
     opt = z3.Optimize()
     opt.set("rlimit", limits.rlimit)
-    opt.add(*(a.formula for a in sym.assumptions), *sym.definitions.all(), violated)
+    opt.add(*(a.formula for a in sym.assumptions), *sym.definitions.all(), *constraints)
     jobs = [*sym.running, *sym.queue]
     opt.minimize(z3.Sum([z3.If(z3.And(j.present, j.moldable), 1, 0) for j in jobs]))
     opt.minimize(z3.Sum([z3.If(j.present, 1, 0) for j in jobs]))
@@ -351,17 +408,18 @@ def _small_model(sym: SymbolicPass, violated: z3.BoolRef, limits: Limits) -> z3.
     return opt.model() if opt.check() == z3.sat else None
 
 
-def _value(model: z3.ModelRef, term: z3.ExprRef) -> int | float | bool:
+def _value(model: z3.ModelRef, term: z3.ExprRef) -> int | Fraction | bool:
     v = model.eval(term, model_completion=True)
     if z3.is_true(v) or z3.is_false(v):
         return z3.is_true(v)
     if z3.is_int_value(v):
         return v.as_long()
     if z3.is_rational_value(v):
-        return float(Fraction(v.numerator_as_long(), v.denominator_as_long()))
-    if z3.is_algebraic_value(v):  # an irrational root: print it as a decimal
-        return float(v.approx(20).as_decimal(20).rstrip("?"))
+        return Fraction(v.numerator_as_long(), v.denominator_as_long())
+    if z3.is_algebraic_value(v):  # an irrational root: its 20-digit decimal
+        return Fraction(v.approx(20).as_decimal(20).rstrip("?"))
     raise ValueError(f"unexpected model value {v}")
+
 
 
 def _speedup(model: z3.ModelRef, job, decision, estimate: int,
@@ -419,7 +477,7 @@ def counterexample(sym: SymbolicPass, model: z3.ModelRef) -> dict[str, Any]:
     return {
         "now": _value(model, sym.now),
         "capacity": {n: _value(model, sym.capacity[k]) for k, n in enumerate(names)},
-        "params": {name: _value(model, var) for name, var in sym.params.items()},
+        "params": {name: json_number(_value(model, var)) for name, var in sym.params.items()},
         "running": running,
         "queue": queue,
         "pass": {"started": started, "reservations": reservations},

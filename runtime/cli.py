@@ -340,6 +340,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from schedc.dsl import verify_report as vr
     from schedc.dsl.sympass import Bounds
     from schedc.dsl.verify import PROPERTIES, Limits, verify_policy, with_resources
+    from schedc.runtime.replay import replayer
 
     for flag, value in (("--queued", args.queued), ("--running", args.running)):
         if not 1 <= value <= 64:
@@ -368,7 +369,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
                                 ) from None
         verdicts = verify_policy(policy, Bounds(args.queued, args.running),
                                  Limits(args.rlimit, int(args.timeout * 1000)),
-                                 only=args.properties)
+                                 only=args.properties, replay=replayer(policy))
         reports.append(vr.PolicyReport(file, policy.name, tuple(verdicts)))
     if args.counterexamples:
         _write_counterexamples(reports, Path(args.counterexamples))

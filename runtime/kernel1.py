@@ -193,7 +193,7 @@ def _monitor(policy: RuntimePolicy, jobs: tuple[Job, ...], procs: list[int], rke
     of its window; usage there is summed from the running jobs, from the shorter side)."""
     if used > capacity:
         raise MonitorViolation(f"t={now}: policy {policy.name}: `cpus` overcommitted "
-                               f"({used} used of {capacity})")
+                               f"({used} used of {capacity})", "capacity")
     if backfilled and nres:
         cut = bisect_right(rkeys, shadow * M + M - 1)  # rkeys[:cut] end by the shadow time
         if cut <= len(rkeys) - cut:
@@ -207,4 +207,5 @@ def _monitor(policy: RuntimePolicy, jobs: tuple[Job, ...], procs: list[int], rke
         if held + procs[head] > capacity:
             raise MonitorViolation(
                 f"t={now}: policy {policy.name}: reservation of job {jobs[head].id} at "
-                f"t={shadow} delayed: `cpus` needs {held + procs[head]} of {capacity}")
+                f"t={shadow} delayed: `cpus` needs {held + procs[head]} of {capacity}",
+                "reservation-safety")

@@ -14,12 +14,24 @@ from typing import Any
 
 from attrs import frozen
 
+from schedc.dsl.numeric import SizeError
 from schedc.runtime.jobs import Job, RunningJob
 from schedc.runtime.policy import PassState, RuntimePolicy
 
 
 class MonitorViolation(Exception):
-    """A policy or simulator bug found at run time (not a user mistake)."""
+    """A policy or simulator bug found at run time (not a user mistake).
+
+    ``kind`` names the property of `schedc verify` the stop refutes (``PROPERTY_KINDS``, or
+    "invariant `TEXT`"), so that a counterexample's replay can be matched to its property;
+    None for a stop no property covers (the simulation ended with jobs left)."""
+
+    def __init__(self, message: str, kind: str | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+PROPERTY_KINDS = ("capacity", "size-bounds", "well-defined", "reservation-safety", "progress")
 
 
 def call_policy(policy: RuntimePolicy, fn: Callable[[Job, PassState], Any], job: Job,
@@ -30,8 +42,11 @@ def call_policy(policy: RuntimePolicy, fn: Callable[[Job, PassState], Any], job:
     except MonitorViolation:
         raise
     except Exception as exc:
+        # a size the `size` formula computed outside [1, capacity] is `size-bounds`; every
+        # other failure (division by zero, sqrt, log, empty aggregate) is `well-defined`
+        kind = "size-bounds" if isinstance(exc, SizeError) else "well-defined"
         raise MonitorViolation(f"t={state.now}: policy {policy.name}: {what} failed for job "
-                               f"{job.id}: {type(exc).__name__}: {exc}") from exc
+                               f"{job.id}: {type(exc).__name__}: {exc}", kind) from exc
 
 
 def check_invariants(policy: RuntimePolicy, job: Job, state: PassState) -> None:
@@ -40,7 +55,8 @@ def check_invariants(policy: RuntimePolicy, job: Job, state: PassState) -> None:
         if not call_policy(policy, inv.check, job, state, f"invariant `{inv.text}`"):
             raise MonitorViolation(
                 f"t={state.now}: policy {policy.name}: invariant `{inv.text}` "
-                f"({inv.location}) violated after starting job {job.id}")
+                f"({inv.location}) violated after starting job {job.id}",
+                f"invariant `{inv.text}`")
 
 
 def check_kept_size(policy: RuntimePolicy, job: Job, sized: Job, alloc: tuple[int, ...],
@@ -59,7 +75,8 @@ def check_kept_size(policy: RuntimePolicy, job: Job, sized: Job, alloc: tuple[in
         if not call_policy(policy, inv.check, job, probe, f"invariant `{inv.text}`"):
             raise MonitorViolation(
                 f"t={state.now}: policy {policy.name}: invariant `{inv.text}` "
-                f"({inv.location}) violated by the size {alloc[0]} kept for job {job.id}")
+                f"({inv.location}) violated by the size {alloc[0]} kept for job {job.id}",
+                f"invariant `{inv.text}`")
 
 
 @frozen(slots=True)
@@ -77,7 +94,7 @@ def check_capacity(now: int, policy: str, resources: Sequence[str], capacity: Se
             ids = ", ".join(str(j.id) for j in started)
             raise MonitorViolation(
                 f"t={now}: policy {policy}: resource `{resources[k]}` overcommitted "
-                f"({u} used of {c}) after starting jobs [{ids}]")
+                f"({u} used of {c}) after starting jobs [{ids}]", "capacity")
 
 
 def check_reservations(now: int, policy: str, resources: Sequence[str],
@@ -134,7 +151,7 @@ def check_reservations(now: int, policy: str, resources: Sequence[str],
                 raise MonitorViolation(
                     f"t={now}: policy {policy}: reservation of job(s) [{res_ids}] at t={t} "
                     f"delayed: resource `{resources[k]}` needs {use[k] + held[k]} of "
-                    f"{capacity[k]} after starting jobs [{ids}]")
+                    f"{capacity[k]} after starting jobs [{ids}]", "reservation-safety")
 
 
 def _check_one(now: int, policy: str, resources: Sequence[str], capacity: Sequence[int],
@@ -159,4 +176,4 @@ def _check_one(now: int, policy: str, resources: Sequence[str], capacity: Sequen
             raise MonitorViolation(
                 f"t={now}: policy {policy}: reservation of job {res.job.id} at t={t} "
                 f"delayed: resource `{resources[k]}` needs {u + a} of {c} "
-                f"after starting jobs [{ids}]")
+                f"after starting jobs [{ids}]", "reservation-safety")

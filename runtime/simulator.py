@@ -343,7 +343,7 @@ class _Sim:
             raise MonitorViolation(
                 f"t={now}: policy {self.policy.name}: no progress: the machine is idle, "
                 f"{len(self.queue)} job(s) wait and the pass started none "
-                f"(first in order: job {self.queue[0].id})")
+                f"(first in order: job {self.queue[0].id})", "progress")
 
     def _continue_pass(self, now: int, old: int) -> None:
         """Visit only the jobs queued at ``now`` (all after the old ones), resuming the last
@@ -592,7 +592,7 @@ class _Sim:
             where = "" if job.moldable is None else " (its moldable range)"
             raise MonitorViolation(f"t={self.state.now}: policy {self.policy.name}: {what} "
                                    f"{size!r} for job {job.id} is not an integer in "
-                                   f"[{lo}, {hi}]{where}")
+                                   f"[{lo}, {hi}]{where}", "size-bounds")
         return (size, *job.request[1:])
 
     def _new_profile(self, run: _PassRun) -> Profile | Profile1 | ProfileK:

@@ -42,16 +42,18 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
 import attrs
 from attrs import field, frozen
 
+from schedc.dsl.exact import json_number, number_text, parse_real
 from schedc.runtime.jobs import Job, Moldable, RunningJob
 from schedc.runtime.speedup import USAGE, SpeedupError, format_speedup, parse_speedup
 from schedc.runtime.workload import Workload, WorkloadError, choices_help, read_source
 
-ParamValue = int | float | bool
+ParamValue = int | Fraction | bool
 
 _TOP = ("now", "capacity", "params", "running", "queue")
 _JOB = ("id", "submit", "estimate", "run_time", "request")
@@ -84,7 +86,8 @@ def load_state(path: str, resources: tuple[str, ...] = ("cpus",)) -> InitialStat
     name = str(path)
     text = read_source(name, "state").decode("utf-8", errors="replace")
     try:
-        data = json.loads(text)
+        # numbers with a point or exponent exactly (a param 0.1 is 1/10, as in the policy)
+        data = json.loads(text, parse_float=Fraction)
     except json.JSONDecodeError as exc:
         lines = text.splitlines()
         line = lines[exc.lineno - 1] if 0 < exc.lineno <= len(lines) else None
@@ -118,7 +121,7 @@ def state_to_data(state: InitialState) -> dict[str, Any]:
     return {
         "now": state.now,
         "capacity": request(state.capacities),
-        "params": dict(state.params),
+        "params": {k: json_number(v) for k, v in state.params.items()},
         "running": [{**job(rj.job), "start": rj.start} for rj in state.running],
         "queue": [job(j) for j in state.queue],
     }
@@ -276,7 +279,7 @@ class _Reader:
     def integer(self, value: Any, where: str, lo: int | None) -> int:
         # bool is an int in Python, not in JSON
         if not isinstance(value, int) or isinstance(value, bool):
-            raise self.fail(f"{where}: {json.dumps(value)} is not an integer",
+            raise self.fail(f"{where}: {_text(value)} is not an integer",
                             "times are whole seconds, requests whole units")
         if lo is not None and value < lo:
             raise self.fail(f"{where}: {value} is below {lo}", f"give a value of at least {lo}")
@@ -315,19 +318,29 @@ class _Reader:
     def params(self, value: Any) -> dict[str, ParamValue]:
         if not isinstance(value, dict):
             raise self.fail("`params` must be a JSON object", "write {\"name\": value, ...}")
+        out: dict[str, ParamValue] = {}
         for key, v in value.items():
-            ok = isinstance(v, bool | int) or (isinstance(v, float) and math.isfinite(v))
-            if not ok:
-                raise self.fail(f"params.{key}: {json.dumps(v)} is not a number or a bool",
-                                "param values are int, real or bool")
-        return dict(value)
+            if isinstance(v, float):  # built in code: the decimal a file would show for it
+                v = Fraction(repr(v)) if math.isfinite(v) else None
+            elif isinstance(v, str):  # an exact rational that has no decimal, e.g. "1/3"
+                v = parse_real(v) if "/" in v else None
+            if not isinstance(v, bool | int | Fraction):
+                raise self.fail(f"params.{key}: {_text(value[key])} is not a number or a bool",
+                                "param values are int, real (a number, or \"p/q\") or bool")
+            out[key] = v
+        return out
 
 
 def param_text(value: ParamValue) -> str:
     """A state's param value as ``--param`` text (the binder parses and checks it)."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    return repr(value)
+    return number_text(value)
+
+
+def _text(value: Any) -> str:
+    """A JSON value as the file wrote it (exact numbers as decimals or `p/q`)."""
+    return number_text(value) if isinstance(value, Fraction) else json.dumps(value)
 
 
 def merged_params(state: InitialState, given: Mapping[str, str]) -> dict[str, str]:

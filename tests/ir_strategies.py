@@ -3,13 +3,18 @@ that check an interpreter of the IR against the reference `evaluate`)."""
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from hypothesis import strategies as st
 
 from schedc.dsl import ir
 from schedc.runtime.jobs import Job, RunningJob
 from schedc.runtime.policy import PassState
 
-PARAMS = {"k": 3, "f": 0.5, "flag": True}
+PARAMS = {"k": 3, "f": Fraction(1, 2), "flag": True}
+# Real literals are exact decimals (0.9 is 9/10); a few values make exact ties and zeros
+REAL_CONSTS = st.sampled_from([Fraction(0), Fraction(1, 2), Fraction(3, 10), Fraction(1)]) | \
+    st.integers(-10_000, 10_000).map(lambda n: Fraction(n, 100))
 INT_ATTRS = ["id", "submit", "estimate", "procs", "wait", "area"]
 RUN_ATTRS = ["start", "elapsed", "remaining", "end"]
 
@@ -84,7 +89,7 @@ def leaf(typ: str, vars: tuple):
                          st.just(ir.ParamRef("flag", "bool")))
     if typ == "real":
         opts = [
-            st.floats(-100, 100, allow_nan=False).map(lambda v: ir.Const(v, "real")),
+            REAL_CONSTS.map(lambda v: ir.Const(v, "real")),
             st.just(ir.ParamRef("f", "real")),
             st.just(ir.JobAttr("job", "xfactor", "real")),
             st.builds(lambda a, k: ir.MachineAttr(a, k, "real"),

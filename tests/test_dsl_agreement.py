@@ -27,7 +27,7 @@ from fractions import Fraction
 
 import pytest
 import z3
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from schedc.dsl import compile_source, to_runtime
@@ -248,13 +248,7 @@ def policy_order(rpolicy, state: InitialState) -> list:
         head = () if rpolicy.order_key is None else tuple(rpolicy.order_key(job, pass_state))
         return head + (job.submit, job.index)
 
-    keys = [key(j) for j in state.queue]
-    # Real keys are floats in the simulator, exact rationals in Z3: two keys that differ by
-    # less than 1e-9 (a tie up to rounding) may order differently; such states are assumed
-    # away (with small integer inputs distinct keys lie far apart: this never fires here).
-    if any(x != y and abs(x - y) < 1e-9
-           for i, a in enumerate(keys) for b in keys[i + 1:] for x, y in zip(a, b, strict=True)):
-        assume(False)
+    keys = [key(j) for j in state.queue]  # exact: real keys are rationals on both sides
     return [j for _, j in sorted(zip(keys, state.queue, strict=True), key=lambda p: p[0])]
 
 
@@ -266,7 +260,7 @@ def z3_value(value):
         return z3.BoolVal(value)
     if isinstance(value, int):
         return z3.IntVal(value)
-    exact = Fraction(value)  # the float's exact value
+    exact = Fraction(value)
     return z3.Q(exact.numerator, exact.denominator)
 
 
@@ -379,9 +373,11 @@ def param_values(name: str) -> st.SearchStrategy[dict]:
         if p.type == "int":
             fields[p.name] = st.integers(p.lo, p.hi)
         elif p.type == "real":
-            lo, hi = float(p.lo), float(p.hi)
-            common = [v for v in (0.1, 0.25, 1 / 3, 0.5, 0.7, 1.0, 1.5) if lo <= v <= hi]
-            fields[p.name] = st.sampled_from([lo, hi, *common]) | st.floats(lo, hi)
+            lo, hi = p.lo, p.hi
+            common = [v for v in map(Fraction, ("0.1", "0.25", "1/3", "0.5", "0.7", "1", "1.5"))
+                      if lo <= v <= hi]
+            fields[p.name] = st.sampled_from([lo, hi, *common]) | st.fractions(
+                lo, hi, max_denominator=1000)
         else:
             fields[p.name] = st.booleans()
     return st.fixed_dictionaries(fields)
@@ -462,13 +458,7 @@ def test_state_keys_params_and_invariants_agree(name: str, data) -> None:
     # fixed bounds only (each exact bound is another encoding to build: the time budget;
     # the bounds are covered by the test above)
     state = data.draw(states(param_values(name)))
-    if name == "real_size":
-        # floor(procs * f): a float product within 1e-9 of an integer may floor differently
-        # from the exact one (e.g. 10 * 0.7 is 7.0 in floats, 6.99.. exactly): assumed away
-        f = state.params["f"]
-        assume(all(abs(j.request[0] * f - round(j.request[0] * f)) >= 1e-9
-                   or (j.request[0] * Fraction(f)).denominator == 1 for j in state.queue))
-    check_agreement(name, state)
+    check_agreement(name, state)  # exact: `floor(procs * f)` at 10 * 0.7 is 7 on both sides
 
 
 # -- hand-written states ----------------------------------------------------------------------

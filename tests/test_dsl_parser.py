@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -76,7 +78,7 @@ ATTRS = st.sampled_from(["procs", "estimate", "submit", "wait", "request", "cpus
 def exprs() -> st.SearchStrategy:
     leaves = st.one_of(
         st.integers(0, 10**6).map(ast.Num),
-        st.floats(0, 1e6, allow_nan=False, allow_infinity=False).map(ast.Num),
+        st.integers(0, 10**8).map(lambda n: ast.Num(Fraction(n, 100))),  # exact decimals
         st.booleans().map(ast.Bool),
         st.builds(ast.Duration, st.integers(0, 1000), st.sampled_from(["s", "min", "h", "d"])),
         st.builds(ast.Path, NAMES, st.lists(st.builds(ast.Part, ATTRS, st.booleans()),

@@ -56,6 +56,7 @@ from experiments.common import (  # noqa: E402
 from experiments.stats import BatchMeans, batch_means  # noqa: E402
 from schedc.dsl import compile_file  # noqa: E402
 from schedc.dsl.bind import bind_params  # noqa: E402
+from schedc.dsl.exact import json_number  # noqa: E402
 from schedc.runtime import synthetic  # noqa: E402
 from schedc.runtime.hetero import Cluster, ClusterError, parse_speeds  # noqa: E402
 from schedc.runtime.metrics import compute_metrics  # noqa: E402
@@ -262,7 +263,7 @@ def _run_entry(task: Task, outcome: dict[str, Any]) -> dict[str, Any]:
 def _policy_entry(path: str) -> dict[str, Any]:
     ir = compile_file(path)  # its params with their defaults (MAP's f = adaptive_f)
     return {"file": shown(path), "name": ir.name, "sha256": sha256(path),
-            "params": {k: v for k, v in sorted(bind_params(ir, {}).items())}}
+            "params": {k: json_number(v) for k, v in sorted(bind_params(ir, {}).items())}}
 
 
 def build_results(args: argparse.Namespace, setup: Setup, tasks: Sequence[Task],

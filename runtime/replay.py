@@ -1,0 +1,63 @@
+"""Replaying a counterexample of `schedc verify` in the simulator, in process.
+
+The verifier reports a property violated only when the simulator agrees: it hands each
+counterexample state it finds to ``replay_stop``, which runs the policy from that state under
+the runtime monitor, exactly as ``schedc run POLICY --state FILE`` does, and says how the run
+stopped. This module is the only bridge from the verifier to the simulator; the verifier
+receives it as a plain callable, so the language side imports nothing from the runtime.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from fractions import Fraction
+from typing import Any
+
+from attrs import frozen
+
+from schedc.dsl import ir
+from schedc.dsl.bind import to_runtime
+from schedc.dsl.diagnostics import DiagnosticError
+from schedc.runtime.monitor import MonitorViolation
+from schedc.runtime.simulator import simulate
+from schedc.runtime.state import merged_params, state_from_data
+from schedc.runtime.workload import WorkloadError
+
+
+@frozen
+class Stop:
+    """How a replay ended: ``kind`` is the property the monitor's stop refutes (None: the run
+    ended normally, or stopped for a reason no property covers), ``message`` what it said."""
+
+    kind: str | None
+    message: str
+
+
+def replay_stop(policy: ir.Policy, counterexample: Mapping[str, Any]) -> Stop:
+    """Run ``policy`` from the counterexample's state (its `pass` record is ignored)."""
+    # through JSON text, as the user's file: numbers read back as the decimals written
+    data = json.loads(json.dumps({k: v for k, v in counterexample.items() if k != "pass"}),
+                      parse_float=Fraction)
+    resources = tuple(r.name for r in policy.machine.resources)
+    try:
+        state = state_from_data(data, resources, "<counterexample>")
+        runtime = to_runtime(policy, merged_params(state, {}))
+    except (WorkloadError, DiagnosticError) as exc:  # the state breaks a reader's rule
+        return Stop(None, f"the state is not valid input: {exc}")
+    if state.sizes and not runtime.size_fixed:
+        return Stop(None, "the state gives queued jobs a `size`, but the policy has none kept")
+    try:
+        simulate(runtime, state.workload, initial=state)
+    except MonitorViolation as exc:
+        return Stop(exc.kind, str(exc))
+    return Stop(None, "the run ended without a monitor stop")
+
+
+def replayer(policy: ir.Policy) -> Callable[[Mapping[str, Any]], tuple[str | None, str]]:
+    """``verify_policy``'s ``replay`` for ``policy``: (the property refuted, the message)."""
+    def replay(counterexample: Mapping[str, Any]) -> tuple[str | None, str]:
+        stop = replay_stop(policy, counterexample)
+        return stop.kind, stop.message
+
+    return replay
