@@ -19,10 +19,10 @@ Rules (each broken one is a ``WorkloadError`` with a help line):
 
 * ``now`` >= 0; ``capacity`` gives every resource of the policy's machine (>= 1 each);
 * ``params`` (optional) are defaults for the policy's params, overridden by ``--param``;
-* ``running`` and ``queue`` (optional, default empty) are lists of jobs: integer ``id``
-  (unique), ``submit`` >= 0, ``estimate`` >= 1, 0 <= ``run_time`` <= ``estimate`` (a job is
-  killed at its estimate), ``request`` per resource (``cpus`` >= 1 required, others default
-  to 0, each at most the capacity);
+* ``running`` and ``queue`` (optional, default empty) are lists of jobs: integer ``id`` >= 0
+  (unique across both lists), ``submit`` >= 0, ``estimate`` >= 1, 0 <= ``run_time`` <=
+  ``estimate`` (a job is killed at its estimate), ``request`` per resource (``cpus`` >= 1
+  required, others default to 0, each at most the capacity);
 * a running job has ``start`` with submit <= start <= now < start + estimate and
   run_time >= now - start (it has not ended before ``now``; = ends at ``now``), and the
   running jobs together fit the capacity;
@@ -218,7 +218,7 @@ class _Reader:
                             "a job is {\"id\", \"submit\", \"estimate\", \"run_time\", "
                             "\"request\"}")
         self.keys(item, _JOB + extra, _JOB, where)
-        jid = self.integer(item["id"], f"{where}.id", None)
+        jid = self.integer(item["id"], f"{where}.id", 0)  # proofs assume ids >= 0
         if jid in seen:
             raise self.fail(f"{where}: job id {jid} is given twice", "give each job its own id")
         seen.add(jid)
