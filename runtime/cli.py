@@ -547,7 +547,7 @@ def _on_resources(policy, spec: str | None):
     if spec is None:
         return policy
     try:
-        if spec.strip().isdigit():
+        if spec.strip().isascii() and spec.strip().isdigit():
             return with_resources(policy, int(spec))
         return extend_machine(policy, [n.strip() for n in spec.split(",")])
     except ValueError as exc:

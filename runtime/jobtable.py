@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from schedc.runtime.assumptions import JobIdentity, count_skip, reject
 from schedc.runtime.jobs import Job, Moldable
 from schedc.runtime.speedup import SpeedupError, parse_speedup
-from schedc.runtime.workload import Workload, WorkloadError, read_source
+from schedc.runtime.workload import Workload, WorkloadError, read_source, whole_number
 
 BASE = ("id", "submit", "run_time", "estimate")
 MOLDABLE = ("min_size", "max_size")
@@ -184,10 +184,11 @@ def _capacity_line(name: str, lineno: int, text: str) -> dict[str, int]:
     found: dict[str, int] = {}
     for word in words[1:]:
         res, _, value = word.partition("=")
-        if not res or not value.isdigit() or int(value) < 1:
+        number = whole_number(value)
+        if not res or number is None or number < 1:
             raise WorkloadError(name, lineno, text.find(word) + 1,
                                 f"bad capacity `{word}`",
                                 help="write `# capacity cpus=256 r2=256`: names and "
                                 "positive integers", source_line=text)
-        found[res] = int(value)
+        found[res] = number
     return found

@@ -24,7 +24,7 @@ from schedc.runtime.assumptions import JobIdentity, count_skip, reject
 from schedc.runtime.atomicio import write_atomic
 from schedc.runtime.gcpause import paused_gc
 from schedc.runtime.jobs import Job
-from schedc.runtime.workload import Workload, WorkloadError, read_source
+from schedc.runtime.workload import Workload, WorkloadError, read_source, whole_number
 
 if TYPE_CHECKING:
     from schedc.runtime.schedule import Schedule
@@ -98,8 +98,9 @@ def _capacities(name: str, resources: tuple[str, ...], caps: dict[str, int | Non
         given = caps.get(res)
         if given is None and res == "cpus":
             for key in ("MaxProcs", "MaxNodes"):  # DESIGN: MaxProcs, else MaxNodes
-                if header.get(key, "").isdigit() and int(header[key]) > 0:
-                    given = int(header[key])
+                number = whole_number(header.get(key, ""))
+                if number is not None and number > 0:
+                    given = number
                     break
         if given is None:
             raise WorkloadError(name, None, None, f"machine size unknown for `{res}`",
