@@ -23,7 +23,7 @@ import csv
 import os
 from collections.abc import Mapping
 
-from schedc.runtime.assumptions import JobIdentity, count_skip, reject
+from schedc.runtime.assumptions import LENIENT_HINT, JobIdentity, count_skip, reject
 from schedc.runtime.jobs import Job, Moldable
 from schedc.runtime.speedup import SpeedupError, parse_speedup
 from schedc.runtime.workload import Workload, WorkloadError, read_source, whole_number
@@ -150,14 +150,14 @@ def _moldable(name: str, lineno: int, line: str, cells: list[str], speedup_col: 
             return None  # the row is skipped for its request; no second complaint
         raise WorkloadError(name, lineno, 1, f"sizes [{lo}, {hi}] must hold the request "
                             f"{procs} and fit the {cpus} cpus",
-                            help="min_size <= cpus <= max_size <= capacity",
+                            help="min_size <= cpus <= max_size <= capacity" + LENIENT_HINT,
                             source_line=line)
     text = cells[speedup_col].strip() if speedup_col is not None else "linear"
     try:
         speedup = parse_speedup(text or "linear")
     except SpeedupError as exc:
         col = _cell_col(line, cells, speedup_col) if speedup_col is not None else 1
-        raise WorkloadError(name, lineno, col, str(exc), help=exc.help,
+        raise WorkloadError(name, lineno, col, str(exc), help=exc.help + LENIENT_HINT,
                             source_line=line) from None
     return Moldable(lo, hi, speedup)
 
