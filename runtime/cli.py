@@ -756,8 +756,9 @@ def _workload_diagnostic(error):
 
     end_col = None
     if error.col is not None and error.source_line is not None:
-        # the field the column points at: an SWF field, a CSV cell (quoted, or up to a comma)
-        token = re.match(r'"[^"]*"?|[^\s,"]*', error.source_line[error.col - 1:])
+        # the value the column points at: an SWF field, a CSV cell (quoted, or up to a
+        # comma), a JSON string or number
+        token = re.match(r'"[^"]*"?|[^\s,"\]}]*', error.source_line[error.col - 1:])
         end_col = error.col + max(1, len(token.group()) if token else 1)
     return Diagnostic(error.message, error.path, error.line, error.col,
                       error.line if end_col else None, end_col, error.help,

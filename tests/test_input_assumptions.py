@@ -272,32 +272,64 @@ def good_state() -> dict:
             "queue": [state_job(2, 1, 10, 100), state_job(3, 2, 4, 1000)]}
 
 
-@pytest.mark.parametrize(("edit", "message"), [
-    (lambda d: d.update(now=-1), "now: -1 is below 0"),
-    (lambda d: d["capacity"].update(cpus=0), "capacity.cpus: 0 is below 1"),
-    (lambda d: d["queue"][0].update(id=-1), "queue[0].id: -1 is below 0"),
-    (lambda d: d["running"][0].update(id=-3), "running[0].id: -3 is below 0"),
-    (lambda d: d["queue"][1].update(id=1), "queue[1]: job id 1 is given twice"),
-    (lambda d: d["queue"][0].update(submit=-1), "queue[0].submit: -1 is below 0"),
-    (lambda d: d["queue"][0].update(submit=3), "submitted at 3, after now 2"),
-    (lambda d: d["running"][0].update(start=3), "start 3 is not between its submit 0"),
-    (lambda d: d["running"][0].update(submit=1, start=0), "start 0 is not between"),
-    (lambda d: d["running"][0].update(estimate=2, run_time=2), "killed at its estimated end"),
-    (lambda d: d["queue"][0].update(estimate=0, run_time=0), "queue[0].estimate: 0 is below 1"),
-    (lambda d: d["queue"][0].update(request={"cpus": 0}), "asks for 0 cpus"),
-    (lambda d: d["queue"][0].update(request={"cpus": 11}), "more than the capacity 10"),
-    (lambda d: d["queue"][0].update(min_size=0, max_size=10), "min_size: 0 is below 1"),
-    (lambda d: d["queue"][0].update(min_size=1, max_size=11), "sizes [1, 11] must hold"),
-    (lambda d: d["running"].append(state_job(9, 0, 5, 100, start=0)), "hold 11 `cpus`"),
-])
-def test_state_file_errors_exit_2(capsys, tmp_path, edit, message) -> None:
+# (edit, message, the bad value as it appears in the file: the error points at its last one)
+STATE_CASES = [
+    (lambda d: d.update(now=-1), "now: -1 is below 0", '"now": -1'),
+    (lambda d: d["capacity"].update(cpus=0), "capacity.cpus: 0 is below 1", '"cpus": 0'),
+    (lambda d: d["queue"][0].update(id=-1), "queue[0].id: -1 is below 0", '"id": -1'),
+    (lambda d: d["running"][0].update(id=-3), "running[0].id: -3 is below 0", '"id": -3'),
+    (lambda d: d["queue"][1].update(id=1),
+     "queue[1]: job id 1 is given twice (running[0] has it)", '"id": 1'),
+    (lambda d: d["queue"][0].update(submit=-1), "queue[0].submit: -1 is below 0",
+     '"submit": -1'),
+    (lambda d: d["queue"][0].update(submit=3), "submitted at 3, after now 2", '"submit": 3'),
+    (lambda d: d["running"][0].update(start=3), "start 3 is not between its submit 0",
+     '"start": 3'),
+    (lambda d: d["running"][0].update(submit=1, start=0), "start 0 is not between",
+     '"start": 0'),
+    (lambda d: d["running"][0].update(estimate=2, run_time=2), "killed at its estimated end",
+     '"estimate": 2'),
+    (lambda d: d["queue"][0].update(estimate=0, run_time=0), "queue[0].estimate: 0 is below 1",
+     '"estimate": 0'),
+    (lambda d: d["queue"][0].update(request={"cpus": 0}), "asks for 0 cpus", '"cpus": 0'),
+    (lambda d: d["queue"][0].update(request={"cpus": 11}), "more than the capacity 10",
+     '"cpus": 11'),
+    (lambda d: d["queue"][0].update(min_size=0, max_size=10), "min_size: 0 is below 1",
+     '"min_size": 0'),
+    (lambda d: d["queue"][0].update(min_size=1, max_size=11), "sizes [1, 11] must hold",
+     '"max_size": 11'),
+    (lambda d: d["running"].append(state_job(9, 0, 5, 100, start=0)), "hold 11 `cpus`",
+     '"running": ['),
+]
+
+
+@pytest.mark.parametrize(("edit", "message", "value"), STATE_CASES)
+def test_state_file_error_is_located(capsys, tmp_path, edit, message, value) -> None:
     data = good_state()
     edit(data)
+    text = json.dumps(data, indent=1)
     path = tmp_path / "state.json"
-    path.write_text(json.dumps(data, indent=1))
+    path.write_text(text)
+    at = text.rindex(value) + value.index(": ") + 2
+    line = text.count("\n", 0, at) + 1
+    col = at - text.rfind("\n", 0, at)
     code, _, err = run_cli(capsys, "run", EASY, "--state", path)
     assert code == 2
-    assert str(path) in err and message in err and "help:" in err and "Traceback" not in err
+    assert f"{path}:{line}:{col}" in err and message in err
+    assert text.splitlines()[line - 1] in err and "help:" in err and "Traceback" not in err
+
+
+def test_state_location_follows_json_as_read() -> None:
+    from schedc.runtime.state import json_offset
+
+    text = '{"a": [1, {"b": 2}], "c": {"d": [3, 4]}, "a": [5, [6, 7], {"b" : "x"}]}'
+    # a repeated key: the last one counts, as json.loads reads it
+    assert json_offset(text, ("a", 2, "b")) == text.index('"x"')
+    assert json_offset(text, ("a", 1, 1)) == text.index("7")
+    assert json_offset(text, ("c", "d", 1)) == text.index("4")
+    assert json_offset(text, ()) == 0
+    assert json_offset(text, ("a", 3)) is None and json_offset(text, ("c", 0)) is None
+    assert json_offset(text, ("nope",)) is None and json_offset("[1", (0,)) == 1
 
 
 # --- transforms and generators --------------------------------------------------------------
