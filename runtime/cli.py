@@ -240,7 +240,8 @@ def _add_simulation_options(sub: argparse.ArgumentParser, several: bool = False)
     sub.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                      help="value of a policy parameter (repeatable)")
     sub.add_argument("--lenient", action="store_true",
-                     help="skip and count malformed workload lines instead of stopping")
+                     help="skip and count malformed workload lines, and jobs with a "
+                     "negative or repeated id or a negative submit time, instead of stopping")
     sub.add_argument("--range-factor", type=float, metavar="RF",
                      help="make the jobs moldable (papers/000): a job recorded on p of n cpus "
                      "may run on [floor((1-1/RF) p)+1, floor((n-p)/RF)+p], with Downey's "
