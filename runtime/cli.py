@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Sequence
 from importlib import resources as importlib_resources
@@ -239,7 +240,8 @@ def _add_simulation_options(sub: argparse.ArgumentParser, several: bool = False)
     sub.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                      help="value of a policy parameter (repeatable)")
     sub.add_argument("--lenient", action="store_true",
-                     help="skip and count malformed workload lines instead of stopping")
+                     help="skip and count malformed workload lines, and jobs with a "
+                     "negative or repeated id or a negative submit time, instead of stopping")
     sub.add_argument("--range-factor", type=float, metavar="RF",
                      help="make the jobs moldable (papers/000): a job recorded on p of n cpus "
                      "may run on [floor((1-1/RF) p)+1, floor((n-p)/RF)+p], with Downey's "
@@ -547,7 +549,7 @@ def _on_resources(policy, spec: str | None):
     if spec is None:
         return policy
     try:
-        if spec.strip().isdigit():
+        if spec.strip().isascii() and spec.strip().isdigit():
             return with_resources(policy, int(spec))
         return extend_machine(policy, [n.strip() for n in spec.split(",")])
     except ValueError as exc:
@@ -756,8 +758,10 @@ def _workload_diagnostic(error):
 
     end_col = None
     if error.col is not None and error.source_line is not None:
-        token = error.source_line[error.col - 1:].split()  # the field the column points at
-        end_col = error.col + max(1, len(token[0]) if token else 1)
+        # the value the column points at: an SWF field, a CSV cell (quoted, or up to a
+        # comma), a JSON string or number
+        token = re.match(r'"[^"]*"?|[^\s,"\]}]*', error.source_line[error.col - 1:])
+        end_col = error.col + max(1, len(token.group()) if token else 1)
     return Diagnostic(error.message, error.path, error.line, error.col,
                       error.line if end_col else None, end_col, error.help,
                       source=error.source_line)

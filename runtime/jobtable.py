@@ -23,9 +23,10 @@ import csv
 import os
 from collections.abc import Mapping
 
+from schedc.runtime.assumptions import LENIENT_HINT, JobIdentity, count_skip, reject
 from schedc.runtime.jobs import Job, Moldable
 from schedc.runtime.speedup import SpeedupError, parse_speedup
-from schedc.runtime.workload import Workload, WorkloadError, read_source
+from schedc.runtime.workload import Workload, WorkloadError, read_source, whole_number
 
 BASE = ("id", "submit", "run_time", "estimate")
 MOLDABLE = ("min_size", "max_size")
@@ -76,6 +77,7 @@ def read_jobtable(
         capacity.append(int(cap))
     skipped: dict[str, int] = {}
     jobs: list[Job] = []
+    identity = JobIdentity()  # ids >= 0 and distinct, submits >= 0 (runtime/assumptions.py)
     for lineno, ln in enumerate(lines[1:], 2 + offset):
         if not ln.strip() or ln.lstrip().startswith("#"):
             continue
@@ -89,13 +91,12 @@ def read_jobtable(
                 try:
                     values.append(int(cells[k]))
                 except ValueError:
-                    col = ln.find(cells[k]) + 1 if '"' in ln else (
-                        sum(len(c) + 1 for c in cells[:k]) + 1)
-                    bad = (col, f"column `{names[k]}` is not an integer: `{cells[k].strip()}`")
+                    bad = (_cell_col(ln, cells, k),
+                           f"column `{names[k]}` is not an integer: `{cells[k].strip()}`")
                     break
         if bad is not None:
             if lenient:
-                skipped["malformed line"] = skipped.get("malformed line", 0) + 1
+                count_skip(skipped, "malformed line")
                 continue
             raise WorkloadError(name, lineno, bad[0], bad[1],
                                 help="each row holds integers, one per header column "
@@ -110,7 +111,7 @@ def read_jobtable(
             except WorkloadError:
                 if not lenient:
                     raise
-                skipped["malformed line"] = skipped.get("malformed line", 0) + 1
+                count_skip(skipped, "malformed line")
                 continue
         reason = None
         if run < 0:
@@ -126,7 +127,12 @@ def read_jobtable(
                     reason = f"{resources[r]} request > capacity"
                     break
         if reason is not None:
-            skipped[reason] = skipped.get(reason, 0) + 1
+            count_skip(skipped, reason)
+            continue
+        problem = identity.vet(jid, submit, lineno)
+        if problem is not None:
+            col = _cell_col(ln, cells, where[BASE.index(problem.field)])
+            reject(problem, name, lineno, col, ln, lenient, skipped)
             continue
         est = est if est > 0 else run
         est = max(est, 1)  # DESIGN: never less than 1 s
@@ -144,16 +150,30 @@ def _moldable(name: str, lineno: int, line: str, cells: list[str], speedup_col: 
             return None  # the row is skipped for its request; no second complaint
         raise WorkloadError(name, lineno, 1, f"sizes [{lo}, {hi}] must hold the request "
                             f"{procs} and fit the {cpus} cpus",
-                            help="min_size <= cpus <= max_size <= capacity",
+                            help="min_size <= cpus <= max_size <= capacity" + LENIENT_HINT,
                             source_line=line)
     text = cells[speedup_col].strip() if speedup_col is not None else "linear"
     try:
         speedup = parse_speedup(text or "linear")
     except SpeedupError as exc:
-        col = line.find(cells[speedup_col]) + 1 if speedup_col is not None else 1
-        raise WorkloadError(name, lineno, col, str(exc), help=exc.help,
+        col = _cell_col(line, cells, speedup_col) if speedup_col is not None else 1
+        raise WorkloadError(name, lineno, col, str(exc), help=exc.help + LENIENT_HINT,
                             source_line=line) from None
     return Moldable(lo, hi, speedup)
+
+
+def _cell_col(line: str, cells: list[str], k: int) -> int:
+    """1-based column where cell ``k`` of ``line`` starts."""
+    if '"' not in line:
+        return sum(len(c) + 1 for c in cells[:k]) + 1
+    # quoted cells: their text no longer adds up to the line; find each after the last
+    pos = 0
+    for cell in cells[:k + 1]:
+        at = line.find(cell, pos)
+        if at < 0:  # a doubled quote inside a cell: no exact place
+            return 1
+        pos = at + len(cell)
+    return pos - len(cells[k]) + 1
 
 
 def _capacity_line(name: str, lineno: int, text: str) -> dict[str, int]:
@@ -164,10 +184,11 @@ def _capacity_line(name: str, lineno: int, text: str) -> dict[str, int]:
     found: dict[str, int] = {}
     for word in words[1:]:
         res, _, value = word.partition("=")
-        if not res or not value.isdigit() or int(value) < 1:
+        number = whole_number(value)
+        if not res or number is None or number < 1:
             raise WorkloadError(name, lineno, text.find(word) + 1,
                                 f"bad capacity `{word}`",
                                 help="write `# capacity cpus=256 r2=256`: names and "
                                 "positive integers", source_line=text)
-        found[res] = int(value)
+        found[res] = number
     return found

@@ -11,7 +11,8 @@ sigma; the run time and estimate recorded at p fix the effective sequential time
 L = T(p) S(p), and on x cpus the job runs L / S(x) (``Job.at_size``).
 
 Load factor LF (percent): inter-arrival times are scaled by 100 / LF, so LF = 125 offers
-1.25 times the load; submit times stay whole seconds (rounded), in the same order.
+1.25 times the load; submit times stay whole seconds (rounded), in the same order, and the
+earliest stays where it was (so none moves below time 0).
 """
 
 from __future__ import annotations
@@ -54,7 +55,9 @@ def make_moldable(workload: Workload, spec: MoldableSpec) -> Workload:
     """The workload with ``spec``'s ranges, speedups and load (jobs keep ids and order)."""
     n = workload.capacities[0]
     scale = Fraction(100) / Fraction(spec.load_factor)
-    first = workload.jobs[0].submit if workload.jobs else 0
+    # scaled from the earliest submit (the first job's in a sorted trace): a job submitted
+    # before the first one would otherwise move below it, maybe below time 0
+    first = min((j.submit for j in workload.jobs), default=0)
     jobs = []
     for job in workload.jobs:
         changes: dict[str, object] = {}

@@ -4,7 +4,9 @@ Reading is column-wise for speed: the data lines are split once as bytes, and ea
 field is converted with ``map(int, ...)`` over a column slice (a per-line loop costs about
 5 us a line, too slow for LANL-CM5's 122k lines). Only when that fast path meets a bad line
 (wrong field count or a non-integer) do we fall back to the per-line reader, which reports the
-line and column, or skips and counts the line in lenient mode.
+line and column, or skips and counts the line in lenient mode. The fast path also hands over
+to the per-line reader when a job may break an input assumption of the proofs (a negative id
+or submit, a repeated id: ``runtime/assumptions.py``), so that the error points at its line.
 """
 
 from __future__ import annotations
@@ -18,10 +20,11 @@ from typing import TYPE_CHECKING, TextIO
 
 import attrs
 
+from schedc.runtime.assumptions import JobIdentity, count_skip, reject
 from schedc.runtime.atomicio import write_atomic
 from schedc.runtime.gcpause import paused_gc
 from schedc.runtime.jobs import Job
-from schedc.runtime.workload import Workload, WorkloadError, read_source
+from schedc.runtime.workload import Workload, WorkloadError, read_source, whole_number
 
 if TYPE_CHECKING:
     from schedc.runtime.schedule import Schedule
@@ -49,10 +52,12 @@ def read_swf(
         capacity = _capacities(name, resources, caps, header)
         skipped: dict[str, int] = {}
         cols = _columns_fast(raw[body_at:], "memory" in resources)
-        if cols is None:
-            text = raw.decode("utf-8", errors="replace")
-            cols = _columns_slow(name, text.split("\n"), lenient, skipped)
-        jobs = _admit(cols, resources, capacity, skipped)
+        lines = None
+        if cols is None or _suspect(cols):  # the careful path knows the lines to point at
+            text = raw.decode("utf-8", errors="replace").split("\n")
+            cols, numbers = _columns_slow(name, text, lenient, skipped)
+            lines = _Lines(name, text, numbers, lenient)
+        jobs = _admit(cols, resources, capacity, skipped, lines)
     return Workload(jobs=jobs, resources=tuple(resources), capacities=capacity,
                     skipped=dict(sorted(skipped.items())), source=name, header=header)
 
@@ -93,8 +98,9 @@ def _capacities(name: str, resources: tuple[str, ...], caps: dict[str, int | Non
         given = caps.get(res)
         if given is None and res == "cpus":
             for key in ("MaxProcs", "MaxNodes"):  # DESIGN: MaxProcs, else MaxNodes
-                if header.get(key, "").isdigit() and int(header[key]) > 0:
-                    given = int(header[key])
+                number = whole_number(header.get(key, ""))
+                if number is not None and number > 0:
+                    given = number
                     break
         if given is None:
             raise WorkloadError(name, None, None, f"machine size unknown for `{res}`",
@@ -138,9 +144,18 @@ def _columns_fast(body: bytes, memory: bool) -> list[list[int]] | None:
     return cols
 
 
+def _suspect(cols: list[list[int]]) -> bool:
+    """Whether a job may break an input assumption (a negative id or submit, a repeated id):
+    then the careful path checks each job where it can point at its line."""
+    ids, submits = cols[0], cols[1]
+    return min(ids, default=0) < 0 or min(submits, default=0) < 0 or len(set(ids)) < len(ids)
+
+
 def _columns_slow(name: str, lines: list[str], lenient: bool,
-                  skipped: dict[str, int]) -> list[list[int]]:
+                  skipped: dict[str, int]) -> tuple[list[list[int]], list[int]]:
+    """The needed fields as int columns, and the 1-based line of each row."""
     cols: list[list[int]] = [[] for _ in NEEDED]
+    numbers: list[int] = []
     for lineno, ln in enumerate(lines, 1):
         if not ln.strip() or ln.lstrip().startswith(";"):
             continue
@@ -161,14 +176,41 @@ def _columns_slow(name: str, lines: list[str], lenient: bool,
                     break
         if bad is not None:
             if lenient:
-                skipped["malformed line"] = skipped.get("malformed line", 0) + 1
+                count_skip(skipped, "malformed line")
                 continue
             col, msg, hint = bad
             raise WorkloadError(name, lineno, col, msg, source_line=ln,
                                 help=hint + " (or pass --lenient to skip and count such lines)")
         for c, v in zip(cols, values, strict=True):
             c.append(v)
-    return cols
+        numbers.append(lineno)
+    return cols, numbers
+
+
+@attrs.frozen
+class _Lines:
+    """Where the careful path's rows came from: what a located error needs."""
+
+    name: str
+    text: list[str]  # the file's lines
+    numbers: list[int]  # the 1-based line of each row
+    lenient: bool
+
+    def vet(self, ids: list[int], submits: list[int], rows: Iterable[int],
+            skipped: dict[str, int]) -> set[int]:
+        """The rows (in file order) whose job breaks an input assumption: counted in
+        ``skipped`` when lenient, else the first one raises its located error."""
+        identity = JobIdentity()
+        dropped = set()
+        for i in rows:
+            lineno = self.numbers[i]
+            problem = identity.vet(ids[i], submits[i], lineno)
+            if problem is not None:
+                line = self.text[lineno - 1]
+                col = _field_col(line, F_ID if problem.field == "id" else F_SUBMIT)
+                reject(problem, self.name, lineno, col, line, self.lenient, skipped)
+                dropped.add(i)
+        return dropped
 
 
 def _field_col(line: str, field: int) -> int:
@@ -185,8 +227,9 @@ def _field_col(line: str, field: int) -> int:
 
 
 def _admit(cols: list[list[int]], resources: tuple[str, ...], capacity: tuple[int, ...],
-           skipped: dict[str, int]) -> tuple[Job, ...]:
-    """Apply DESIGN's skip and estimate rules; list comprehensions, as this runs per line."""
+           skipped: dict[str, int], lines: _Lines | None = None) -> tuple[Job, ...]:
+    """Apply DESIGN's skip and estimate rules, then (careful path: ``lines``) check the input
+    assumptions of the jobs that pass them; list comprehensions, as this runs per line."""
     ids, submits, runs, procs, used_mem, req_procs, req_time, req_mem = cols
     # allocated procs (field 5), else requested procs (field 8)
     low = _where((1).__gt__, procs)
@@ -210,9 +253,11 @@ def _admit(cols: list[list[int]], resources: tuple[str, ...], capacity: tuple[in
     for k, cap in enumerate(capacity):
         bad.update(_where(cap.__lt__, req_cols[k]))  # request > capacity
     bad.update(low and _where((1).__gt__, procs))  # procs < 1 even after the fallback
+    for i in sorted(bad):
+        _skip_reason(runs[i], requests[i], resources, capacity, skipped)
+    if lines is not None:  # else the fast path saw no job that could break an assumption
+        bad |= lines.vet(ids, submits, (i for i in range(len(ids)) if i not in bad), skipped)
     if bad:
-        for i in sorted(bad):
-            _skip_reason(runs[i], requests[i], resources, capacity, skipped)
         keep = [True] * len(ids)
         for i in bad:
             keep[i] = False
@@ -269,7 +314,7 @@ def _skip_reason(run: int, request: tuple[int, ...], resources: tuple[str, ...],
                 reason = f"{name} request > capacity"
                 break
     if reason is not None:
-        skipped[reason] = skipped.get(reason, 0) + 1
+        count_skip(skipped, reason)
 
 
 def write_swf(schedule: Schedule, path: str | os.PathLike[str]) -> None:

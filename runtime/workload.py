@@ -63,6 +63,12 @@ class WorkloadError(Exception):
         return "\n".join(out)
 
 
+def whole_number(text: str) -> int | None:
+    """``text`` as an integer >= 0 if it is plain ASCII digits (``str.isdigit`` also accepts
+    digits such as ``²`` that ``int`` refuses), else None."""
+    return int(text) if text.isascii() and text.isdigit() else None
+
+
 def choices_help(name: str, options: Sequence[str], listing: str) -> str:
     """"did you mean `x`? <listing>: a, b, c" for a name that is not among ``options``."""
     close = difflib.get_close_matches(name, options, n=1)
