@@ -29,7 +29,7 @@ Only this module (and the verifier built on it) imports z3; the simulator never 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 
 import z3
@@ -84,6 +84,23 @@ class SymJob:
 
 
 @frozen(eq=False)
+class QueueTail:
+    """Queued jobs beyond the slots: ``count`` of them (any number >= 0), after the slots in
+    the policy's order, so the encoded steps never visit them; aggregates over `queue` and
+    `queue.count` range over them too, so a formula is proved for every queue length.
+
+    ``copy``: the tail is ``count`` copies of this one job (the exact pass: a state that a
+    counterexample can write down). None: each aggregate sees arbitrary jobs, made by
+    ``template`` (a fresh job and the formula that makes it a valid queued job), which covers
+    every tail: a count is any number up to ``count``, a min or max some job's value, a sum
+    lies between the count times two jobs' values."""
+
+    count: z3.ArithRef  # Int >= 0
+    template: Callable[[], tuple[SymJob, z3.BoolRef]]
+    copy: SymJob | None = None
+
+
+@frozen(eq=False)
 class SymState:
     now: z3.ArithRef  # Int
     capacity: tuple[z3.ArithRef, ...]  # Int per resource
@@ -96,6 +113,7 @@ class SymState:
     # Real per resource: the processors' speeds and available power (None: the capacity)
     bpu: tuple[z3.ArithRef, ...] | None = None
     power: tuple[z3.ArithRef, ...] | None = None
+    queue_tail: QueueTail | None = None  # None: the slots are the whole queue
 
     def in_queue(self, i: int) -> z3.BoolRef:
         return self.queue[i].present if self.queue_member is None else self.queue_member[i]
@@ -154,6 +172,12 @@ class FreshNames:
 
     def real(self, hint: str) -> z3.ArithRef:
         v = z3.Real(f"{self.prefix}{hint}{next(self._count)}")
+        self.made.append(v)
+        return v
+
+    def const(self, hint: str, typ: str) -> z3.ExprRef:
+        v = {"int": z3.Int, "real": z3.Real, "bool": z3.Bool}[typ](
+            f"{self.prefix}{hint}{next(self._count)}")
         self.made.append(v)
         return v
 
@@ -280,6 +304,15 @@ def _paren(e: ir.Expr) -> str:
 
 # -- the interpreter ------------------------------------------------------------------------
 
+
+@frozen(eq=False)
+class _TailPart:
+    count: z3.ArithRef  # how many tail jobs the aggregate's filter lets in
+    has: z3.BoolRef  # at least one
+    extreme: z3.ExprRef | None  # min/max: a value some tail job in has
+    total: z3.ExprRef | None  # sum/avg: the sum of their values
+
+
 # What an aggregate variable is bound to: a job slot (and whether it is a running one) or a
 # resource index (the resources are concrete: K is fixed by the machine).
 _Binding = tuple[SymJob, bool] | int
@@ -332,7 +365,9 @@ class _Eval:
                 return self.state.now
             case ir.StateAttr(attr="queue.count"):
                 n = len(self.state.queue)
-                return _sum([z3.If(self.state.in_queue(i), 1, 0) for i in range(n)], "int")
+                slots = _sum([z3.If(self.state.in_queue(i), 1, 0) for i in range(n)], "int")
+                tail = self.state.queue_tail
+                return slots if tail is None else slots + tail.count
             case ir.StateAttr(attr="running.count"):
                 return _sum([z3.If(j.present, 1, 0) for j in self.state.running], "int")
             case ir.Unary(op="-", operand=x):
@@ -509,18 +544,28 @@ class _Eval:
             ins.append(in_)
             if e.body is not None:
                 values.append(self.expr(e.body, _and(g, in_), env_i))
+        tail = self.state.queue_tail if e.domain == "queue" else None
+        part = self._tail(e, g, env, tail) if tail is not None else None
+        if part is not None and e.fn in ("min", "max"):  # one more candidate element
+            ins.append(part.has)
+            values.append(part.extreme)
+        counts = [z3.If(c, 1, 0) for c in ins]
+        if part is not None and e.fn in ("count", "sum", "avg"):
+            counts.append(part.count)
         if e.fn == "count":
-            return _sum([z3.If(c, 1, 0) for c in ins], "int")
+            return _sum(counts, "int")
+        terms = [z3.If(c, _as(e.type, v), _ZERO[e.type]) for c, v in zip(ins, values,
+                                                                          strict=True)]
+        if part is not None and e.fn in ("sum", "avg"):
+            terms.append(_as(e.type, part.total))
         if e.fn == "sum":
-            return _sum([z3.If(c, _as(e.type, v), _ZERO[e.type]) for c, v in zip(ins, values,
-                                                                                 strict=True)],
-                        e.type)
+            return _sum(terms, e.type)
         nonempty = z3.Or(ins) if ins else z3.BoolVal(False)
         if e.fn == "avg":
-            total = _sum([z3.If(c, _real(v), _ZERO["real"]) for c, v in zip(ins, values,
-                                                                              strict=True)],
-                         "real")
-            count = _sum([z3.If(c, 1, 0) for c in ins], "int")
+            if part is not None:
+                nonempty = z3.Or(nonempty, part.count >= 1)
+            total = _sum([_real(t) for t in terms], "real")
+            count = _sum(counts, "int")
             value: z3.ExprRef = total / z3.ToReal(count)  # count > 0 wherever it is used
         elif e.fn in ("min", "max"):
             value = _ZERO[e.type]
@@ -537,3 +582,46 @@ class _Eval:
             return value
         default = _as(e.type, self.expr(e.default, _and(g, z3.Not(nonempty)), env))
         return z3.If(nonempty, value, default)
+
+    def _tail(self, e: ir.Aggregate, g: z3.BoolRef, env: _Env, tail: QueueTail) -> _TailPart:
+        """What the tail adds to the aggregate ``e`` (see ``QueueTail``)."""
+        some = tail.count >= 1
+
+        def element(job: SymJob) -> tuple[z3.BoolRef, z3.ExprRef | None]:
+            """(where, body) of one tail job, evaluated where the simulator would."""
+            env_j = {**env, e.var: (job, False)}
+            where = z3.BoolVal(True) if e.where is None else self.expr(e.where, _and(g, some),
+                                                                       env_j)
+            body = None if e.body is None else self.expr(e.body, _and(g, _and(some, where)),
+                                                         env_j)
+            return where, body
+
+        if tail.copy is not None:
+            where, body = element(tail.copy)
+            n = z3.If(where, tail.count, 0)
+            total = None
+            if e.fn in ("sum", "avg"):
+                total = (z3.ToReal(n) * _real(body) if e.type == "real" or e.fn == "avg"
+                         else n * body)
+            return _TailPart(n, z3.And(some, where), body, total)
+        lo, valid = tail.template()
+        self.definitions.append(valid)
+        where, body = element(lo)
+        if e.where is None:
+            n = tail.count
+        else:  # any number of the tail's jobs pass the filter; if any, `lo` is one
+            n = self.fresh.const("tail_in", "int")
+            self.definitions.append(z3.And(n >= 0, n <= tail.count, z3.Implies(n >= 1, where)))
+        if e.fn in ("count", "min", "max"):
+            return _TailPart(n, n >= 1, body, None)
+        # a sum of n values lies between n times the least and n times the largest
+        hi, valid_hi = tail.template()
+        self.definitions.append(valid_hi)
+        where_hi, body_hi = element(hi)
+        typ = "real" if e.fn == "avg" else e.type
+        total = self.fresh.const("tail_sum", typ)
+        n_t = z3.ToReal(n) if typ == "real" else n
+        self.definitions.append(z3.Implies(n == 0, total == 0))
+        self.definitions.append(z3.Implies(n >= 1, z3.And(
+            where_hi, n_t * _as(typ, body) <= total, total <= n_t * _as(typ, body_hi))))
+        return _TailPart(n, n >= 1, body, total)

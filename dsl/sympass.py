@@ -44,7 +44,7 @@ from attrs import frozen
 
 from schedc.dsl import ir
 from schedc.dsl.exact import show
-from schedc.dsl.symbolic import FreshNames, Obligation, SymJob, SymState, sym_eval
+from schedc.dsl.symbolic import FreshNames, Obligation, QueueTail, SymJob, SymState, sym_eval
 
 
 @frozen
@@ -153,6 +153,7 @@ class SymbolicPass:
     # the fresh variables of every formula evaluated in the pass (invariants add theirs);
     # ``fresh.roots``: each sqrt's rounded result, exact root and argument
     fresh: FreshNames
+    queue_tail: QueueTail | None  # further queued jobs (None: the policy reads no queue aggregate)
 
 
 
@@ -161,13 +162,19 @@ def _sum(terms) -> z3.ArithRef:
     return z3.Sum(terms) if terms else z3.IntVal(0)
 
 
+TAILS = ("any", "copies")
+
+
 def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool = False,
                 depth_value: int | None | str = "policy", exact: bool = True,
-                earliest: bool = True) -> SymbolicPass:
+                earliest: bool = True, tail: str = "any") -> SymbolicPass:
     """Encode one pass of ``policy``. ``idle``: no running job (for the progress property);
     ``exact``: with the exact equations (else the step facts only, see the module's doc);
     ``earliest``: with the equations that make a reservation the earliest fit (the costliest
-    to build; what starts on an idle machine does not depend on them)."""
+    to build; what starts on an idle machine does not depend on them). If the policy reads
+    aggregates over the queue, any number of further jobs wait after the N slots
+    (``QueueTail``): ``tail="any"`` lets each aggregate see arbitrary ones (every queue is
+    covered: proofs), ``"copies"`` makes them copies of one job (a counterexample's state)."""
     bounds = bounds or Bounds()
     K = len(policy.machine.resources)
     N, R = bounds.queued, bounds.running
@@ -207,6 +214,24 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
     running = tuple(_job(f"run{r}", K, running=True) for r in range(R))
     queue = tuple(_job(f"q{q}", K, running=False) for q in range(N))
     _assume_jobs(running, queue, now, capacity_t, assume, idle)
+    queue_tail = None
+    tail_copy = None
+    if _reads_queue(policy):
+        tail_count = z3.Int("queue_tail")
+        assume("any number of further jobs wait after the slots in the policy's order",
+               tail_count >= 0)
+        made = iter(range(1 << 30))
+
+        def template() -> tuple[SymJob, z3.BoolRef]:
+            job = _job(f"{fresh.prefix}tail{next(made)}", K, running=False)
+            return job, z3.And(*_queued_ok(job, now, capacity_t), *after_slots(job))
+
+        if tail == "copies":
+            tail_copy = _job("tail", K, running=False)
+            assume("the further jobs are copies of one rigid queued job",
+                   z3.Implies(tail_count >= 1, z3.And(*_queued_ok(tail_copy, now, capacity_t),
+                                                      z3.Not(tail_copy.moldable))))
+        queue_tail = QueueTail(tail_count, template, tail_copy)
 
     used0 = tuple(_sum(z3.If(r.present, r.request[k], 0) for r in running) for k in range(K))
     assume("the machine is not overcommitted before the pass",
@@ -233,13 +258,16 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
 
     # -- order ----------------------------------------------------------------------------
     start_state = SymState(now=now, capacity=capacity_t, used=used0, queue=queue, bpu=bpu,
-                           power=power,
-                           running=running)
+                           power=power, running=running, queue_tail=queue_tail)
     keys: list[list[tuple[z3.ExprRef, bool]]] = []
-    for q, job in enumerate(queue):
+    # the tail's copies come after the slots in file order (index N)
+    keyed = [(job, job.present) for job in queue]
+    if tail_copy is not None:
+        keyed.append((tail_copy, queue_tail.count >= 1))
+    for q, (job, present) in enumerate(keyed):
         row = []
         for key in policy.order:
-            value = evaluate(key.expr, job, start_state, job.present)
+            value = evaluate(key.expr, job, start_state, present)
             if key.expr.type == "bool":
                 value = z3.If(value, 1, 0)
             row.append((value, key.descending))
@@ -261,6 +289,25 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
 
     assume("queue slots hold the queue in policy order",
            [z3.Implies(queue[q + 1].present, not_after(q, q + 1)) for q in range(N - 1)])
+
+    def after_slots(job: SymJob) -> list[z3.BoolRef]:
+        """A further job comes after every slot in the policy's order (keys that read the
+        queue would need the tail to evaluate: then the order is left free)."""
+        if any("queue" in ir.dependencies(k.expr) for k in policy.order):
+            return []
+        row, defined = [], []
+        for k in policy.order:
+            result = sym_eval(k.expr, job=job, state=start_state, params=params, fresh=fresh)
+            defined += result.definitions
+            v = result.value
+            row.append((z3.If(v, 1, 0) if z3.is_bool(v) else v, k.descending))
+        row.append((job.submit, False))
+        return [*defined, *(z3.Implies(queue[q].present, _lex_le(keys[q][:-1], row))
+                            for q in range(N))]
+    if tail_copy is not None:
+        assume("the further jobs come after the slots in the policy's order",
+               [z3.Implies(z3.And(queue[q].present, queue_tail.count >= 1), not_after(q, N))
+                for q in range(N)])
 
     # -- the walk -------------------------------------------------------------------------
     # Per-job decisions are fresh variables tied by equations; each refers only to the jobs
@@ -426,7 +473,7 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
             for b in range(N) if not z3.is_false(gone[b]))
         member = tuple(z3.And(queue[b].present, z3.Not(gone[b])) for b in range(N))
         return SymState(now=now, capacity=capacity_t, used=tuple(use[s][0]), queue=queue,
-                        bpu=bpu, power=power,
+                        bpu=bpu, power=power, queue_tail=queue_tail,
                         running=running + launched, queue_member=member)
 
     def state_at(a: int, including: bool = False) -> SymState:
@@ -727,7 +774,40 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
                         profile_ok=profile_ok, capacity_ok=capacity_ok,
                         obligations=obligations, obligation_steps=obligation_steps,
                         size_results=tuple(sizes),
-                        uses_log=lambda: uses_log, fresh=fresh)
+                        uses_log=lambda: uses_log, fresh=fresh, queue_tail=queue_tail)
+
+
+def _lex_le(a: Sequence[tuple[z3.ExprRef, bool]], b: Sequence[tuple[z3.ExprRef, bool]]
+            ) -> z3.BoolRef:
+    """Key tuple ``a`` is at most ``b`` (lexicographic, each key ascending or descending)."""
+    result = z3.BoolVal(True)
+    for (va, desc), (vb, _) in reversed(list(zip(a, b, strict=True))):
+        less = va > vb if desc else va < vb
+        result = z3.Or(less, z3.And(va == vb, result))
+    return result
+
+
+def _reads_queue(policy: ir.Policy) -> bool:
+    """Some formula aggregates over the queue or reads its length."""
+    exprs = ir.decision_exprs(policy) + [i.expr for i in policy.invariants]
+    return any(isinstance(n, ir.Aggregate) and n.domain == "queue"
+               or isinstance(n, ir.StateAttr) and n.attr == "queue.count"
+               for e in exprs for n in ir.walk(e))
+
+
+def _queued_ok(j: SymJob, now: z3.ArithRef, capacity: Sequence[z3.ArithRef]
+               ) -> list[z3.BoolRef]:
+    """What every queued job satisfies (``_assume_jobs``' assumptions of one job)."""
+    K = len(capacity)
+    return [j.present, j.estimate >= 1, j.request[0] >= 1, j.id >= 0,
+            *(z3.And(j.request[k] >= 0, j.request[k] <= capacity[k]) for k in range(K)),
+            z3.If(j.moldable,
+                  z3.And(j.min_size >= 1, j.min_size <= j.request[0],
+                         j.request[0] <= j.max_size, j.max_size <= capacity[0]),
+                  z3.And(j.min_size == j.request[0], j.max_size == j.request[0])),
+            z3.Implies(j.moldable, z3.And(j.work >= 1, z3.Implies(j.request[0] == 1,
+                                                                   j.work == j.estimate))),
+            j.submit >= 0, j.submit <= now]
 
 
 def _reads_speeds(policy: ir.Policy) -> bool:

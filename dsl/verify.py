@@ -26,7 +26,7 @@ from schedc.dsl.diagnostics import Span
 from schedc.dsl.exact import json_number
 from schedc.dsl.machines import with_resources  # noqa: F401  (re-exported for callers)
 from schedc.dsl.symbolic import Obligation
-from schedc.dsl.sympass import Bounds, SymbolicPass, Unsupported, encode_pass
+from schedc.dsl.sympass import TAILS, Bounds, SymbolicPass, Unsupported, encode_pass
 
 PROPERTIES = ("capacity", "size-bounds", "well-defined", "reservation-safety", "progress")
 
@@ -231,7 +231,7 @@ class _Checker:
                  replay: Replay | None = None):
         self.policy, self.bounds, self.limits, self.bound = policy, bounds, limits, bound
         self.replay = replay
-        self._exact: dict[tuple[int, int, bool], SymbolicPass] = {}
+        self._exact: dict[tuple[int, int, bool, str], SymbolicPass] = {}
         self._base_of: SymbolicPass | None = None
         self._base_solver: z3.Solver | None = None
 
@@ -302,25 +302,39 @@ class _Checker:
         tries = [(n, True) for n in range(1, few + 1)]
         tries += [(n, False) for n in range(1, max(N, R) + 1)]
         for n, rigid in tries:
-            key = (min(n, N), min(n, R), idle)
-            if key not in self._exact:
-                self._exact[key] = encode_pass(self.policy, Bounds(*key[:2]), idle=idle)
-            sym = self._exact[key]
-            violated = z3.Not(prop(sym))
-            if rigid:
-                violated = z3.And(violated, *(z3.Not(j.moldable)
-                                              for j in (*sym.running, *sym.queue)))
-            solver = self._solver(sym, sym.definitions.all())
-            solver.add(violated)
-            result = solver.check()
-            if result == z3.unsat:
-                continue
-            if result == z3.unknown:
-                return Verdict(name, "unknown", 0.0, self.bound, location=location,
-                               reason=f"Z3 gave up at N={key[0]}, R={key[1]}: "
-                               f"{solver.reason_unknown()}")
-            return self._confirmed(name, sym, violated, solver.model(), location, failure)
+            bounds = (min(n, N), min(n, R))
+            # any further queued jobs (sound: it decides), then copies of one (a state to show)
+            for tail in TAILS:
+                sym = self._exact_pass(bounds, idle, tail)
+                violated = z3.Not(prop(sym))
+                if rigid:
+                    violated = z3.And(violated, *(z3.Not(j.moldable)
+                                                  for j in (*sym.running, *sym.queue)))
+                solver = self._solver(sym, sym.definitions.all())
+                solver.add(violated)
+                result = solver.check()
+                if result == z3.unsat and tail == "any":
+                    break  # it holds at these bounds, whatever waits after the slots
+                if result == z3.unknown:
+                    return Verdict(name, "unknown", 0.0, self.bound, location=location,
+                                   reason=f"Z3 gave up at N={bounds[0]}, R={bounds[1]}: "
+                                   f"{solver.reason_unknown()}")
+                if result == z3.unsat:  # only a tail of different jobs breaks it
+                    return Verdict(name, "unknown", 0.0, self.bound, location=location,
+                                   reason=f"{failure}, perhaps: at N={bounds[0]}, "
+                                   f"R={bounds[1]} the verifier cannot rule it out for long "
+                                   f"queues of different jobs after the first {bounds[0]}, "
+                                   f"nor find such a queue")
+                if sym.queue_tail is None or tail == "copies":
+                    return self._confirmed(name, sym, violated, solver.model(), location,
+                                           failure)
         return None
+
+    def _exact_pass(self, bounds: tuple[int, int], idle: bool, tail: str) -> SymbolicPass:
+        key = (*bounds, idle, tail)
+        if key not in self._exact:
+            self._exact[key] = encode_pass(self.policy, Bounds(*bounds), idle=idle, tail=tail)
+        return self._exact[key]
 
     def _confirmed(self, name: str, sym: SymbolicPass, violated: z3.BoolRef,
                    model: z3.ModelRef, location: Span | None, failure: str) -> Verdict:
@@ -363,7 +377,12 @@ class _Checker:
 def _same_state(sym: SymbolicPass, model: z3.ModelRef) -> z3.BoolRef:
     """The pass's inputs equal their values in ``model`` (to exclude that state)."""
     inputs = [sym.now, *sym.capacity, *sym.params.values()]
-    for j in (*sym.running, *sym.queue):
+    tail = sym.queue_tail
+    jobs = [*sym.running, *sym.queue]
+    if tail is not None:
+        inputs.append(tail.count)
+        jobs += [tail.copy] if tail.copy is not None else []
+    for j in jobs:
         inputs += [j.present, j.id, j.submit, j.estimate, *j.request, j.moldable, j.min_size,
                    j.max_size, j.work]
         if j.start is not None:
@@ -400,6 +419,13 @@ def _small_model(sym: SymbolicPass, constraints: Sequence[z3.BoolRef],
                                  j.min_size + j.max_size + j.work, 0))
     # its estimates on other sizes (the measured speedup a counterexample writes)
     numbers += [z3.If(sym.queue[q].present, est, 0) for q, _, est in sym.sized_estimates]
+    tail = sym.queue_tail
+    if tail is not None:  # the fewest further jobs, then the least of them
+        opt.minimize(tail.count)
+        if tail.copy is not None:
+            c = tail.copy
+            numbers.append(z3.If(tail.count >= 1, z3.Sum([c.id, c.submit, c.estimate,
+                                                          *c.request]), 0))
     opt.minimize(z3.Sum(numbers))
     # ties between permutations of the ids: the least ids to the queue, in its order
     weights = range(len(jobs), 0, -1)
@@ -474,6 +500,15 @@ def counterexample(sym: SymbolicPass, model: z3.ModelRef) -> dict[str, Any]:
             started.append(job_id)
         if _value(model, d.reserved):
             reservations[str(job_id)] = _value(model, d.reservation)
+    tail = sym.queue_tail
+    if tail is not None and tail.copy is not None:  # the further jobs, after the slots
+        copy, ids = tail.copy, [j["id"] for j in (*running, *queue)]
+        first = max(ids, default=-1) + 1
+        for i in range(_value(model, tail.count)):
+            estimate = _value(model, copy.estimate)
+            queue.append({"id": first + i, "submit": _value(model, copy.submit),
+                          "estimate": estimate, "run_time": estimate,
+                          "request": request(copy)})
     return {
         "now": _value(model, sym.now),
         "capacity": {n: _value(model, sym.capacity[k]) for k, n in enumerate(names)},

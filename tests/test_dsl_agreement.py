@@ -304,6 +304,8 @@ def symbolic_decisions(sym, solver: z3.Solver, state: InitialState, ordered,
                 pins.append(z3.Int(f"q{q}_size") == size)
     pins += [z3.Not(s.present) for s in sym.running[len(state.running):]]
     pins += [z3.Not(s.present) for s in sym.queue[len(ordered):]]
+    if sym.queue_tail is not None:  # the slots hold the whole queue
+        pins.append(sym.queue_tail.count == 0)
     solver.push()
     try:
         solver.add(*pins)
