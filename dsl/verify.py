@@ -299,21 +299,59 @@ class _Checker:
                                               for j in (*sym.running, *sym.queue)))
             solver = self._solver(sym, sym.definitions.all())
             solver.add(violated)
+            spent, clock = _rlimit_count(solver), time.perf_counter()
             result = solver.check()
             if result == z3.unsat:
                 continue
             if result == z3.unknown:
                 return Verdict(name, "unknown", 0.0, self.bound, location=location,
-                               reason=f"Z3 gave up at N={key[0]}, R={key[1]}: "
-                               f"{solver.reason_unknown()}")
+                               reason=_unknown_reason(
+                                   solver.reason_unknown(), key[:2], self.limits,
+                                   time.perf_counter() - clock, _rlimit_count(solver) - spent))
             if sym.uses_log():
                 return Verdict(name, "unknown", 0.0, self.bound, location=location,
-                               reason="a counterexample was found with `log` left "
-                               "uninterpreted; it may not be real")
+                               reason=_unknown_reason("log", key[:2], self.limits))
             model = _small_model(sym, violated, self.limits) or solver.model()
             return Verdict(name, "violated", 0.0, self.bound, location=location,
                            reason=failure, counterexample=counterexample(sym, model))
         return None
+
+
+def _rlimit_count(solver: z3.Solver) -> int:
+    """Z3's resource count so far (of the whole context: take the difference over a check)."""
+    try:
+        return int(solver.statistics().get_key_value("rlimit count"))
+    except z3.Z3Exception:  # no such statistic: the reason string decides
+        return 0
+
+
+def _unknown_reason(why: str, at: tuple[int, int], limits: Limits, seconds: float = 0.0,
+                    spent: int = 0) -> str:
+    """Why the exact pass at ``at`` (n queued, n running) has no verdict, and what to change:
+    Z3's reason ``why`` ("log": a counterexample that applies the uninterpreted `log`),
+    the ``seconds`` the check took and the resource units it ``spent``."""
+    where = f"while searching for a counterexample at N={at[0]}, R={at[1]}"
+    smaller = "or lower --queued/--running" if max(at) > 1 else ""
+    if why == "log":
+        return (f"a counterexample was found at N={at[0]}, R={at[1]}, but it applies `log`, "
+                "which Z3 treats as an unknown function: it may not be real, and no limit "
+                "changes that (a proof holds for every `log`; a counterexample needs the "
+                "formula without it)")
+    if "incomplete" in why or "tactic failed" in why:
+        return (f"Z3 cannot decide the pass at N={at[0]}, R={at[1]} ({why}): its arithmetic "
+                "is incomplete here (nonlinear: products or quotients of unknowns, sqrt); "
+                f"raising the limits will not help: simplify the formula {smaller}".rstrip())
+    timeout_s = limits.timeout_ms / 1000
+    rlimit = (f"Z3's resource limit (--rlimit {limits.rlimit}) ran out {where}: raise "
+              f"--rlimit (e.g. --rlimit {8 * limits.rlimit}) {smaller}".rstrip())
+    if why != "timeout" and spent >= limits.rlimit:
+        return rlimit
+    if why == "timeout" or seconds >= 0.98 * timeout_s:  # an Optimize says "canceled"
+        return (f"the time limit (--timeout {timeout_s:g} s) ran out {where}: raise --timeout "
+                f"(e.g. --timeout {4 * timeout_s:g}) {smaller}".rstrip())
+    if "resource" in why:
+        return rlimit
+    return f"Z3 gave up {where}: {why}"
 
 
 def _small_model(sym: SymbolicPass, violated: z3.BoolRef, limits: Limits) -> z3.ModelRef | None:
