@@ -3,14 +3,20 @@ limit ran out and what to raise, and the text report never cuts a location or a 
 
 from __future__ import annotations
 
+import io
+import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from schedc.dsl import compile_file, compile_source
 from schedc.dsl.sympass import Bounds
 from schedc.dsl.verify import Limits, _unknown_reason, verify_policy
+from schedc.runtime.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -71,3 +77,67 @@ def test_unknown_reasons(why: str, seconds: float, spent: int, want: str) -> Non
 def test_at_the_least_bounds_there_is_nothing_to_lower() -> None:
     reason = _unknown_reason("canceled", (1, 1), Limits(rlimit=1_000), 0.1, 2_000)
     assert reason.endswith("raise --rlimit (e.g. --rlimit 8000)")
+
+
+def test_cli_prints_the_unknown_reason_whole(capsys) -> None:
+    code = main(["verify", str(EXAMPLES / "conservative.pol"), "--queued", "2", "--running",
+                 "2", "--rlimit", "1000", "--property", "reservation-safety"])
+    out = capsys.readouterr().out
+    assert code == 3
+    assert "reservation-safety unknown: Z3's resource limit (--rlimit 1000) ran out" in out
+    assert "…" not in out
+
+
+# --- the text report keeps locations and reasons whole ----------------------------------
+
+
+@pytest.fixture
+def deep_policy(tmp_path: Path) -> Path:
+    folder = tmp_path.joinpath(*["a-folder-with-a-rather-long-name"] * 5)
+    folder.mkdir(parents=True)
+    return Path(shutil.copy(EXAMPLES / "broken" / "divide-by-free.pol", folder))
+
+
+def test_text_report_keeps_a_long_location_whole_on_a_narrow_terminal(
+        deep_policy: Path, capsys, monkeypatch) -> None:
+    from schedc.runtime import report
+
+    monkeypatch.setattr(report, "stdout_console",
+                        lambda: Console(width=80, file=sys.stdout, color_system=None))
+    code = main(["verify", str(deep_policy), "--queued", "2", "--running", "2"])
+    out = capsys.readouterr().out
+    assert code == 1
+    location = f"{deep_policy}:5:12"
+    assert len(location) > 80
+    assert any(line.startswith(f"{location}: well-defined violated: division by zero")
+               for line in out.splitlines()), out
+    assert "…" not in out
+    table = [line for line in out.splitlines() if line.startswith(("┃", "│", "┏", "└"))]
+    assert table and all(len(line) <= 80 for line in table)
+
+
+def test_text_report_keeps_a_long_location_whole_when_piped(deep_policy: Path) -> None:
+    done = subprocess.run([*CLI, "verify", str(deep_policy), "--queued", "2", "--running",
+                           "2"], capture_output=True, text=True,
+                          env={**os.environ, "COLUMNS": "80"}, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert any(line.startswith(f"{deep_policy}:5:12: well-defined violated")
+               for line in done.stdout.splitlines()), done.stdout
+    assert "…" not in done.stdout
+
+
+def test_text_report_wraps_long_cells_never_cuts_them() -> None:
+    from schedc.dsl.verify import Verdict
+    from schedc.dsl.verify_report import PolicyReport, print_terminal
+
+    bound = "N=8 queued, R=8 running, K=1"
+    long_invariant = "invariant `count(j in queue where j.submit < job.submit) == 0`"
+    verdicts = (Verdict("reservation-safety", "proved", 0.1, bound,
+                        reason="a rather long note that cannot fit in a narrow column"),
+                Verdict(long_invariant, "unknown", 1.0, bound, reason="x" * 150))
+    console = Console(width=60, file=io.StringIO(), color_system=None)
+    print_terminal([PolicyReport("p.pol", "p", verdicts)], console)
+    out = console.file.getvalue()
+    assert "…" not in out
+    assert f"p.pol: {long_invariant} unknown: {'x' * 150}" in out.splitlines()
+    assert "p (p.pol), N=8 queued, R=8 running, K=1" in out.splitlines()
