@@ -6,8 +6,11 @@ from __future__ import annotations
 import io
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +24,77 @@ from schedc.runtime.cli import main
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 CLI = [sys.executable, "-m", "schedc.runtime.cli"]
+
+
+# --- Ctrl-C ------------------------------------------------------------------------------
+
+
+def _interrupt(process: subprocess.Popen, after: float) -> tuple[float, str, str]:
+    """SIGINT to ``process`` after ``after`` seconds: (seconds it took to exit, out, err)."""
+    time.sleep(after)
+    process.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    try:
+        out, err = process.communicate(timeout=10)
+    finally:
+        process.kill()
+    return time.monotonic() - sent, out, err
+
+
+def test_ctrl_c_stops_verify_at_once_and_writes_nothing(tmp_path: Path) -> None:
+    # Verifying at N = R = 16 takes minutes (encoding alone: tens of seconds); Z3's own
+    # SIGINT handling used to cancel one check ("unknown: canceled") and go on to the next.
+    report, cex = tmp_path / "report.json", tmp_path / "cex"
+    process = subprocess.Popen(
+        [*CLI, "verify", str(EXAMPLES / "robust-moldable.pol"), "--queued", "16",
+         "--running", "16", "--format", "json", "-o", str(report), "--counterexamples",
+         str(cex)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seconds, out, err = _interrupt(process, 1.5)
+    assert process.returncode == 130, err
+    assert seconds < 2.0
+    assert err.strip() == "interrupted"
+    assert out == ""
+    assert list(tmp_path.iterdir()) == []  # no report, no temp file, no counterexamples
+
+
+# Pigeonhole, 13 pigeons in 12 holes: unsat, and each check below runs for a long while.
+LONG_CHECK = textwrap.dedent("""
+    import sys
+    import z3
+    from schedc.runtime.cli import _interruptibly
+
+    def work():
+        s = z3.Optimize() if sys.argv[1] == "optimize" else z3.Solver()
+        p = [[z3.Bool(f"p{i}_{j}") for j in range(12)] for i in range(13)]
+        s.add([z3.Or(row) for row in p])
+        s.add([z3.Or(z3.Not(p[i][j]), z3.Not(p[k][j]))
+               for j in range(12) for i in range(13) for k in range(i + 1, 13)])
+        if sys.argv[1] == "optimize":
+            x = z3.Int("x")
+            s.add(x >= 0)
+            s.minimize(x)
+        print("checking", flush=True)
+        result = s.check()
+        print("returned", result, s.reason_unknown(), flush=True)  # must not happen
+
+    try:
+        _interruptibly(work)
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+        sys.exit(130)
+""")
+
+
+@pytest.mark.parametrize("kind", ["solver", "optimize"])
+def test_ctrl_c_interrupts_a_z3_check_in_its_midst(kind: str) -> None:
+    process = subprocess.Popen([sys.executable, "-c", LONG_CHECK, kind], text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout is not None
+    assert process.stdout.readline() == "checking\n"  # now in Z3's C code
+    seconds, out, err = _interrupt(process, 0.5)
+    assert (process.returncode, out) == (130, "interrupted\n"), err
+    assert seconds < 1.0
+    assert err == ""
 
 
 # --- unknown verdicts: which limit, what to raise ---------------------------------------
