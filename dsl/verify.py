@@ -312,13 +312,16 @@ class _Checker:
                                                   for j in (*sym.running, *sym.queue)))
                 solver = self._solver(sym, sym.definitions.all())
                 solver.add(violated)
+                spent, clock = _rlimit_count(solver), time.perf_counter()
                 result = solver.check()
                 if result == z3.unsat and tail == "any":
                     break  # it holds at these bounds, whatever waits after the slots
                 if result == z3.unknown:
                     return Verdict(name, "unknown", 0.0, self.bound, location=location,
-                                   reason=f"Z3 gave up at N={bounds[0]}, R={bounds[1]}: "
-                                   f"{solver.reason_unknown()}")
+                                   reason=_unknown_reason(
+                                       solver.reason_unknown(), bounds, self.limits,
+                                       time.perf_counter() - clock,
+                                       _rlimit_count(solver) - spent))
                 if result == z3.unsat:  # only a tail of different jobs breaks it
                     return Verdict(name, "unknown", 0.0, self.bound, location=location,
                                    reason=f"{failure}, perhaps: at N={bounds[0]}, "
@@ -327,7 +330,7 @@ class _Checker:
                                    f"nor find such a queue")
                 if sym.queue_tail is None or tail == "copies":
                     return self._confirmed(name, sym, violated, solver.model(), location,
-                                           failure)
+                                           failure, bounds)
         return None
 
     def _exact_pass(self, bounds: tuple[int, int], idle: bool, tail: str) -> SymbolicPass:
@@ -337,7 +340,8 @@ class _Checker:
         return self._exact[key]
 
     def _confirmed(self, name: str, sym: SymbolicPass, violated: z3.BoolRef,
-                   model: z3.ModelRef, location: Span | None, failure: str) -> Verdict:
+                   model: z3.ModelRef, location: Span | None, failure: str,
+                   at: tuple[int, int]) -> Verdict:
         """The least counterexample that the simulator's replay confirms. Each sqrt is first
         taken as its exact root (a rounding the simulator may not make is the last resort);
         a state that does not replay is excluded and the next least one tried."""
@@ -358,8 +362,7 @@ class _Checker:
             if self.replay is None:
                 if sym.uses_log():
                     return Verdict(name, "unknown", 0.0, self.bound, location=location,
-                                   reason="a counterexample was found with `log` left "
-                                   "uninterpreted; it may not be real")
+                                   reason=_unknown_reason("log", at, self.limits))
                 return Verdict(name, "violated", 0.0, self.bound, location=location,
                                reason=failure, counterexample=cex)
             kind, message = self.replay(cex)
@@ -389,6 +392,43 @@ def _same_state(sym: SymbolicPass, model: z3.ModelRef) -> z3.BoolRef:
             inputs.append(j.start)
     return z3.And([t == model.eval(t, model_completion=True) for t in inputs
                    if not z3.is_int_value(t)])
+
+
+def _rlimit_count(solver: z3.Solver) -> int:
+    """Z3's resource count so far (of the whole context: take the difference over a check)."""
+    try:
+        return int(solver.statistics().get_key_value("rlimit count"))
+    except z3.Z3Exception:  # no such statistic: the reason string decides
+        return 0
+
+
+def _unknown_reason(why: str, at: tuple[int, int], limits: Limits, seconds: float = 0.0,
+                    spent: int = 0) -> str:
+    """Why the exact pass at ``at`` (n queued, n running) has no verdict, and what to change:
+    Z3's reason ``why`` ("log": a counterexample that applies the uninterpreted `log`),
+    the ``seconds`` the check took and the resource units it ``spent``."""
+    where = f"while searching for a counterexample at N={at[0]}, R={at[1]}"
+    smaller = "or lower --queued/--running" if max(at) > 1 else ""
+    if why == "log":
+        return (f"a counterexample was found at N={at[0]}, R={at[1]}, but it applies `log`, "
+                "which Z3 treats as an unknown function: it may not be real, and no limit "
+                "changes that (a proof holds for every `log`; a counterexample needs the "
+                "formula without it)")
+    if "incomplete" in why or "tactic failed" in why:
+        return (f"Z3 cannot decide the pass at N={at[0]}, R={at[1]} ({why}): its arithmetic "
+                "is incomplete here (nonlinear: products or quotients of unknowns, sqrt); "
+                f"raising the limits will not help: simplify the formula {smaller}".rstrip())
+    timeout_s = limits.timeout_ms / 1000
+    rlimit = (f"Z3's resource limit (--rlimit {limits.rlimit}) ran out {where}: raise "
+              f"--rlimit (e.g. --rlimit {8 * limits.rlimit}) {smaller}".rstrip())
+    if why != "timeout" and spent >= limits.rlimit:
+        return rlimit
+    if why == "timeout" or seconds >= 0.98 * timeout_s:  # an Optimize says "canceled"
+        return (f"the time limit (--timeout {timeout_s:g} s) ran out {where}: raise --timeout "
+                f"(e.g. --timeout {4 * timeout_s:g}) {smaller}".rstrip())
+    if "resource" in why:
+        return rlimit
+    return f"Z3 gave up {where}: {why}"
 
 
 def _small_model(sym: SymbolicPass, constraints: Sequence[z3.BoolRef],

@@ -114,19 +114,37 @@ STYLE = {"proved": "green", "violated": "bold red", "unknown": "yellow"}
 
 
 def print_terminal(reports: Sequence[PolicyReport], console) -> None:
+    """A table a policy, then each verdict not proved on a line of its own, whole (its
+    location ``file:line:col`` and reason: a table cell would wrap or cut them), then each
+    counterexample. Cells wrap, never cut ("..."), on a narrow terminal."""
     from rich.table import Table
+    from rich.text import Text
 
     for r in reports:
-        table = Table(title=f"{r.policy} ({r.file})", title_justify="left")
-        for column in ("property", "verdict", "time", "bound", "detail"):
-            table.add_column(column, justify="right" if column == "time" else "left")
+        bounds = {v.bound for v in r.verdicts}
+        shared = bounds.pop() if len(bounds) == 1 else None  # then said once, above
+        console.print(Text(f"{r.policy} ({r.file})" + (f", {shared}" if shared else "")),
+                      soft_wrap=True)
+        table = Table()
+        # the verdict and the time stay whole; the other cells wrap, and fold a long word
+        table.add_column("property", overflow="fold")
+        table.add_column("verdict", no_wrap=True)
+        table.add_column("time", justify="right", no_wrap=True)
+        if not shared:
+            table.add_column("bound", overflow="fold")
+        table.add_column("detail", overflow="fold")
         for v in r.verdicts:
-            detail = v.reason or ""
-            if v.location and v.status != "proved":
-                detail = f"{v.location.location()}: {detail}"
-            table.add_row(v.property, f"[{STYLE[v.status]}]{v.status}[/]",
-                          f"{v.seconds:.2f} s", v.bound, detail)
+            detail = v.reason or "" if v.status == "proved" else "see below"
+            table.add_row(Text(v.property), Text(v.status, style=STYLE[v.status]),
+                          f"{v.seconds:.2f} s", *([] if shared else [v.bound]), Text(detail))
         console.print(table)
+        for v in r.verdicts:
+            if v.status != "proved":
+                where = v.location.location() if v.location else r.file
+                line = Text(f"{where}: {v.property} ")
+                line.append(v.status, style=STYLE[v.status])
+                line.append(f": {v.reason}" if v.reason else "")
+                console.print(line, soft_wrap=True)
         for v in r.verdicts:
             if v.counterexample:
                 console.print(_counterexample_table(v))
@@ -142,7 +160,7 @@ def _counterexample_table(v: Verdict):
     title = f"counterexample for {v.property}: now={cex['now']}, {machine}"
     table = Table(title=title + (f", {params}" if params else ""), title_justify="left")
     for column in ("job", "state", "submit", "start", "estimate", "request", "in the pass"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for job in cex["running"]:
         table.add_row(str(job["id"]), "running", str(job["submit"]), str(job["start"]),
                       str(job["estimate"]), _request(job), "")

@@ -11,9 +11,10 @@ import argparse
 import json
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import resources as importlib_resources
 from pathlib import Path
+from typing import Any, TypeVar
 
 EXIT_OK = 0
 EXIT_VIOLATION = 1
@@ -358,21 +359,27 @@ def cmd_verify(args: argparse.Namespace) -> int:
         if name not in known:
             raise UserError(f"--property {name}: no such property",
                             help=choices_help(name, known, "the properties are"))
-    reports = []
-    for file in args.files:
-        _require_file(file, "policy")
-        policy = compile_file(file, args.policy)
-        if args.resources is not None:
-            try:
-                policy = with_resources(policy, args.resources)
-            except ValueError as exc:
-                raise UserError(f"--resources {args.resources}: {exc}",
-                                help="give at least as many resources as the machine has"
-                                ) from None
-        verdicts = verify_policy(policy, Bounds(args.queued, args.running),
-                                 Limits(args.rlimit, int(args.timeout * 1000)),
-                                 only=args.properties, replay=replayer(policy))
-        reports.append(vr.PolicyReport(file, policy.name, tuple(verdicts)))
+
+    def verify_all() -> list:
+        reports = []
+        for file in args.files:
+            _require_file(file, "policy")
+            policy = compile_file(file, args.policy)
+            if args.resources is not None:
+                try:
+                    policy = with_resources(policy, args.resources)
+                except ValueError as exc:
+                    raise UserError(f"--resources {args.resources}: {exc}",
+                                    help="give at least as many resources as the machine has"
+                                    ) from None
+            verdicts = verify_policy(policy, Bounds(args.queued, args.running),
+                                     Limits(args.rlimit, int(args.timeout * 1000)),
+                                     only=args.properties, replay=replayer(policy))
+            reports.append(vr.PolicyReport(file, policy.name, tuple(verdicts)))
+        return reports
+
+    # Nothing is written until every verdict is in: Ctrl-C leaves no partial report.
+    reports = _interruptibly(verify_all)
     if args.counterexamples:
         _write_counterexamples(reports, Path(args.counterexamples))
     if args.format == "text" and not args.output:
@@ -392,6 +399,89 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if "violated" in statuses:
         return EXIT_VIOLATION
     return EXIT_UNKNOWN if "unknown" in statuses else EXIT_OK
+
+
+T = TypeVar("T")
+
+
+class _Cancelled(BaseException):
+    """Raised in the verifying thread when the user presses Ctrl-C (never seen outside)."""
+
+
+def _interruptibly(work: Callable[[], T]) -> T:
+    """``work()`` (Z3 checks), stopped at once by Ctrl-C: KeyboardInterrupt within a moment,
+    and no verdict "unknown: canceled".
+
+    A Z3 check runs in C, where Python raises no KeyboardInterrupt until it returns; and Z3
+    traps SIGINT itself by default, cancels the check at hand (unknown, "canceled") and lets
+    the next one run. So Z3 leaves SIGINT to Python here (its `ctrl_c` parameter), ``work``
+    runs in a worker thread while this (main) thread only waits, and on KeyboardInterrupt
+    this thread interrupts Z3's context (a check returns at once) and raises `_Cancelled` in
+    the worker (its Python code stops at the next step), then raises KeyboardInterrupt."""
+    import threading
+
+    import z3
+
+    outcome: dict[str, Any] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            outcome["value"] = work()
+        except BaseException as exc:  # re-raised in the main thread
+            outcome["error"] = exc
+        finally:
+            done.set()
+
+    ctx = z3.main_ctx()  # the one context of the verifier (dsl/verify.py, dsl/symbolic.py)
+    trapped = z3.get_param("ctrl_c")
+    z3.set_param("ctrl_c", False)
+    worker = threading.Thread(target=run, name="schedc-verify", daemon=True)
+    try:
+        worker.start()
+        # an Event, not join(): a join interrupted by Ctrl-C can leave is_alive() wrong
+        while worker.is_alive():
+            done.wait(0.1)
+    except KeyboardInterrupt:
+        _cancel(worker, ctx)
+        raise
+    finally:
+        z3.set_param("ctrl_c", trapped)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def _cancel(worker, ctx, patience: float = 2.0) -> None:
+    """Stop ``worker`` (see `_interruptibly`); give up waiting after ``patience`` seconds (a
+    daemon thread: the process can still exit)."""
+    import ctypes
+    import threading
+    import time
+
+    unraisable, excepthook = sys.unraisablehook, threading.excepthook
+
+    # `_Cancelled` raised in a `__del__` (z3 objects have one) is lost, so it is raised again
+    # until the worker ends; one raised after `work` returned ends the thread: both silently
+    def swallowed(unraisable_: Any) -> None:
+        if not isinstance(unraisable_.exc_value, _Cancelled):
+            unraisable(unraisable_)
+
+    def escaped(args_: Any) -> None:
+        if not isinstance(args_.exc_value, _Cancelled):
+            excepthook(args_)
+
+    sys.unraisablehook, threading.excepthook = swallowed, escaped
+    try:
+        deadline = time.monotonic() + patience
+        while worker.is_alive() and time.monotonic() < deadline:
+            ctx.interrupt()  # the check at hand, or the next one if none runs yet
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(worker.ident),
+                                                       ctypes.py_object(_Cancelled))
+            time.sleep(0.02)
+    finally:
+        if not worker.is_alive():
+            sys.unraisablehook, threading.excepthook = unraisable, excepthook
 
 
 def _write_counterexamples(reports, folder: Path) -> None:
@@ -718,6 +808,14 @@ def _report(diagnostics) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    try:
+        return _dispatch(args)
+    except KeyboardInterrupt:  # also while the heavy modules load
+        _err("interrupted")
+        return 130
+
+
+def _dispatch(args: argparse.Namespace) -> int:
     handlers = {"check": cmd_check, "compile": cmd_compile, "run": cmd_run,
                 "compare": cmd_compare, "verify": cmd_verify, "workload": cmd_workload}
     from schedc.dsl import DiagnosticError
@@ -747,9 +845,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as error:  # unreadable input, unwritable output
         _err(f"error: {error.strerror or error}: {error.filename or ''}".rstrip(": "))
         return EXIT_USER_ERROR
-    except KeyboardInterrupt:
-        _err("interrupted")
-        return 130
 
 
 def _workload_diagnostic(error):

@@ -164,7 +164,7 @@ def test_resource_limit_gives_unknown_not_a_verdict() -> None:
     verdicts = verify_policy(compile_file(EXAMPLES / "conservative.pol"), SMALL,
                              Limits(rlimit=1_000), only=["reservation-safety"])
     assert [v.status for v in verdicts] == ["unknown"]
-    assert "gave up" in (verdicts[0].reason or "")
+    assert "resource limit (--rlimit 1000) ran out" in (verdicts[0].reason or "")
 
 
 # --- the command line --------------------------------------------------------------------

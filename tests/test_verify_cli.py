@@ -1,0 +1,217 @@
+"""`schedc verify` as a user meets it: Ctrl-C stops it at once, an unknown verdict says which
+limit ran out and what to raise, and the text report never cuts a location or a reason."""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from schedc.dsl import compile_file, compile_source
+from schedc.dsl.sympass import Bounds
+from schedc.dsl.verify import Limits, _unknown_reason, verify_policy
+from schedc.runtime.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+CLI = [sys.executable, "-m", "schedc.runtime.cli"]
+
+
+# --- Ctrl-C ------------------------------------------------------------------------------
+
+
+def _interrupt(process: subprocess.Popen, after: float) -> tuple[float, str, str]:
+    """SIGINT to ``process`` after ``after`` seconds: (seconds it took to exit, out, err)."""
+    time.sleep(after)
+    process.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    try:
+        out, err = process.communicate(timeout=10)
+    finally:
+        process.kill()
+    return time.monotonic() - sent, out, err
+
+
+def test_ctrl_c_stops_verify_at_once_and_writes_nothing(tmp_path: Path) -> None:
+    # Verifying at N = R = 16 takes minutes (encoding alone: tens of seconds); Z3's own
+    # SIGINT handling used to cancel one check ("unknown: canceled") and go on to the next.
+    report, cex = tmp_path / "report.json", tmp_path / "cex"
+    process = subprocess.Popen(
+        [*CLI, "verify", str(EXAMPLES / "robust-moldable.pol"), "--queued", "16",
+         "--running", "16", "--format", "json", "-o", str(report), "--counterexamples",
+         str(cex)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seconds, out, err = _interrupt(process, 1.5)
+    assert process.returncode == 130, err
+    assert seconds < 2.0
+    assert err.strip() == "interrupted"
+    assert out == ""
+    assert list(tmp_path.iterdir()) == []  # no report, no temp file, no counterexamples
+
+
+# Pigeonhole, 13 pigeons in 12 holes: unsat, and each check below runs for a long while.
+LONG_CHECK = textwrap.dedent("""
+    import sys
+    import z3
+    from schedc.runtime.cli import _interruptibly
+
+    def work():
+        s = z3.Optimize() if sys.argv[1] == "optimize" else z3.Solver()
+        p = [[z3.Bool(f"p{i}_{j}") for j in range(12)] for i in range(13)]
+        s.add([z3.Or(row) for row in p])
+        s.add([z3.Or(z3.Not(p[i][j]), z3.Not(p[k][j]))
+               for j in range(12) for i in range(13) for k in range(i + 1, 13)])
+        if sys.argv[1] == "optimize":
+            x = z3.Int("x")
+            s.add(x >= 0)
+            s.minimize(x)
+        print("checking", flush=True)
+        result = s.check()
+        print("returned", result, s.reason_unknown(), flush=True)  # must not happen
+
+    try:
+        _interruptibly(work)
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+        sys.exit(130)
+""")
+
+
+@pytest.mark.parametrize("kind", ["solver", "optimize"])
+def test_ctrl_c_interrupts_a_z3_check_in_its_midst(kind: str) -> None:
+    process = subprocess.Popen([sys.executable, "-c", LONG_CHECK, kind], text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout is not None
+    assert process.stdout.readline() == "checking\n"  # now in Z3's C code
+    seconds, out, err = _interrupt(process, 0.5)
+    assert (process.returncode, out) == (130, "interrupted\n"), err
+    assert seconds < 1.0
+    assert err == ""
+
+
+# --- unknown verdicts: which limit, what to raise ---------------------------------------
+
+
+def test_an_exhausted_rlimit_says_so_and_what_to_raise() -> None:
+    (verdict,) = verify_policy(compile_file(EXAMPLES / "conservative.pol"), Bounds(3, 3),
+                               Limits(rlimit=1_000), only=["reservation-safety"])
+    assert verdict.status == "unknown"
+    assert verdict.reason is not None
+    assert verdict.reason.startswith("Z3's resource limit (--rlimit 1000) ran out while "
+                                     "searching for a counterexample at N=")
+    assert "raise --rlimit (e.g. --rlimit 8000)" in verdict.reason
+
+
+def test_an_exhausted_time_limit_says_so_and_what_to_raise() -> None:
+    (verdict,) = verify_policy(compile_file(EXAMPLES / "conservative.pol"), Bounds(4, 4),
+                               Limits(rlimit=10**9, timeout_ms=1), only=["reservation-safety"])
+    assert verdict.status == "unknown"
+    assert verdict.reason is not None
+    assert verdict.reason.startswith("the time limit (--timeout 0.001 s) ran out")
+    assert "raise --timeout" in verdict.reason and "rlimit" not in verdict.reason
+
+
+def test_a_counterexample_through_log_is_unknown_and_says_why() -> None:
+    policy = compile_source("policy p { reserve 1 invariant log(job.estimate) <= 1000 }",
+                            "<log>")
+    (verdict,) = verify_policy(policy, Bounds(2, 2), only=["invariant"])
+    assert verdict.status == "unknown"
+    assert "applies `log`" in (verdict.reason or "")
+    assert "no limit changes that" in (verdict.reason or "")
+
+
+@pytest.mark.parametrize(("why", "seconds", "spent", "want"), [
+    ("canceled", 0.5, 60_000_000, "Z3's resource limit (--rlimit 50000000) ran out while "
+     "searching for a counterexample at N=3, R=3: raise --rlimit (e.g. --rlimit 400000000) "
+     "or lower --queued/--running"),
+    ("max. resource limit exceeded", 0.5, 0, "Z3's resource limit (--rlimit 50000000)"),
+    ("timeout", 60.0, 1_000, "the time limit (--timeout 60 s) ran out while searching for a "
+     "counterexample at N=3, R=3: raise --timeout (e.g. --timeout 240) or lower "
+     "--queued/--running"),
+    ("canceled", 60.0, 1_000, "the time limit (--timeout 60 s) ran out"),  # an Optimize's
+    ("(incomplete (theory arithmetic))", 0.1, 1_000, "Z3 cannot decide the pass at N=3, "
+     "R=3 ((incomplete (theory arithmetic))): its arithmetic is incomplete here"),
+    ("smt tactic failed to show goal to be sat/unsat", 0.1, 1_000, "raising the limits will "
+     "not help"),
+    ("something new", 0.1, 1_000, "Z3 gave up while searching for a counterexample at N=3, "
+     "R=3: something new"),
+])
+def test_unknown_reasons(why: str, seconds: float, spent: int, want: str) -> None:
+    assert want in _unknown_reason(why, (3, 3), Limits(), seconds, spent)
+
+
+def test_at_the_least_bounds_there_is_nothing_to_lower() -> None:
+    reason = _unknown_reason("canceled", (1, 1), Limits(rlimit=1_000), 0.1, 2_000)
+    assert reason.endswith("raise --rlimit (e.g. --rlimit 8000)")
+
+
+def test_cli_prints_the_unknown_reason_whole(capsys) -> None:
+    code = main(["verify", str(EXAMPLES / "conservative.pol"), "--queued", "2", "--running",
+                 "2", "--rlimit", "1000", "--property", "reservation-safety"])
+    out = capsys.readouterr().out
+    assert code == 3
+    assert "reservation-safety unknown: Z3's resource limit (--rlimit 1000) ran out" in out
+    assert "…" not in out
+
+
+# --- the text report keeps locations and reasons whole ----------------------------------
+
+
+@pytest.fixture
+def deep_policy(tmp_path: Path) -> Path:
+    folder = tmp_path.joinpath(*["a-folder-with-a-rather-long-name"] * 5)
+    folder.mkdir(parents=True)
+    return Path(shutil.copy(EXAMPLES / "broken" / "divide-by-free.pol", folder))
+
+
+def test_text_report_keeps_a_long_location_whole_on_a_narrow_terminal(
+        deep_policy: Path, capsys, monkeypatch) -> None:
+    from schedc.runtime import report
+
+    monkeypatch.setattr(report, "stdout_console",
+                        lambda: Console(width=80, file=sys.stdout, color_system=None))
+    code = main(["verify", str(deep_policy), "--queued", "2", "--running", "2"])
+    out = capsys.readouterr().out
+    assert code == 1
+    location = f"{deep_policy}:5:12"
+    assert len(location) > 80
+    assert any(line.startswith(f"{location}: well-defined violated: division by zero")
+               for line in out.splitlines()), out
+    assert "…" not in out
+    table = [line for line in out.splitlines() if line.startswith(("┃", "│", "┏", "└"))]
+    assert table and all(len(line) <= 80 for line in table)
+
+
+def test_text_report_keeps_a_long_location_whole_when_piped(deep_policy: Path) -> None:
+    done = subprocess.run([*CLI, "verify", str(deep_policy), "--queued", "2", "--running",
+                           "2"], capture_output=True, text=True,
+                          env={**os.environ, "COLUMNS": "80"}, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert any(line.startswith(f"{deep_policy}:5:12: well-defined violated")
+               for line in done.stdout.splitlines()), done.stdout
+    assert "…" not in done.stdout
+
+
+def test_text_report_wraps_long_cells_never_cuts_them() -> None:
+    from schedc.dsl.verify import Verdict
+    from schedc.dsl.verify_report import PolicyReport, print_terminal
+
+    bound = "N=8 queued, R=8 running, K=1"
+    long_invariant = "invariant `count(j in queue where j.submit < job.submit) == 0`"
+    verdicts = (Verdict("reservation-safety", "proved", 0.1, bound,
+                        reason="a rather long note that cannot fit in a narrow column"),
+                Verdict(long_invariant, "unknown", 1.0, bound, reason="x" * 150))
+    console = Console(width=60, file=io.StringIO(), color_system=None)
+    print_terminal([PolicyReport("p.pol", "p", verdicts)], console)
+    out = console.file.getvalue()
+    assert "…" not in out
+    assert f"p.pol: {long_invariant} unknown: {'x' * 150}" in out.splitlines()
+    assert "p (p.pol), N=8 queued, R=8 running, K=1" in out.splitlines()
