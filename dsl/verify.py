@@ -420,7 +420,7 @@ def _unknown_reason(why: str, at: tuple[int, int], limits: Limits, seconds: floa
                 f"raising the limits will not help: simplify the formula {smaller}".rstrip())
     timeout_s = limits.timeout_ms / 1000
     rlimit = (f"Z3's resource limit (--rlimit {limits.rlimit}) ran out {where}: raise "
-              f"--rlimit (e.g. --rlimit {8 * limits.rlimit}) {smaller}".rstrip())
+              f"--rlimit (e.g. --rlimit {min(8 * limits.rlimit, 2**32 - 1)}) {smaller}".rstrip())
     if why != "timeout" and spent >= limits.rlimit:
         return rlimit
     if why == "timeout" or seconds >= 0.98 * timeout_s:  # an Optimize says "canceled"

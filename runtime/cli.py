@@ -345,10 +345,19 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from schedc.dsl.verify import PROPERTIES, Limits, verify_policy, with_resources
     from schedc.runtime.replay import replayer
 
-    for flag, value in (("--queued", args.queued), ("--running", args.running)):
+    for flag, value, default in (("--queued", args.queued, VERIFY_QUEUED),
+                                 ("--running", args.running, VERIFY_RUNNING)):
         if not 1 <= value <= 64:
             raise UserError(f"{flag} {value}: the bound must lie in [1, 64]",
-                            help="small bounds prove less; large ones take long (default 4)")
+                            help=f"small bounds prove less; large ones take long (default "
+                            f"{default})")
+    # Z3 reads both limits as unsigned 32-bit numbers (a larger rlimit wraps round; 0 is none)
+    if not 1 <= args.rlimit < 2**32:
+        raise UserError(f"--rlimit {args.rlimit}: the limit must lie in [1, {2**32 - 1}]",
+                        help="Z3's resource units per property (default 50000000)")
+    if not 0.001 <= args.timeout < 2**32 / 1000:  # also false for nan
+        raise UserError(f"--timeout {args.timeout:g}: give a number of seconds in "
+                        f"[0.001, {2**32 // 1000}]", help="per property (default 60)")
     if args.resources is not None and not 1 <= args.resources <= 8:
         raise UserError(f"--resources {args.resources}: K must lie in [1, 8]",
                         help="the machine's own resources, then generic ones, up to 8")

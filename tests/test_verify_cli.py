@@ -153,6 +153,20 @@ def test_at_the_least_bounds_there_is_nothing_to_lower() -> None:
     assert reason.endswith("raise --rlimit (e.g. --rlimit 8000)")
 
 
+@pytest.mark.parametrize(("option", "message"), [
+    (["--timeout", "inf"], "--timeout inf: give a number of seconds in [0.001, 4294967]"),
+    (["--timeout", "nan"], "--timeout nan: give a number of seconds"),
+    (["--timeout", "0"], "--timeout 0: give a number of seconds"),  # Z3: no limit at all
+    (["--rlimit", "0"], "--rlimit 0: the limit must lie in [1, 4294967295]"),
+    (["--rlimit", str(2**32 + 4)], f"--rlimit {2**32 + 4}: the limit"),  # Z3: 4, wrapped
+    (["--queued", "99"], "(default 8)"),
+])
+def test_cli_rejects_limits_z3_cannot_take(option: list[str], message: str, capsys) -> None:
+    assert main(["verify", str(EXAMPLES / "easy.pol"), *option]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
 def test_cli_prints_the_unknown_reason_whole(capsys) -> None:
     code = main(["verify", str(EXAMPLES / "conservative.pol"), "--queued", "2", "--running",
                  "2", "--rlimit", "1000", "--property", "reservation-safety"])
