@@ -149,6 +149,9 @@ class SymbolicPass:
     obligation_steps: list[int | None]  # for each, the step it is met in (None: shared)
     # (when evaluated, the size, the step that evaluates it, the job's slot)
     size_results: tuple[tuple[z3.BoolRef, z3.ArithRef, int, int], ...]
+    # for each size result, the obligations of the formulas that computed it (a size whose
+    # formula fails is never used: the simulator stops there, for `well-defined`)
+    size_obligations: tuple[tuple[Obligation, ...], ...]
     uses_log: Callable[[], bool]
     # the fresh variables of every formula evaluated in the pass (invariants add theirs);
     # ``fresh.roots``: each sqrt's rounded result, exact root and argument
@@ -259,6 +262,23 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
     # -- order ----------------------------------------------------------------------------
     start_state = SymState(now=now, capacity=capacity_t, used=used0, queue=queue, bpu=bpu,
                            power=power, running=running, queue_tail=queue_tail)
+
+    def after_slots(job: SymJob) -> list[z3.BoolRef]:
+        """A further job comes after every slot in the policy's order (keys that read the
+        queue would need the tail to evaluate: then the order is left free; else every
+        template is made once the slots' keys are known)."""
+        if any("queue" in ir.dependencies(k.expr) for k in policy.order):
+            return []
+        row, defined = [], []
+        for k in policy.order:
+            result = sym_eval(k.expr, job=job, state=start_state, params=params, fresh=fresh)
+            defined += result.definitions
+            v = result.value
+            row.append((z3.If(v, 1, 0) if z3.is_bool(v) else v, k.descending))
+        row.append((job.submit, False))
+        return [*defined, *(z3.Implies(queue[q].present, _lex_le(keys[q][:-1], row))
+                            for q in range(N))]
+
     keys: list[list[tuple[z3.ExprRef, bool]]] = []
     # the tail's copies come after the slots in file order (index N)
     keyed = [(job, job.present) for job in queue]
@@ -289,21 +309,6 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
 
     assume("queue slots hold the queue in policy order",
            [z3.Implies(queue[q + 1].present, not_after(q, q + 1)) for q in range(N - 1)])
-
-    def after_slots(job: SymJob) -> list[z3.BoolRef]:
-        """A further job comes after every slot in the policy's order (keys that read the
-        queue would need the tail to evaluate: then the order is left free)."""
-        if any("queue" in ir.dependencies(k.expr) for k in policy.order):
-            return []
-        row, defined = [], []
-        for k in policy.order:
-            result = sym_eval(k.expr, job=job, state=start_state, params=params, fresh=fresh)
-            defined += result.definitions
-            v = result.value
-            row.append((z3.If(v, 1, 0) if z3.is_bool(v) else v, k.descending))
-        row.append((job.submit, False))
-        return [*defined, *(z3.Implies(queue[q].present, _lex_le(keys[q][:-1], row))
-                            for q in range(N))]
     if tail_copy is not None:
         assume("the further jobs come after the slots in the policy's order",
                [z3.Implies(z3.And(queue[q].present, queue_tail.count >= 1), not_after(q, N))
@@ -489,6 +494,7 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
         return state_of(N + j, gone)
 
     sizes: list[tuple[z3.BoolRef, z3.ArithRef, int, int]] = []
+    size_obligations: list[tuple[Obligation, ...]] = []  # of each size's formulas
     # `size choose N in [LOW, HIGH]`: per slot, the candidates (valid, size)
     choices: list[list[tuple[z3.BoolRef, z3.ArithRef]]] = []
     # `size fixed`: a queued job may have its size from an earlier pass (an input, in its
@@ -520,6 +526,7 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
         for q in range(N):
             definitions.current = q
             computes = z3.And(visited[q], z3.Not(fixed[q]))
+            first = len(obligations)
             value = evaluate(policy.size, queue[q], state_at(q), computes)
             if policy.size_choices is None:
                 definitions.add(z3.Implies(z3.And(queue[q].present, z3.Not(fixed[q])),
@@ -533,6 +540,8 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
                 # every candidate must be a size the job may get (the simulator checks all)
                 sizes += [(z3.And(computes, ok), c, q, q) for ok, c in choices[q]]
             sizes.append((visited[q], size_walk[q], q, q))
+            size_obligations.extend([tuple(obligations[first:])] * (len(sizes)
+                                                                     - len(size_obligations)))
         definitions.current = None
 
     # The early stop of the rigid walk: at job a, no request from a on fits the free
@@ -686,9 +695,11 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
         est_j = est_round[j]
         if not rigid:
             for q in range(N):
+                first = len(obligations)
                 value = evaluate(policy.size, queue[q], state, pool[j][q])
                 definitions.add(z3.Implies(queue[q].present, size_round[j][q] == value))
                 sizes.append((pool[j][q], size_round[j][q], s, q))
+                size_obligations.append(tuple(obligations[first:]))
         # The round's start, if any, as one job: what the step facts and the plan need.
         any_pick = z3.Or(picked[j])
         pick_est, pick_alloc = z3.Int(f"estimate_round_{j}"), [
@@ -773,7 +784,7 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
                         reservations_hold=reservations_hold, used_after=tuple(use[steps][0]),
                         profile_ok=profile_ok, capacity_ok=capacity_ok,
                         obligations=obligations, obligation_steps=obligation_steps,
-                        size_results=tuple(sizes),
+                        size_results=tuple(sizes), size_obligations=tuple(size_obligations),
                         uses_log=lambda: uses_log, fresh=fresh, queue_tail=queue_tail)
 
 

@@ -82,22 +82,25 @@ def verify_policy(policy: ir.Policy, bounds: Bounds | None = None, limits: Limit
     def want(name: str) -> bool:
         return wanted is None or name in wanted
 
-    # Evaluate invariants before well-defined is checked: they bring their own obligations.
+    # Evaluate invariants before well-defined is checked: they bring their own obligations
+    # (on every exact pass too, as soon as it is encoded).
     invariants = [(inv, _invariant(inv)) for inv in policy.invariants]
-    for _, prop in invariants:
-        prop(sym)
+    checker.prepare = lambda s: [prop(s) for _, prop in invariants]
+    checker.prepare(sym)
     verdicts: list[Verdict] = []
     if want("capacity"):
         # by induction over the steps, as reservation-safety
         lemmas = [("", -1, lambda s: s.capacity_ok(0))]
         lemmas += [("", c, lambda s, c=c: z3.Implies(s.capacity_ok(c), s.capacity_ok(c + 1)))
                    for c in range(sym.steps)]
-        verdicts.append(checker.prove(sym, "capacity", lemmas, whole=_capacity,
+        verdicts.append(checker.prove(sym, "capacity", lemmas,
+                                      whole=_after_the_pass(_capacity),
                                       failure="a resource is overcommitted after the pass"))
     if want("size-bounds"):
         note = None if sym.size_results else "rigid sizes: the requests"
         # one lemma a size formula's evaluation, with its step's equations
-        lemmas = [("", step, lambda s, i=i: _size_ok(s, s.size_results[i]))
+        lemmas = [("", step, lambda s, i=i: z3.Implies(_no_failure(s.size_obligations[i]),
+                                                        _size_ok(s, s.size_results[i])))
                   for i, (_, _, step, _) in enumerate(sym.size_results)]
         verdicts.append(checker.prove(sym, "size-bounds", lemmas, whole=_size_bounds,
                                       failure="a size lies outside [1, capacity] or a "
@@ -109,7 +112,8 @@ def verify_policy(policy: ir.Policy, bounds: Bounds | None = None, limits: Limit
     if want("progress"):
         # The step facts never force a start: progress is a fact of the exact decisions.
         idle = encode_pass(policy, bounds, idle=True, earliest=False)
-        verdicts.append(checker.prove(idle, "progress", [("", None, _progress)],
+        verdicts.append(checker.prove(idle, "progress",
+                                      [("", None, _after_the_pass(_progress))],
                                       location=policy.backfill.span, idle=True))
     for inv, prop in invariants:
         if wanted is None or "invariant" in wanted:
@@ -136,7 +140,20 @@ def _size_ok(sym: SymbolicPass, result: tuple[z3.BoolRef, z3.ArithRef, int, int]
 
 
 def _size_bounds(sym: SymbolicPass) -> z3.BoolRef:
-    return z3.And([_size_ok(sym, r) for r in sym.size_results])
+    """Every size computed without a failure is in range: a failing formula stops the
+    simulator before its size is used (that is `well-defined`'s)."""
+    return z3.And([z3.Implies(_no_failure(own), _size_ok(sym, r))
+                   for r, own in zip(sym.size_results, sym.size_obligations, strict=True)])
+
+
+def _no_failure(obligations) -> z3.BoolRef:
+    return z3.And([z3.Not(o.violated()) for o in obligations])
+
+
+def _after_the_pass(prop: Property) -> Property:
+    """``prop``, which the monitor checks after the pass (capacity, reservations, progress),
+    of every pass with no failing formula: a failure stops the simulator first."""
+    return lambda s: z3.Implies(_no_failure(s.obligations), prop(s))
 
 
 def _progress(sym: SymbolicPass) -> z3.BoolRef:
@@ -155,16 +172,20 @@ def _invariant(inv: ir.Invariant) -> Property:
     memo: dict[int, tuple[SymbolicPass, z3.BoolRef]] = {}
     job_only = ir.dependencies(inv.expr) <= {"job", "param"}
 
+    def holds(sym: SymbolicPass, guard: z3.BoolRef, slot: int, state, size) -> z3.BoolRef:
+        # where the invariant's own evaluation fails, the simulator stops for that
+        # (`well-defined`), not for the invariant
+        first = len(sym.obligations)
+        value = sym.evaluate(inv.expr, sym.queue[slot], state, guard, size=size)
+        return z3.Implies(z3.And(guard, _no_failure(sym.obligations[first:])), value)
+
     def prop(sym: SymbolicPass) -> z3.BoolRef:
         if id(sym) not in memo:
-            holds = [z3.Implies(s.guard, sym.evaluate(inv.expr, sym.queue[s.slot], s.state,
-                                                      s.guard, size=s.size))
-                     for s in sym.starts]
+            checks = [holds(sym, s.guard, s.slot, s.state, s.size) for s in sym.starts]
             if job_only:
-                holds += [z3.Implies(guard, sym.evaluate(inv.expr, sym.queue[slot],
-                                                         sym.state_at(slot), guard, size=size))
-                          for guard, slot, size in sym.fresh_sizes]
-            memo[id(sym)] = (sym, z3.And(holds))
+                checks += [holds(sym, guard, slot, sym.state_at(slot), size)
+                           for guard, slot, size in sym.fresh_sizes]
+            memo[id(sym)] = (sym, z3.And(checks))
         return memo[id(sym)][1]
 
     return prop
@@ -188,7 +209,7 @@ def _reservation_safety(checker: _Checker, sym: SymbolicPass) -> Verdict:
     lemmas.append(("a start delays a reservation", -1,
                    lambda s: z3.Implies(s.profile_ok(n), _reservations_hold(s))))
     return checker.prove(sym, "reservation-safety", lemmas, location=sym.policy.backfill.span,
-                         whole=_reservations_hold,
+                         whole=_after_the_pass(_reservations_hold),
                          failure="a job started in the pass delays a reservation")
 
 
@@ -231,6 +252,7 @@ class _Checker:
                  replay: Replay | None = None):
         self.policy, self.bounds, self.limits, self.bound = policy, bounds, limits, bound
         self.replay = replay
+        self.prepare: Callable[[SymbolicPass], object] = lambda s: None  # on each new pass
         self._exact: dict[tuple[int, int, bool, str], SymbolicPass] = {}
         self._base_of: SymbolicPass | None = None
         self._base_solver: z3.Solver | None = None
@@ -337,6 +359,7 @@ class _Checker:
         key = (*bounds, idle, tail)
         if key not in self._exact:
             self._exact[key] = encode_pass(self.policy, Bounds(*bounds), idle=idle, tail=tail)
+            self.prepare(self._exact[key])
         return self._exact[key]
 
     def _confirmed(self, name: str, sym: SymbolicPass, violated: z3.BoolRef,
