@@ -621,7 +621,13 @@ class _Eval:
         typ = "real" if e.fn == "avg" else e.type
         total = self.fresh.const("tail_sum", typ)
         n_t = z3.ToReal(n) if typ == "real" else n
+        low, high = _as(typ, body), _as(typ, body_hi)
         self.definitions.append(z3.Implies(n == 0, total == 0))
         self.definitions.append(z3.Implies(n >= 1, z3.And(
-            where_hi, n_t * _as(typ, body) <= total, total <= n_t * _as(typ, body_hi))))
+            where_hi, n_t * low <= total, total <= n_t * high)))
+        # their linear consequences, so that a sign argument needs no nonlinear reasoning
+        self.definitions.append(z3.Implies(z3.And(n >= 1, low >= 0), total >= low))
+        self.definitions.append(z3.Implies(z3.And(n >= 1, high <= 0), total <= high))
+        self.definitions.append(z3.Implies(low >= 0, total >= 0))
+        self.definitions.append(z3.Implies(high <= 0, total <= 0))
         return _TailPart(n, n >= 1, body, total)
