@@ -22,6 +22,7 @@ _NAMESPACE = {
     "_agg_min": nm.agg_min, "_agg_max": nm.agg_max, "_agg_avg": nm.agg_avg,
     "_job_size": nm.job_size, "_EvaluationError": nm.EvaluationError, "_memo": nm.memo,
     "_RANGE": range, "_len": len, "_min": min, "_max": max, "_abs": abs, "_sum": sum,
+    "_exact_sum": nm.exact_sum,
 }
 _OPS = {"+": "+", "-": "-", "*": "*", "<": "<", "<=": "<=", ">": ">", ">=": ">=",
         "==": "==", "!=": "!=", "and": "and", "or": "or"}
@@ -228,7 +229,7 @@ class _Gen:
         if e.fn == "count":
             text = f"_sum(1 {loop})"
         elif e.fn == "sum":
-            text = f"_sum({body} {loop})"
+            text = f"{'_exact_sum' if e.type == 'real' else '_sum'}({body} {loop})"
         else:
             default = "None" if e.default is None else f"lambda: {self._branch(e.default)}"
             text = f"_agg_{e.fn}([{body} {loop}], {default})"

@@ -164,6 +164,6 @@ def _aggregate(e: ir.Aggregate, env: Env):
         return len(envs)
     values = (_eval(e.body, en) for en in envs)
     if e.fn == "sum":
-        return sum(values)
+        return nm.exact_sum(values)
     default = None if e.default is None else (lambda: _eval(e.default, env))
     return {"min": nm.agg_min, "max": nm.agg_max, "avg": nm.agg_avg}[e.fn](values, default)

@@ -15,6 +15,7 @@ of numerator minus that of denominator; both results are exact rationals from th
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable
 from fractions import Fraction
@@ -53,6 +54,13 @@ def mod(a: int, b: int) -> int:
 
 
 SQRT_BITS = 53  # significant bits of `sqrt`'s result (a double's)
+_EXACT_FLOAT = 2 ** 53  # every int below converts to a float exactly
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _int_sqrt(n: int) -> Fraction:
+    # a queue's sum of sqrt(work) recomputes the same roots at every pass
+    return Fraction(math.sqrt(n))
 
 
 def sqrt(x) -> Fraction:
@@ -61,6 +69,8 @@ def sqrt(x) -> Fraction:
     exact for squares of such numbers, 0 only for 0, at least 1 iff x is at least 1."""
     if x < 0:
         raise EvaluationError(f"sqrt of a negative number ({show(x)})")
+    if type(x) is int and x < _EXACT_FLOAT:  # the common case, sqrt(work): math.sqrt
+        return _int_sqrt(x)  # rounds the exact root to 53 bits already (IEEE 754)
     if x == 0:
         return Fraction(0)
     x = Fraction(x)
@@ -124,10 +134,30 @@ def agg_max(values: Iterable, default: Callable[[], object] | None):
     return _empty(default, "max")
 
 
+def exact_sum(values: Iterable) -> int | Fraction:
+    """The exact sum of ints and Fractions, on one common denominator (builtin ``sum``
+    normalises a Fraction at every step: the sum of a queue's sqrt(work) spent most of a fair
+    share run there)."""
+    num, den, real = 0, 1, False
+    for v in values:
+        if type(v) is int:
+            num += v * den
+            continue
+        real = True
+        n, d = v.numerator, v.denominator
+        if d == den:
+            num += n
+        else:
+            common = den // math.gcd(den, d) * d
+            num = num * (common // den) + n * (common // d)
+            den = common
+    return Fraction(num, den) if real else num
+
+
 def agg_avg(values: Iterable, default: Callable[[], object] | None):
     items = list(values)
     if items:
-        return div(sum(items), len(items))
+        return div(exact_sum(items), len(items))
     return _empty(default, "avg")
 
 
