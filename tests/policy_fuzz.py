@@ -1168,6 +1168,9 @@ def _why_no_replay(out: Outcome, invariants: Sequence[str]) -> str:
 # -- triage -----------------------------------------------------------------------------------
 
 
+MAX_RECHECK = 6  # a bounds disagreement is re-verified with up to this many job slots
+
+
 class _Triage:
     """Why a proved property failed in a simulation: the state at the start of the failing
     pass, shrunk, then the first test that explains it:
@@ -1177,7 +1180,9 @@ class _Triage:
       not (a literal and a bound read as two values);
     * input-assumption: the workload has repeated or negative ids or negative times, and
       with distinct ids 1..n and times from 0 it does not fail;
-    * bounds: the failing state holds more queued or running jobs than the proof's slots;
+    * bounds: the failing state holds more queued or running jobs than the proof's slots
+      (if it is small, the property is verified again with as many slots: proved there is
+      "other", the verifier missing a state within its bounds);
     * outside-pass: the formula fails where the simulator evaluates it outside a pass (an
       order key at a job's submission), in a state the verifier's pass never sees;
     * other: none of these (a verifier or simulator bug to look at)."""
@@ -1251,13 +1256,32 @@ class _Triage:
         return None
 
     def beyond_bounds(self, ev: Evidence) -> tuple[str, str] | None:
+        """More jobs than the proof's slots. A shrunk state small enough is re-verified
+        with as many slots: violated there confirms the bounds; proved there means the
+        verifier misses a state within its bounds (other)."""
         n, r = self.h.cfg.bounds
         q, run = ev.queued or 0, ev.running or 0
-        if q > n or run > r:
-            how = "in a shrunk state" if ev.state is not None else "at the failing call"
-            return "bounds", (f"fails with {q} queued and {run} running jobs {how}; the "
-                              f"proof had N={n}, R={r} slots")
-        return None
+        if q <= n and run <= r:
+            return None
+        how = "in a shrunk state" if ev.state is not None else "at the failing call"
+        note = f"fails with {q} queued and {run} running jobs {how}; the proof had N={n}, R={r}"
+        if ev.state is None or max(q, run) > MAX_RECHECK:
+            return "bounds", note
+        status = self.recheck(max(q, n), max(run, r))
+        if status == "proved":
+            return "other", note + f"; proved again with N={max(q, n)}, R={max(run, r)}: " \
+                "the verifier misses this state"
+        return "bounds", note + f"; with N={max(q, n)}, R={max(run, r)} it is {status}"
+
+    def recheck(self, n: int, r: int) -> str:
+        only = "invariant" if self.prop.startswith("invariant") else self.prop
+        try:
+            verdicts = verify_policy(self.h.policy, Bounds(n, r),
+                                     Limits(rlimit=self.h.cfg.rlimit,
+                                            timeout_ms=self.h.cfg.timeout_ms), only=[only])
+        except Exception as exc:  # a verifier crash: the report still stands
+            return f"not rechecked ({type(exc).__name__})"
+        return next((v.status for v in verdicts if v.property == self.prop), "unknown")
 
     def failing_state(self) -> dict[str, Any] | None:
         """The state at the start of the failing pass, if it fails alike when replayed,

@@ -147,6 +147,12 @@ policy c4 {
 policy c5 {
   order 1 / queue.count asc
 }""",
+    # found by the fuzzer: `well-defined` is proved though this invariant divides by zero
+    # once the machine is full of running jobs (its counterexample replays to that failure)
+    "other": """
+policy c6 {
+  invariant 1 / (machine.capacity.cpus - running.count) > 0
+}""",
 }
 
 
