@@ -228,15 +228,13 @@ class _Gen:
     def make_defs(self) -> None:
         self.def_texts: list[str] = []
         for i in range(self.pick([0, 0, 1, 1, 2])):
-            if self.chance(0.5):  # a function of one job
-                scope = _Scope(job=False, vars=(("j", "queue"),))
-                body = self.num(scope, 2, self.pick(["int", "num"]))
-                self.def_texts.append(f"def f{i + 1}(j) = {body.text}")
-                self.defs.append((f"f{i + 1}", body.type, True))
-            else:
-                body = self.num(_Scope(), 2, self.pick(["int", "num"]))
-                self.def_texts.append(f"def d{i + 1} = {body.text}")
-                self.defs.append((f"d{i + 1}", body.type, False))
+            arg = self.chance(0.5)  # a function of one job, or a name
+            scope = _Scope(job=False, vars=(("j", "queue"),)) if arg else _Scope()
+            want = self.pick(["int", "num", "num", "bool"])
+            body = self.boolean(scope, 2) if want == "bool" else self.num(scope, 2, want)
+            name = f"f{i + 1}" if arg else f"d{i + 1}"
+            self.def_texts.append(f"def {name}{'(j)' if arg else ''} = {body.text}")
+            self.defs.append((name, body.type, arg))
         if self.defs:
             self.features.add("defs")
 
@@ -528,7 +526,9 @@ class _Gen:
         return self.pick(options)
 
     def def_ref(self, s: _Scope, want: str) -> _E | None:
-        fits = [(n, t, arg) for n, t, arg in self.defs if want != "int" or t == "int"]
+        """A def of the wanted type: int, num (int or real) or bool."""
+        ok = {"int": ("int",), "num": ("int", "real"), "bool": ("bool",)}[want]
+        fits = [(n, t, arg) for n, t, arg in self.defs if t in ok]
         if not fits:
             return None
         name, typ, arg = self.pick(fits)
@@ -543,6 +543,7 @@ class _Gen:
                 (4, lambda: self.compare(s, 0)),
                 (1, lambda: _E(self.pick(["true", "false"]), "bool", True)),
                 (1, lambda: self.param_ref("bool")),
+                (1, lambda: self.def_ref(s, "bool")),
             ])
         d = depth - 1
         return self.one_of([
@@ -583,9 +584,10 @@ class _Gen:
             return _E(f"{x} {self.pick(['div', '%'])} {base.op}", "int")
         if want == "int":
             return _E(f"ceil({x} / {base.op})", "int", True)
-        return self.pick([_E(f"{x} / {base.op}", "real"), _E(f"sqrt({base.text})", "real", True),
-                          _E(f"log({base.text})", "real", True) if self.chance(0.3)
-                          else _E(f"{x} / {base.op}", "real")])
+        forms = [_E(f"{x} / {base.op}", "real"), _E(f"sqrt({base.text})", "real", True)]
+        if self.chance(0.2):  # rarely: a violation under `log` is reported unknown
+            forms.append(_E(f"log({base.text})", "real", True))
+        return self.pick(forms)
 
     def edge_base(self, s: _Scope, pattern: str) -> _E | None:
         self.features.add(f"edge:{pattern}")
