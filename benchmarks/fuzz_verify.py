@@ -1,0 +1,121 @@
+"""A differential fuzzing campaign: random policies, `schedc verify` against the simulator.
+
+    python benchmarks/fuzz_verify.py --count 500 --seed 0 --jobs 2 --out fuzz-out
+
+Policy i of the campaign is generated from seed S + i (tests/policy_fuzz.py), so any one of
+them is reproduced by `fuzz_seed(S + i)`. Each runs in its own process (a fresh Z3: a
+long-lived one carries state from earlier proofs, which may change which counterexample a
+search lands on). Prints the policies tried, verdicts by property, disagreements by
+category and the time; writes each disagreement (policy, evidence, README with the commands
+that show it) to a folder of --out, and the campaign's figures to --out/summary.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from policy_fuzz import (  # noqa: E402
+    PATTERNS,
+    GenConfig,
+    HarnessConfig,
+    PolicyResult,
+    fuzz_seed,
+    tally,
+    write_evidence,
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    gen = GenConfig(patterns=tuple(args.patterns.split(",")) if args.patterns else PATTERNS)
+    cfg = HarnessConfig(bounds=(args.queued, args.running), rlimit=args.rlimit,
+                        triage=not args.no_triage)
+    seeds = range(args.seed, args.seed + args.count)
+    started = time.perf_counter()
+    results = _run(seeds, gen, cfg, args.jobs, args.quiet)
+    elapsed = time.perf_counter() - started
+    figures = tally(results)
+    figures |= {"seconds": round(elapsed, 1), "first_seed": args.seed, "count": args.count,
+                "jobs": args.jobs, "bounds": list(cfg.bounds), "rlimit": cfg.rlimit,
+                "patterns": list(gen.patterns)}
+    _print(figures, results)
+    if args.out:
+        _write(Path(args.out), results, figures, cfg)
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--count", type=int, default=200, help="policies to try (default 200)")
+    p.add_argument("--seed", type=int, default=0, help="the first seed (default 0)")
+    p.add_argument("--jobs", type=int, default=2, help="processes (default 2)")
+    p.add_argument("--out", metavar="DIR", help="write each disagreement and summary.json here")
+    p.add_argument("--queued", type=int, default=3, help="verifier job slots N (default 3)")
+    p.add_argument("--running", type=int, default=3, help="verifier job slots R (default 3)")
+    p.add_argument("--rlimit", type=int, default=HarnessConfig().rlimit,
+                   help="Z3 resource limit per property")
+    p.add_argument("--patterns", help=f"edge templates to use, of {','.join(PATTERNS)}")
+    p.add_argument("--no-triage", action="store_true", help="skip shrinking and classifying")
+    p.add_argument("--quiet", action="store_true", help="no line per policy")
+    return p
+
+
+def _run(seeds: range, gen: GenConfig, cfg: HarnessConfig, jobs: int,
+         quiet: bool) -> list[PolicyResult]:
+    results: list[PolicyResult] = []
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, max_tasks_per_child=1) as pool:
+        futures = [pool.submit(fuzz_seed, s, gen, cfg) for s in seeds]
+        for future in futures:  # in seed order: the log reads the same on every run
+            r = future.result()
+            results.append(r)
+            if not quiet:
+                _line(r)
+    return results
+
+
+def _line(r: PolicyResult) -> None:
+    bad = [v for v in r.verdicts if v.status != "proved"]
+    marks = " ".join(f"{v.property.split(' ')[0]}={v.status[0]}" for v in bad)
+    found = " ".join(f"[{d.category}:{d.property.split(' ')[0]}]" for d in r.disagreements)
+    err = " INVALID POLICY" if r.compile_error else ""
+    print(f"seed {r.seed:>6} {r.seconds:6.1f}s {marks:<40} {found}{err}", flush=True)
+
+
+def _print(f: dict, results: list[PolicyResult]) -> None:
+    print(f"\npolicies tried: {f['policies']} (invalid: {f['invalid']}), seeds "
+          f"{f['first_seed']}..{f['first_seed'] + f['count'] - 1}, bounds N={f['bounds'][0]} "
+          f"R={f['bounds'][1]}, rlimit {f['rlimit']:,}, {f['jobs']} processes")
+    print(f"time: {f['seconds']} s ({f['seconds'] / max(1, f['policies']):.2f} s a policy)")
+    print(f"simulations: {f['simulations']} ({f['out_of_budget']} out of budget); monitor "
+          f"stops agreeing with a verdict: {f['agreed_stops']}")
+    print("\nverdicts          proved  violated  unknown")
+    for prop, row in f["verdicts"].items():
+        print(f"  {prop:<18} {row['proved']:>5} {row['violated']:>9} {row['unknown']:>8}")
+    print(f"\ndisagreements: {f['disagreements']} in {f['policies_disagreeing']} policies")
+    for cat, n in f["by_category"].items():
+        print(f"  {cat:<22} {n:>4}")
+    seeds = [r.seed for r in results if r.disagreements]
+    print(f"seeds with disagreements: {seeds}")
+
+
+def _write(out: Path, results: list[PolicyResult], figures: dict,
+           cfg: HarnessConfig) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for r in results:
+        for i, d in enumerate(r.disagreements):
+            write_evidence(out / f"seed{r.seed}-{i}-{d.category}", r, d, cfg)
+    (out / "summary.json").write_text(json.dumps(figures, indent=2) + "\n")
+    print(f"wrote {figures['disagreements']} disagreement folders and summary.json to {out}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,237 @@
+"""The differential fuzzer (tests/policy_fuzz.py): `schedc verify` against the runtime
+monitor on random policies, a small derandomized budget; and tests of the fuzzer itself.
+
+A disagreement fails its seed's test with the policy, the evidence (a workload or a state
+that `schedc run` replays, the params, the monitor's message) and the commands that show
+it. `python benchmarks/fuzz_verify.py --count 500` runs a large campaign.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from policy_fuzz import (
+    PATTERNS,
+    GenConfig,
+    HarnessConfig,
+    PolicyResult,
+    fuzz_policy,
+    fuzz_seed,
+    generate,
+    random_workload,
+    report,
+    trace_prefix,
+    workload_csv,
+)
+
+from schedc.dsl import check_source, compile_source
+from schedc.dsl.sympass import Bounds
+from schedc.dsl.verify import Limits, verify_policy
+from schedc.runtime.cli import main
+from schedc.runtime.workload import load_workload
+
+# Fixed seeds: CI fuzzes the same policies on every run (about 1-2 s each here).
+CI_SEEDS = tuple(range(1000, 1030))
+
+
+@pytest.mark.parametrize("seed", CI_SEEDS)
+def test_verifier_and_monitor_agree(seed: int) -> None:
+    result = fuzz_seed(seed)
+    assert result.compile_error is None, report(result)
+    assert not result.disagreements, report(result)
+
+
+# --- the generator ----------------------------------------------------------------------
+
+
+def test_generated_policies_are_well_typed_and_deterministic() -> None:
+    for seed in range(150):
+        g = generate(seed)
+        assert generate(seed) == g
+        result = check_source(g.text, f"<seed {seed}>")
+        assert result.ok, (g.text, result.diagnostics)
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_a_restricted_generator_builds_on_its_pattern(pattern: str) -> None:
+    made = [generate(seed, GenConfig(patterns=(pattern,), edge_rate=1.0)) for seed in range(20)]
+    assert all(check_source(g.text).ok for g in made)
+    assert sum(f"edge:{pattern}" in g.features for g in made) >= 15
+
+
+def test_bound_pattern_writes_the_bound_as_the_literal() -> None:
+    # class 1's shape: `0.9 - p1` where p1's domain ends at 0.9, written alike
+    texts = [generate(seed, GenConfig(patterns=("bound",), edge_rate=1.0)).text
+             for seed in range(20)]
+    hits = 0
+    for text in texts:
+        decl = text.splitlines()[0]  # param p1: real in [LO, HI] = ...
+        lo, hi = decl.split("[", 1)[1].split("]", 1)[0].split(", ")
+        hits += f"{hi} - p1" in text or f"p1 - {lo}" in text or "p1 == " in text
+    assert hits >= 10
+
+
+# --- workloads -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("kind", "moldable"), [("tiny", False), ("tiny", True),
+                                                 ("long", True), ("odd", False)])
+def test_random_workloads_round_trip_through_a_job_table(kind: str, moldable: bool,
+                                                         tmp_path: Path) -> None:
+    w = random_workload(random.Random(7), ("cpus", "r2"), (None, 16), kind, moldable)
+    _assert_round_trip(w, tmp_path)
+
+
+def test_trace_prefix_round_trips(tmp_path: Path) -> None:
+    w = trace_prefix(("cpus", "r2"), (64, None), 300, moldable=True)
+    assert len(w.jobs) == 300 and max(j.procs for j in w.jobs) <= 64
+    _assert_round_trip(w, tmp_path)
+
+
+def _assert_round_trip(w, tmp_path: Path) -> None:
+    path = tmp_path / "w.csv"
+    path.write_text(workload_csv(w))
+    back = load_workload(path, w.resources)
+    assert back.capacities == w.capacities
+    assert [attrs_of(j) for j in back.jobs] == [attrs_of(j) for j in w.jobs]
+
+
+def attrs_of(job) -> tuple:
+    m = job.moldable
+    shape = None if m is None else (m.min_procs, m.max_procs, m.speedup)
+    return (job.id, job.index, job.submit, job.run_time, job.estimate, job.request, shape)
+
+
+# --- the fuzzer finds each class of disagreement ------------------------------------------
+# Each policy below sits on one edge. The fuzzer must reach the edge (some run stops the
+# monitor there) and judge it: while the verifier proves the property, that is a
+# disagreement of the class; once the verifier is fixed and reports it violated, its
+# counterexample must replay. So these tests pass before and after the fix.
+
+CLASSES = {
+    # 1. a constant and a domain bound read as two values: 0.9 - 0.9 is 0 in floats only
+    "constant-vs-bound": """
+param target: real in [0.5, 0.9] = 0.8
+policy c1 {
+  order job.submit asc
+  reserve 1
+  backfill best by job.procs / (0.9 - target) asc
+}""",
+    # 2. exactly 0 in rationals, -5.6e-17 in floats
+    "real-arithmetic": """
+policy c2 {
+  order sqrt(1 - machine.util.cpus - machine.free.cpus / machine.capacity.cpus) asc
+}""",
+    # 3. proved with 3 queue slots, divides by zero once 100 jobs wait on 100 cpus
+    "bounds": """
+machine m { resource cpus = 100 }
+def partition = machine.capacity.cpus div (queue.count + 1)
+policy c3 {
+  machine m
+  order job.procs / partition asc
+  reserve 1
+  backfill first_fit
+}""",
+    # 4. proved for distinct ids; the readers accept repeated ones
+    "input-assumption": """
+policy c4 {
+  reserve 1
+  backfill first_fit
+  invariant count(k in running where k.id == job.id) == 1
+}""",
+    # a dynamic order key is also evaluated at a job's submission, before it is queued
+    "outside-pass": """
+policy c5 {
+  order 1 / queue.count asc
+}""",
+    # found by the fuzzer: `well-defined` is proved though this invariant divides by zero
+    # once the machine is full of running jobs (its counterexample replays to that failure)
+    "other": """
+policy c6 {
+  invariant 1 / (machine.capacity.cpus - running.count) > 0
+}""",
+}
+
+
+@pytest.mark.parametrize("category", sorted(CLASSES))
+def test_the_fuzzer_finds_each_class(category: str, tmp_path: Path, capsys) -> None:
+    text = CLASSES[category]
+    result = fuzz_policy(text, seed=1, config=HarnessConfig(odd_inputs=1.0))
+    assert result.stops, "the fuzzer never reached the edge"
+    prop = result.stops[0].property
+    _assert_judged(result, prop)
+    if result.status(prop) == "proved":
+        (d,) = [d for d in result.disagreements if d.property == prop]
+        assert d.kind == "proved-but-stopped" and d.category == category, report(result)
+        if d.evidence.state is not None:  # the evidence replays as the report says
+            (tmp_path / "p.pol").write_text(text)
+            (tmp_path / "s.json").write_text(json.dumps(d.evidence.state))
+            capsys.readouterr()
+            assert main(["run", str(tmp_path / "p.pol"), "--state",
+                         str(tmp_path / "s.json")]) == 1
+            assert "runtime monitor" in capsys.readouterr().err
+
+
+def _assert_judged(result: PolicyResult, prop: str) -> None:
+    """A disagreement on ``prop`` is reported exactly when a run stopped for it while the
+    verifier proved it; a counterexample of it, when it did not replay."""
+    stopped = any(s.property == prop for s in result.stops)
+    found = {d.kind for d in result.disagreements if d.property == prop}
+    proved = result.status(prop) == "proved"
+    assert ("proved-but-stopped" in found) == (proved and stopped), report(result)
+
+
+@pytest.mark.parametrize("pattern", ["bound", "residue", "count", "ids"])
+def test_a_restricted_generator_reaches_its_edge(pattern: str) -> None:
+    cfg = HarnessConfig(odd_inputs=1.0, triage=False, rlimit=2_000_000)
+    results = [fuzz_seed(seed, GenConfig(patterns=(pattern,), edge_rate=0.9), cfg)
+               for seed in range(4)]
+    assert any(s.property == "well-defined" or s.property.startswith("invariant")
+               for r in results for s in r.stops)
+    for r in results:
+        for prop in {s.property for s in r.stops}:
+            _assert_judged(r, prop)
+
+
+def test_a_counterexample_that_does_not_replay_is_a_disagreement(tmp_path: Path,
+                                                                 capsys) -> None:
+    # exactly 0.9 in the simulator, 9/10 for the bound and the float 0.9 for the literal in
+    # the verifier: sqrt(9/10 - 0.9000000000000000222) is a violation only there
+    text = "param p: real in [0.9, 1.0] = 1.0\npolicy c { order sqrt(p - 0.9) asc }\n"
+    result = fuzz_policy(text, seed=1)
+    (verdict,) = verify_policy(compile_source(text), Bounds(3, 3), Limits(rlimit=4_000_000),
+                               only=["well-defined"])
+    found = [d for d in result.disagreements if d.kind == "counterexample"]
+    if verdict.status != "violated":
+        assert not found
+        return
+    # the fuzzer's judgement is the CLI's: replay the counterexample with `run --state`
+    state = {k: v for k, v in verdict.counterexample.items() if k != "pass"}
+    (tmp_path / "p.pol").write_text(text)
+    (tmp_path / "s.json").write_text(json.dumps(state))
+    capsys.readouterr()
+    replays = main(["run", str(tmp_path / "p.pol"), "--state", str(tmp_path / "s.json")]) == 1
+    assert bool(found) == (not replays), report(result)
+    if found:  # the param sits at its bound, 0.9, written as a literal too
+        assert found[0].category == "constant-vs-bound", report(result)
+
+
+def test_unknown_verdicts_are_counted_not_disagreements() -> None:
+    text = "policy share { order job.procs / machine.free.cpus asc reserve 1 " \
+           "backfill first_fit }"
+    result = fuzz_policy(text, seed=2, config=HarnessConfig(rlimit=1_000))
+    assert result.status("well-defined") == "unknown"
+    assert result.unknown >= 1
+    assert any(s.property == "well-defined" for s in result.stops)
+    assert not [d for d in result.disagreements if d.property == "well-defined"]
+
+
+def test_fuzzing_is_deterministic() -> None:
+    a, b = fuzz_seed(8), fuzz_seed(8)
+    key = lambda r: ([(v.property, v.status) for v in r.verdicts],  # noqa: E731
+                     [(d.kind, d.category, d.property, d.evidence.message, d.evidence.state)
+                      for d in r.disagreements], r.stops)
+    assert key(a) == key(b)
