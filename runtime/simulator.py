@@ -310,10 +310,14 @@ class _Sim:
         qkeys = self.qkeys
         if self.policy.order_key is None:
             key: Any = job.submit * self.M + job.index
+        elif not self.policy.order_static:
+            # A key that reads the state is computed at the next pass (`_resort`), with the
+            # job queued: here it would read a state no pass sees, and might fail there.
+            key = qkeys[-1] if qkeys else ()
         else:
             key = self._call(self.policy.order_key, job, "order key") + (job.submit, job.index)
         # FCFS arrivals come in key order: append without a search
-        pos = len(qkeys) if not qkeys or qkeys[-1] < key else bisect_left(qkeys, key)
+        pos = len(qkeys) if not qkeys or qkeys[-1] <= key else bisect_left(qkeys, key)
         self.keyof[job.index] = key
         self.qkeys.insert(pos, key)
         self.queue.insert(pos, job)
@@ -327,11 +331,13 @@ class _Sim:
         self.memo = None
         if not self.queue:
             return
-        if self.rigid and self.cap[0] - self.used[0] < self.qprocs[0]:
-            return  # nothing can start, and a pass that starts nothing changes nothing
         self.state.now = now
         if not self.policy.order_static:
+            # every pass orders the queue, even one that can start nothing: a key that
+            # fails there stops the run (as the verifier's pass sees it)
             self._resort()
+        if self.rigid and self.cap[0] - self.used[0] < self.qprocs[0]:
+            return  # nothing can start, and a pass that starts nothing changes nothing
         self.passes += 1
         idle = not self.running
         run = _PassRun(now, [c - u for c, u in zip(self.cap, self.used, strict=True)])
