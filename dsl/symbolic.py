@@ -40,6 +40,7 @@ from schedc.dsl.exact import number_text
 
 __all__ = [
     "DIV_ZERO", "EMPTY_AGGREGATE", "LOG", "LOG_NONPOSITIVE", "SQRT_NEGATIVE", "UTIL_ZERO",
+    "log_function",
     "FreshNames", "Obligation", "SymJob", "SymResult", "SymState", "SymbolicError",
     "describe", "sym_eval",
 ]
@@ -50,11 +51,20 @@ LOG_NONPOSITIVE = "log of a number <= 0"
 UTIL_ZERO = "util of a resource with capacity 0"
 EMPTY_AGGREGATE = "min/max/avg of an empty set without `else`"
 
-# One function for the whole process: every `log(...)` of every formula must be the same
-# function, or a proof could pick different logs for equal arguments.
-LOG = z3.Function("log", z3.RealSort(), z3.RealSort())
+
+def log_function() -> z3.FuncDeclRef:
+    """The function symbol of `log`: one for every formula (Z3 makes equal declarations one),
+    or a proof could pick different logs for equal arguments. Made on each use, in the
+    context at hand (``dsl/z3context.py``: one per verification)."""
+    return z3.Function("log", z3.RealSort(), z3.RealSort())
+
+
+def LOG(x: z3.ArithRef) -> z3.ArithRef:  # noqa: N802 (it stands for the function symbol)
+    return log_function()(x)
+
+
 # `sqrt`'s rounding (``numeric.sqrt``: 53 significant bits): |result - root| <= this * root
-SQRT_ERROR = z3.RealVal(Fraction(1, 2 ** 53))
+SQRT_ERROR = Fraction(1, 2 ** 53)
 
 
 class SymbolicError(ValueError):
@@ -200,7 +210,8 @@ def sym_eval(expr: ir.Expr, *, job: SymJob | None, state: SymState,
 
 # -- helpers --------------------------------------------------------------------------------
 
-_ZERO = {"int": z3.IntVal(0), "real": z3.RealVal(0), "bool": z3.BoolVal(False)}
+def _zero(typ: str) -> z3.ExprRef:
+    return {"int": z3.IntVal, "real": z3.RealVal, "bool": z3.BoolVal}[typ](0)
 
 
 def _as(typ: str, v: z3.ExprRef) -> z3.ExprRef:
@@ -245,7 +256,7 @@ def _floormod(a: z3.ArithRef, b: z3.ArithRef) -> z3.ArithRef:
 
 
 def _sum(terms: Sequence[z3.ExprRef], typ: str) -> z3.ExprRef:
-    return z3.Sum(list(terms)) if terms else _ZERO[typ]
+    return z3.Sum(list(terms)) if terms else _zero(typ)
 
 
 def _const(v: int | float | bool, typ: str) -> z3.ExprRef:
@@ -333,7 +344,27 @@ class _Eval:
         self.state, self.job, self.params, self.size, self.fresh = state, job, params, size, fresh
         self.obligations: list[Obligation] = []
         self.definitions: list[z3.BoolRef] = []
+        self._products: set[int] = set()  # products whose facts are in ``definitions``
         self.uses_log = False
+
+    def _product(self, a: z3.ArithRef, b: z3.ArithRef) -> z3.ArithRef:
+        """``a * b``; for two non-constant factors, with the facts of its sign and size in
+        linear arithmetic (valid for any values), so that a proof about a product (a job's
+        area is positive) rarely needs the nonlinear solver, whose search is fragile."""
+        p = a * b
+        if z3.is_rational_value(a) or z3.is_int_value(a) or z3.is_rational_value(b) \
+                or z3.is_int_value(b) or p.get_id() in self._products:
+            return p
+        self._products.add(p.get_id())
+        self.definitions += [
+            z3.Implies(z3.And(a >= 0, b >= 0), p >= 0),
+            z3.Implies(z3.And(a <= 0, b <= 0), p >= 0),
+            z3.Implies(z3.And(a >= 0, b <= 0), p <= 0),
+            z3.Implies(z3.And(a <= 0, b >= 0), p <= 0),
+            z3.Implies(z3.And(a >= 1, b >= 0), p >= b),
+            z3.Implies(z3.And(b >= 1, a >= 0), p >= a),
+        ]
+        return p
 
     def oblige(self, kind: str, g: z3.BoolRef, safe: z3.BoolRef, e: ir.Expr, text: str) -> None:
         self.obligations.append(Obligation(kind, g, safe, e.span, text))
@@ -424,9 +455,9 @@ class _Eval:
             case "max_size":
                 return slot.request[0] if slot.max_size is None else slot.max_size
             case "area":
-                return slot.request[0] * slot.estimate
+                return self._product(slot.request[0], slot.estimate)
             case "work":
-                area = slot.request[0] * slot.estimate
+                area = self._product(slot.request[0], slot.estimate)
                 if slot.work is None or slot.moldable is None:
                     return area
                 return z3.If(slot.moldable, slot.work, area)
@@ -476,6 +507,8 @@ class _Eval:
         if op in _ARITH:
             if e.type == "real":
                 a, b = _real(a), _real(b)
+            if op == "*":
+                return self._product(a, b)
             return _ARITH[op](a, b)
         if op in ("/", "//", "%"):
             where = {"/": "a division", "//": "a `div`", "%": "a `%`"}[op]
@@ -503,7 +536,8 @@ class _Eval:
                 # Conservative: when x < 0, both are free (the obligation reports that case).
                 self.definitions.append(z3.Implies(x_r >= 0, z3.And(
                     root >= 0, root * root == x_r,
-                    y - root <= SQRT_ERROR * root, root - y <= SQRT_ERROR * root)))
+                    y - root <= z3.RealVal(SQRT_ERROR) * root,
+                    root - y <= z3.RealVal(SQRT_ERROR) * root)))
                 # facts of the rounding in linear arithmetic, so that a proof rarely needs the
                 # nonlinear solver: 0 stays 0, positives stay positive, 1 is representable
                 self.definitions.append(z3.Implies(x_r == 0, y == 0))
@@ -554,7 +588,7 @@ class _Eval:
             counts.append(part.count)
         if e.fn == "count":
             return _sum(counts, "int")
-        terms = [z3.If(c, _as(e.type, v), _ZERO[e.type]) for c, v in zip(ins, values,
+        terms = [z3.If(c, _as(e.type, v), _zero(e.type)) for c, v in zip(ins, values,
                                                                           strict=True)]
         if part is not None and e.fn in ("sum", "avg"):
             terms.append(_as(e.type, part.total))
@@ -568,7 +602,7 @@ class _Eval:
             count = _sum(counts, "int")
             value: z3.ExprRef = total / z3.ToReal(count)  # count > 0 wherever it is used
         elif e.fn in ("min", "max"):
-            value = _ZERO[e.type]
+            value = _zero(e.type)
             has: z3.BoolRef = z3.BoolVal(False)
             for c, v in zip(ins, values, strict=True):
                 v = _as(e.type, v)

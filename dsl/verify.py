@@ -6,8 +6,9 @@ anything else is unknown with Z3's reason. Proofs use the pass's step facts (sma
 by induction over the steps: see ``dsl/sympass.py``); counterexamples come from the exact
 pass, searched at growing bounds so that the first one found is small. Assumptions are
 tracked by name, so a proof reports which of them it used (the unsat core). Z3's ``rlimit``
-bounds the work, so a verdict does not depend on the machine's speed; a wall-clock timeout is
-a second guard.
+bounds the work, so a verdict does not depend on the machine's speed (a wall-clock timeout is
+a second guard), and each verification has its own Z3 context (``dsl/z3context.py``), so a
+verdict does not depend on what the process verified before.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from schedc.dsl.exact import json_number
 from schedc.dsl.machines import with_resources  # noqa: F401  (re-exported for callers)
 from schedc.dsl.symbolic import Obligation
 from schedc.dsl.sympass import TAILS, Bounds, SymbolicPass, Unsupported, encode_pass
+from schedc.dsl.z3context import fresh_context
 
 PROPERTIES = ("capacity", "size-bounds", "well-defined", "reservation-safety", "progress")
 
@@ -47,6 +49,7 @@ class Verdict:
     reason: str | None = None  # unknown: why; violated: what failed
     core: tuple[str, ...] = ()  # proved: the assumptions the proof used
     counterexample: dict[str, Any] | None = None  # violated: a state `schedc run --state` replays
+    work: int = 0  # Z3's resource units spent: the same on any machine, unlike ``seconds``
 
 
 # How the simulator's replay of a counterexample state stopped: (the property its monitor stop
@@ -66,8 +69,12 @@ def verify_policy(policy: ir.Policy, bounds: Bounds | None = None, limits: Limit
     counterexample is reported only if the simulator's replay of it stops for the same
     property (others are tried; if none replays, the verdict is unknown): what the verifier
     only models (how `sqrt` rounds, which function `log` is) never makes a false report."""
-    bounds = bounds or Bounds()
-    limits = limits or Limits()
+    with fresh_context():
+        return _verify(policy, bounds or Bounds(), limits or Limits(), only, replay)
+
+
+def _verify(policy: ir.Policy, bounds: Bounds, limits: Limits, only: Iterable[str] | None,
+            replay: Replay | None) -> list[Verdict]:
     wanted = set(only) if only is not None else None
     bound = (f"N={bounds.queued} queued, R={bounds.running} running, "
              f"K={len(policy.machine.resources)}")
@@ -88,37 +95,46 @@ def verify_policy(policy: ir.Policy, bounds: Bounds | None = None, limits: Limit
     checker.prepare = lambda s: [prop(s) for _, prop in invariants]
     checker.prepare(sym)
     verdicts: list[Verdict] = []
+
+    def measured(verdict: Callable[[], Verdict]) -> None:
+        # Z3's resource count of the whole context (its own: the same on any machine)
+        spent = _context_work()
+        verdicts.append(attrs.evolve(verdict(), work=_context_work() - spent))
+
     if want("capacity"):
         # by induction over the steps, as reservation-safety
         lemmas = [("", -1, lambda s: s.capacity_ok(0))]
         lemmas += [("", c, lambda s, c=c: z3.Implies(s.capacity_ok(c), s.capacity_ok(c + 1)))
                    for c in range(sym.steps)]
-        verdicts.append(checker.prove(sym, "capacity", lemmas,
-                                      whole=_after_the_pass(_capacity),
-                                      failure="a resource is overcommitted after the pass"))
+        measured(lambda: checker.prove(sym, "capacity", lemmas,
+                                       whole=_after_the_pass(_capacity),
+                                       failure="a resource is overcommitted after the pass"))
     if want("size-bounds"):
         note = None if sym.size_results else "rigid sizes: the requests"
-        # one lemma a size formula's evaluation, with its step's equations
-        lemmas = [("", step, lambda s, i=i: z3.Implies(_no_failure(s.size_obligations[i]),
-                                                        _size_ok(s, s.size_results[i])))
-                  for i, (_, _, step, _) in enumerate(sym.size_results)]
-        verdicts.append(checker.prove(sym, "size-bounds", lemmas, whole=_size_bounds,
-                                      failure="a size lies outside [1, capacity] or a "
-                                      "moldable job's range", note=note))
+        # one lemma a step: its size formulas' evaluations, with the step's equations
+        by_step: dict[int, list[int]] = {}
+        for i, (_, _, step, _) in enumerate(sym.size_results):
+            by_step.setdefault(step, []).append(i)
+        lemmas = [("", step, lambda s, ids=ids: z3.And([
+            z3.Implies(_no_failure(s.size_obligations[i]), _size_ok(s, s.size_results[i]))
+            for i in ids])) for step, ids in by_step.items()]
+        measured(lambda: checker.prove(sym, "size-bounds", lemmas, whole=_size_bounds,
+                                       failure="a size lies outside [1, capacity] or a "
+                                       "moldable job's range", note=note))
     if want("well-defined"):
-        verdicts.append(_well_defined(checker, sym))
+        measured(lambda: _well_defined(checker, sym))
     if want("reservation-safety"):
-        verdicts.append(_reservation_safety(checker, sym))
+        measured(lambda: _reservation_safety(checker, sym))
     if want("progress"):
         # The step facts never force a start: progress is a fact of the exact decisions.
         idle = encode_pass(policy, bounds, idle=True, earliest=False)
-        verdicts.append(checker.prove(idle, "progress",
-                                      [("", None, _after_the_pass(_progress))],
-                                      location=policy.backfill.span, idle=True))
+        measured(lambda: checker.prove(idle, "progress",
+                                       [("", None, _after_the_pass(_progress))],
+                                       location=policy.backfill.span, idle=True))
     for inv, prop in invariants:
         if wanted is None or "invariant" in wanted:
-            verdicts.append(checker.prove(sym, f"invariant `{inv.text}`", [("", None, prop)],
-                                          location=inv.span))
+            measured(lambda inv=inv, prop=prop: checker.prove(
+                sym, f"invariant `{inv.text}`", [("", None, prop)], location=inv.span))
     return verdicts
 
 
@@ -415,6 +431,14 @@ def _same_state(sym: SymbolicPass, model: z3.ModelRef) -> z3.BoolRef:
             inputs.append(j.start)
     return z3.And([t == model.eval(t, model_completion=True) for t in inputs
                    if not z3.is_int_value(t)])
+
+
+def _context_work() -> int:
+    """Z3's resource count of the current context so far (a check of an empty solver
+    reports it, and adds nothing)."""
+    solver = z3.Solver()
+    solver.check()
+    return _rlimit_count(solver)
 
 
 def _rlimit_count(solver: z3.Solver) -> int:

@@ -33,6 +33,7 @@ def verdict_json(v: Verdict) -> dict[str, Any]:
         "property": v.property,
         "status": v.status,
         "seconds": round(v.seconds, 3),
+        "z3_work": v.work,  # Z3's resource units: the same on any machine (cf. --rlimit)
         "bound": v.bound,
         "location": v.location.location() if v.location else None,
         "reason": v.reason,

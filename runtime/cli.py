@@ -442,7 +442,6 @@ def _interruptibly(work: Callable[[], T]) -> T:
         finally:
             done.set()
 
-    ctx = z3.main_ctx()  # the one context of the verifier (dsl/verify.py, dsl/symbolic.py)
     trapped = z3.get_param("ctrl_c")
     z3.set_param("ctrl_c", False)
     worker = threading.Thread(target=run, name="schedc-verify", daemon=True)
@@ -452,7 +451,7 @@ def _interruptibly(work: Callable[[], T]) -> T:
         while worker.is_alive():
             done.wait(0.1)
     except KeyboardInterrupt:
-        _cancel(worker, ctx)
+        _cancel(worker)
         raise
     finally:
         z3.set_param("ctrl_c", trapped)
@@ -461,12 +460,14 @@ def _interruptibly(work: Callable[[], T]) -> T:
     return outcome["value"]
 
 
-def _cancel(worker, ctx, patience: float = 2.0) -> None:
+def _cancel(worker, patience: float = 2.0) -> None:
     """Stop ``worker`` (see `_interruptibly`); give up waiting after ``patience`` seconds (a
     daemon thread: the process can still exit)."""
     import ctypes
     import threading
     import time
+
+    import z3
 
     unraisable, excepthook = sys.unraisablehook, threading.excepthook
 
@@ -484,7 +485,9 @@ def _cancel(worker, ctx, patience: float = 2.0) -> None:
     try:
         deadline = time.monotonic() + patience
         while worker.is_alive() and time.monotonic() < deadline:
-            ctx.interrupt()  # the check at hand, or the next one if none runs yet
+            # the check at hand, or the next one if none runs yet; read on each round: a
+            # verification makes its own context (dsl/z3context.py)
+            z3.main_ctx().interrupt()
             ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(worker.ident),
                                                        ctypes.py_object(_Cancelled))
             time.sleep(0.02)

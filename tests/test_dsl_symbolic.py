@@ -15,12 +15,12 @@ from schedc.dsl.evaluate import Env, EvaluationError, evaluate
 from schedc.dsl.symbolic import (
     DIV_ZERO,
     EMPTY_AGGREGATE,
-    LOG,
     SQRT_NEGATIVE,
     FreshNames,
     SymJob,
     SymResult,
     SymState,
+    log_function,
     sym_eval,
 )
 from schedc.runtime.jobs import Job
@@ -90,7 +90,7 @@ def _log_apps(terms) -> list[z3.ExprRef]:
         if t.get_id() in seen:
             continue
         seen.add(t.get_id())
-        if z3.is_app(t) and t.decl().eq(LOG):
+        if z3.is_app(t) and t.decl().eq(log_function()):
             apps.append(t)
         todo.extend(t.children())
     return apps

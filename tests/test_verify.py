@@ -167,6 +167,24 @@ def test_resource_limit_gives_unknown_not_a_verdict() -> None:
     assert "resource limit (--rlimit 1000) ran out" in (verdicts[0].reason or "")
 
 
+def test_a_verdict_does_not_depend_on_what_was_verified_before() -> None:
+    # Z3's search follows the numbering of terms in its context; each verification has its
+    # own context, so it spends exactly the same resource units after other verifications
+    # as alone (in a test worker, in a sweep); the caller's context is left as it was.
+    def run(name: str) -> list[tuple]:
+        verdicts = verify_policy(compile_file(EXAMPLES / name), SMALL, NO_CLOCK)
+        return [(v.property, v.status, v.work, v.core, v.counterexample) for v in verdicts]
+
+    before = z3.main_ctx()
+    x = z3.Int("x")
+    first = run("easy.pol")
+    run("robust-moldable.pol")
+    assert run("easy.pol") == first
+    assert all(work > 0 for _, _, work, _, _ in first)
+    assert z3.main_ctx() is before
+    assert z3.Solver().check(x > 0) == z3.sat  # terms made before are still usable
+
+
 # --- the command line --------------------------------------------------------------------
 
 
