@@ -239,7 +239,22 @@ def _well_defined(checker: _Checker, sym: SymbolicPass) -> Verdict:
     groups: dict[tuple, list[Obligation]] = {}
     for ob, step in zip(sym.obligations, sym.obligation_steps, strict=True):
         groups.setdefault((ob.kind, ob.span, ob.text, step), []).append(ob)
+    # First one check a step for all its nodes (most hold: fewer, larger checks are cheaper);
+    # a step that fails is checked node by node, to name the failing one.
+    steps: dict[int | None, list[Obligation]] = {}
     for (*_, step), group in groups.items():
+        steps.setdefault(step, []).extend(group)
+    settled: set[int | None] = set()
+    for step, obligations in steps.items():
+        result, core = checker._solve(sym, z3.And([z3.Implies(o.guard, o.safe)
+                                                   for o in obligations]),
+                                      None if sym.exact else step)
+        if result == z3.unsat:
+            settled.add(step)
+            cores.update(core)
+    for (*_, step), group in groups.items():
+        if step in settled:
+            continue
         ob = group[0]
 
         def same_node(s: SymbolicPass, ob=ob) -> z3.BoolRef:
