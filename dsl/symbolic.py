@@ -344,7 +344,7 @@ class _Eval:
         self.state, self.job, self.params, self.size, self.fresh = state, job, params, size, fresh
         self.obligations: list[Obligation] = []
         self.definitions: list[z3.BoolRef] = []
-        self._products: set[int] = set()  # products whose facts are in ``definitions``
+        self._products: set[int] = set()  # products, quotients whose facts are in ``definitions``
         self.uses_log = False
 
     def _product(self, a: z3.ArithRef, b: z3.ArithRef) -> z3.ArithRef:
@@ -365,6 +365,29 @@ class _Eval:
             z3.Implies(z3.And(b >= 1, a >= 0), p >= a),
         ]
         return p
+
+    def _quotient(self, a: z3.ArithRef, b: z3.ArithRef) -> z3.ArithRef:
+        """``a / b`` (reals); for a non-constant divisor, with the facts of its sign and size
+        in linear arithmetic where b != 0 (as `_product`'s): a share of a positive total
+        is in [0, 1], a utilisation at most 1 where use is within capacity."""
+        q = a / b
+        if z3.is_rational_value(b) or q.get_id() in self._products:
+            return q
+        self._products.add(q.get_id())
+        self.definitions += [
+            z3.Implies(z3.And(b > 0, a >= 0), q >= 0),
+            z3.Implies(z3.And(b > 0, a > 0), q > 0),
+            z3.Implies(z3.And(b > 0, a <= 0), q <= 0),
+            z3.Implies(z3.And(b > 0, a < 0), q < 0),
+            z3.Implies(z3.And(b < 0, a >= 0), q <= 0),
+            z3.Implies(z3.And(b < 0, a > 0), q < 0),
+            z3.Implies(z3.And(b < 0, a <= 0), q >= 0),
+            z3.Implies(z3.And(b < 0, a < 0), q > 0),
+            z3.Implies(z3.And(b > 0, a <= b), q <= 1),
+            z3.Implies(z3.And(b > 0, a >= b), q >= 1),
+            z3.Implies(z3.And(b >= 1, a >= 0), q <= a),
+        ]
+        return q
 
     def oblige(self, kind: str, g: z3.BoolRef, safe: z3.BoolRef, e: ir.Expr, text: str) -> None:
         self.obligations.append(Obligation(kind, g, safe, e.span, text))
@@ -493,7 +516,7 @@ class _Eval:
                 return cap - used
             case "util":
                 self.oblige(UTIL_ZERO, g, cap != 0, e, f"`{describe(e)}`")
-                return _real(used) / _real(cap)
+                return self._quotient(_real(used), _real(cap))
             case "bpu":
                 return _real(cap) if self.state.bpu is None else self.state.bpu[k]
             case "power":
@@ -514,7 +537,7 @@ class _Eval:
             where = {"/": "a division", "//": "a `div`", "%": "a `%`"}[op]
             self.oblige(DIV_ZERO, g, b != 0, e, f"`{describe(e.right)}` in {where}")
             if op == "/":
-                return _real(a) / _real(b)
+                return self._quotient(_real(a), _real(b))
             if not (z3.is_int(a) and z3.is_int(b)):
                 raise SymbolicError(f"`{op}` on a non-int operand")
             return _floordiv(a, b) if op == "//" else _floormod(a, b)

@@ -107,6 +107,7 @@ class Start:
     slot: int
     state: SymState
     size: z3.ArithRef
+    step: int  # the step that makes it (a walk slot, or N + j: round j)
 
 
 @frozen
@@ -144,7 +145,7 @@ class SymbolicPass:
     reservations_hold: tuple[z3.BoolRef, ...]  # per slot: reserved -> still fits after
     used_after: tuple[z3.ArithRef, ...]  # per resource, after the pass
     profile_ok: Callable[[int], z3.BoolRef]  # the plan after step s never overcommits
-    capacity_ok: Callable[[int], z3.BoolRef]  # after step s no resource is overcommitted now
+    capacity_ok: Callable[[int], z3.BoolRef]  # after step s each use now is in [0, capacity]
     obligations: list[Obligation]  # partial operations met in the pass
     obligation_steps: list[int | None]  # for each, the step it is met in (None: shared)
     # (when evaluated, the size, the step that evaluates it, the job's slot)
@@ -246,9 +247,20 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
     uses_log = False
 
     def evaluate(expr: ir.Expr, job: SymJob | None, state: SymState, guard: z3.BoolRef,
-                 size: z3.ArithRef | None = None) -> z3.ExprRef:
-        nonlocal uses_log
+                 size: z3.ArithRef | None = None, step: object = "current") -> z3.ExprRef:
+        """``step``: the step whose equations the value's definitions join (default: the
+        one being encoded; an invariant evaluated after the encoding names its start's)."""
         result = sym_eval(expr, job=job, state=state, params=params, size=size, fresh=fresh)
+        encoding = definitions.current
+        if step != "current":
+            definitions.current = step
+        try:
+            return _record(result, guard)
+        finally:
+            definitions.current = encoding
+
+    def _record(result, guard: z3.BoolRef) -> z3.ExprRef:
+        nonlocal uses_log
         definitions.add_all(result.definitions)
         obligations.extend(
             Obligation(o.kind, z3.And(guard, o.guard), o.safe, o.span, o.text)
@@ -608,7 +620,7 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
     exact_slots = N if exact else 0
     stops = [z3.Bool(f"stops_{q}") for q in range(N)]
     candidate = [z3.Bool(f"candidate_{q}") for q in range(N)]  # left to backfill `best`
-    starts_list: list[tuple[z3.BoolRef, int, SymState, z3.ArithRef]] = []
+    starts_list: list[tuple[z3.BoolRef, int, SymState, z3.ArithRef, int]] = []
     for a in range(N):
         job = queue[a]
         definitions.current = a
@@ -637,7 +649,7 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
         may_reserve.append(encode_may_reserve(a, z3.Not(starts)))
         definitions.add(z3.Implies(reserved[a], z3.And(visited[a], fits_reservation(a))))
         starts_list.append((started_walk[a], a, state_at(a, including=True),
-                            alloc_walk[a][0]))
+                            alloc_walk[a][0], a))
         # Facts of every job's step that lemmas about later steps rely on (shared): only a
         # present job is visited, it never both starts and is reserved, and a reservation
         # lies after now (the job did not fit now).
@@ -647,6 +659,10 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
         definitions.add(z3.Implies(candidate[a], z3.And(job.present, z3.Not(visited[a]))))
         definitions.add(z3.Implies(reserved[a], z3.And(z3.Not(started_walk[a]),
                                                        res_time[a] > now, may_reserve[a])))
+        # ... and at a release of the plan before it (the earliest fit is one: see the
+        # module's doc), which a rule like "ends before the first release" relies on
+        definitions.add(z3.Implies(reserved[a], z3.Or([
+            z3.And(valid, res_time[a] == t) for valid, t in release_times(a)[1:]])))
         if kind == "none":
             definitions.add(z3.Not(reserved[a]))
         if a >= exact_slots:
@@ -712,7 +728,7 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
                  pick_alloc=pick_alloc: [
                      z3.If(z3.And(any_pick, active(pick_est, i)), pick_alloc[k], 0)])
         definitions.add(z3.Implies(any_pick, fits_now(s, pick_alloc, pick_est)))
-        starts_list += [(picked[j][q], q, after, alloc_j[q][0]) for q in range(N)]
+        starts_list += [(picked[j][q], q, after, alloc_j[q][0], s) for q in range(N)]
         # exact: who fits the round (the score is computed for those only)
         fit = ([z3.And(pool[j][q], fits_now(s, alloc_j[q], est_j[q]))
                 for q in range(N)] if exact else pool[j])
@@ -759,7 +775,9 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
         return z3.And(checks)
 
     def capacity_ok(s: int) -> z3.BoolRef:
-        return z3.And([use[s][0][k] <= capacity_t[k] for k in range(K)])
+        # (and not below 0: a later lemma on a utilisation's sign needs it)
+        return z3.And([z3.And(0 <= use[s][0][k], use[s][0][k] <= capacity_t[k])
+                       for k in range(K)])
 
     # After the whole pass, each reservation still fits beside every start and every other
     # reservation: no job started in the pass delayed it.
@@ -776,7 +794,7 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
                         capacity=capacity_t, running=running, queue=queue, params=params,
                         assumptions=tuple(assumptions), definitions=definitions,
                         decisions=decisions,
-                        starts=tuple(Start(g, q, st, sz) for g, q, st, sz in starts_list),
+                        starts=tuple(Start(*start) for start in starts_list),
                         sized_estimates=tuple(sized_estimates),
                         choice_estimates=tuple(choice_estimates), bpu=bpu, power=power,
                         kept_size=tuple(fixed), fresh_sizes=tuple(fresh_sizes),

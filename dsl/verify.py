@@ -91,8 +91,8 @@ def _verify(policy: ir.Policy, bounds: Bounds, limits: Limits, only: Iterable[st
 
     # Evaluate invariants before well-defined is checked: they bring their own obligations
     # (on every exact pass too, as soon as it is encoded).
-    invariants = [(inv, _invariant(inv)) for inv in policy.invariants]
-    checker.prepare = lambda s: [prop(s) for _, prop in invariants]
+    invariants = [_Invariant(inv) for inv in policy.invariants]
+    checker.prepare = lambda s: [inv.whole(s) for inv in invariants]
     checker.prepare(sym)
     verdicts: list[Verdict] = []
 
@@ -131,10 +131,11 @@ def _verify(policy: ir.Policy, bounds: Bounds, limits: Limits, only: Iterable[st
         measured(lambda: checker.prove(idle, "progress",
                                        [("", None, _after_the_pass(_progress))],
                                        location=policy.backfill.span, idle=True))
-    for inv, prop in invariants:
+    for inv in invariants:
         if wanted is None or "invariant" in wanted:
-            measured(lambda inv=inv, prop=prop: checker.prove(
-                sym, f"invariant `{inv.text}`", [("", None, prop)], location=inv.span))
+            measured(lambda inv=inv: checker.prove(
+                sym, f"invariant `{inv.inv.text}`", inv.lemmas(sym), whole=inv.whole,
+                location=inv.inv.span))
     return verdicts
 
 
@@ -180,31 +181,47 @@ def _reservations_hold(sym: SymbolicPass) -> z3.BoolRef:
     return z3.And(list(sym.reservations_hold))
 
 
-def _invariant(inv: ir.Invariant) -> Property:
+class _Invariant:
     """The invariant holds right after every start; evaluated once per encoded pass (the
-    evaluation adds its definitions and obligations to the pass). With `size fixed`, an
-    invariant of the job and its size alone also holds of every size chosen to be kept
-    (the pass assumes it of kept sizes: an induction over the passes)."""
-    memo: dict[int, tuple[SymbolicPass, z3.BoolRef]] = {}
-    job_only = ir.dependencies(inv.expr) <= {"job", "param"}
+    evaluation adds its definitions and obligations to the pass, each to its start's step).
+    With `size fixed`, an invariant of the job and its size alone also holds of every size
+    chosen to be kept (the pass assumes it of kept sizes: an induction over the passes)."""
 
-    def holds(sym: SymbolicPass, guard: z3.BoolRef, slot: int, state, size) -> z3.BoolRef:
+    def __init__(self, inv: ir.Invariant) -> None:
+        self.inv = inv
+        self._memo: dict[int, tuple[SymbolicPass, dict[int | None, z3.BoolRef]]] = {}
+        self._job_only = ir.dependencies(inv.expr) <= {"job", "param"}
+
+    def _holds(self, sym: SymbolicPass, guard: z3.BoolRef, slot: int, state, size,
+               step: int | None) -> z3.BoolRef:
         # where the invariant's own evaluation fails, the simulator stops for that
         # (`well-defined`), not for the invariant
         first = len(sym.obligations)
-        value = sym.evaluate(inv.expr, sym.queue[slot], state, guard, size=size)
+        value = sym.evaluate(self.inv.expr, sym.queue[slot], state, guard, size=size,
+                             step=step)
         return z3.Implies(z3.And(guard, _no_failure(sym.obligations[first:])), value)
 
-    def prop(sym: SymbolicPass) -> z3.BoolRef:
-        if id(sym) not in memo:
-            checks = [holds(sym, s.guard, s.slot, s.state, s.size) for s in sym.starts]
-            if job_only:
-                checks += [holds(sym, guard, slot, sym.state_at(slot), size)
-                           for guard, slot, size in sym.fresh_sizes]
-            memo[id(sym)] = (sym, z3.And(checks))
-        return memo[id(sym)][1]
+    def by_step(self, sym: SymbolicPass) -> dict[int | None, z3.BoolRef]:
+        """Per step, that the invariant holds after its starts (None: of kept sizes)."""
+        if id(sym) not in self._memo:
+            checks: dict[int | None, list[z3.BoolRef]] = {}
+            for s in sym.starts:
+                checks.setdefault(s.step, []).append(
+                    self._holds(sym, s.guard, s.slot, s.state, s.size, s.step))
+            if self._job_only:
+                checks[None] = [self._holds(sym, guard, slot, sym.state_at(slot), size, None)
+                                for guard, slot, size in sym.fresh_sizes]
+            self._memo[id(sym)] = (sym, {step: z3.And(c) for step, c in checks.items()})
+        return self._memo[id(sym)][1]
 
-    return prop
+    def whole(self, sym: SymbolicPass) -> z3.BoolRef:
+        return z3.And(list(self.by_step(sym).values()))
+
+    def lemmas(self, sym: SymbolicPass) -> list[tuple[str, int | None, Property]]:
+        """One a step, with its equations (and the lemmas proved before: the capacity
+        steps, for one): a small check each, as the other properties'."""
+        return [("", step, lambda s, step=step: self.by_step(s)[step])
+                for step in self.by_step(sym)]
 
 
 def _base(name: str) -> str:
@@ -246,12 +263,12 @@ def _well_defined(checker: _Checker, sym: SymbolicPass) -> Verdict:
         steps.setdefault(step, []).extend(group)
     settled: set[int | None] = set()
     for step, obligations in steps.items():
-        result, core = checker._solve(sym, z3.And([z3.Implies(o.guard, o.safe)
-                                                   for o in obligations]),
-                                      None if sym.exact else step)
+        formula = z3.And([z3.Implies(o.guard, o.safe) for o in obligations])
+        result, core = checker._solve(sym, formula, None if sym.exact else step)
         if result == z3.unsat:
             settled.add(step)
             cores.update(core)
+            checker.learn(sym, formula, core)
     for (*_, step), group in groups.items():
         if step in settled:
             continue
@@ -287,6 +304,12 @@ class _Checker:
         self._exact: dict[tuple[int, int, bool, str], SymbolicPass] = {}
         self._base_of: SymbolicPass | None = None
         self._base_solver: z3.Solver | None = None
+        # Lemmas proved on a pass, premises of its later checks, with the assumptions each
+        # proof used (a check that uses one reports them): a proved lemma holds in every
+        # model of the pass's assumptions and equations, so adding it changes no verdict,
+        # and it spares a later proof the induction (an invariant on `machine.util` need
+        # not re-derive that no step overcommits).
+        self._facts: dict[int, list[tuple[z3.BoolRef, tuple[str, ...]]]] = {}
 
     def prove(self, sym: SymbolicPass, name: str,
               lemmas: list[tuple[str, int | None, Property]],
@@ -298,10 +321,13 @@ class _Checker:
         the exact pass a failed lemma is searched for (default: the lemma itself)."""
         started = time.perf_counter()
         cores: set[str] = set()
+        proved: list[tuple[z3.BoolRef, tuple[str, ...]]] = []
         for what, step, lemma in lemmas:
-            result, core = self._solve(sym, lemma(sym), None if sym.exact else step)
+            formula = lemma(sym)
+            result, core = self._solve(sym, formula, None if sym.exact else step)
             if result == z3.unsat:
                 cores.update(core)
+                proved.append((formula, core))
                 continue
             verdict = self._refute(name, whole or lemma, location, failure or what or
                                    f"{name} does not hold", idle)
@@ -309,8 +335,20 @@ class _Checker:
                 verdict = Verdict(name, "proved", 0.0, self.bound, location=location,
                                   reason=note)
             return attrs.evolve(verdict, seconds=time.perf_counter() - started)
+        for formula, core in proved:
+            self.learn(sym, formula, core)
         return Verdict(name, "proved", time.perf_counter() - started, self.bound,
                        location=location, core=tuple(sorted(cores)), reason=note)
+
+    def learn(self, sym: SymbolicPass, fact: z3.BoolRef, core: tuple[str, ...]) -> None:
+        """``fact``, proved on ``sym`` from the assumptions in ``core``, is a premise of
+        every later check on ``sym`` (not of the exact passes: they decide for themselves)."""
+        if sym.exact:
+            return
+        facts = self._facts.setdefault(id(sym), [])
+        facts.append((fact, core))
+        if self._base_of is sym:
+            self._base_solver.assert_and_track(fact, z3.Bool(f"fact_{len(facts) - 1}"))
 
     def _solve(self, sym: SymbolicPass, prop: z3.BoolRef,
                step: int | None) -> tuple[z3.CheckSatResult, tuple[str, ...]]:
@@ -325,14 +363,22 @@ class _Checker:
             result = solver.check()
             if result != z3.unsat:
                 return result, ()
-            return result, tuple(sorted({sym.assumptions[int(str(t).split("_")[1])].name
-                                         for t in solver.unsat_core()}))
+            used: set[str] = set()
+            for t in solver.unsat_core():
+                kind, index = str(t).split("_")
+                if kind == "assumption":
+                    used.add(sym.assumptions[int(index)].name)
+                else:  # a fact: the assumptions of its proof
+                    used.update(self._facts[id(sym)][int(index)][1])
+            return result, tuple(sorted(used))
         finally:
             solver.pop()
 
     def _base(self, sym: SymbolicPass) -> z3.Solver:
         if self._base_of is not sym:
             self._base_of, self._base_solver = sym, self._solver(sym, [])
+            for i, (fact, _) in enumerate(self._facts.get(id(sym), [])):
+                self._base_solver.assert_and_track(fact, z3.Bool(f"fact_{i}"))
         return self._base_solver
 
     def _solver(self, sym: SymbolicPass, equations: list[z3.BoolRef]) -> z3.Solver:
