@@ -776,7 +776,7 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
 
     def capacity_ok(s: int) -> z3.BoolRef:
         # (and not below 0: a later lemma on a utilisation's sign needs it)
-        return z3.And([z3.And(0 <= use[s][0][k], use[s][0][k] <= capacity_t[k])
+        return z3.And([z3.And(use[s][0][k] >= 0, use[s][0][k] <= capacity_t[k])
                        for k in range(K)])
 
     # After the whole pass, each reservation still fits beside every start and every other

@@ -26,7 +26,7 @@ from schedc.dsl import ir
 from schedc.dsl.diagnostics import Span
 from schedc.dsl.exact import json_number
 from schedc.dsl.machines import with_resources  # noqa: F401  (re-exported for callers)
-from schedc.dsl.symbolic import Obligation
+from schedc.dsl.symbolic import Obligation, describe
 from schedc.dsl.sympass import TAILS, Bounds, SymbolicPass, Unsupported, encode_pass
 from schedc.dsl.z3context import fresh_context
 
@@ -50,6 +50,9 @@ class Verdict:
     core: tuple[str, ...] = ()  # proved: the assumptions the proof used
     counterexample: dict[str, Any] | None = None  # violated: a state `schedc run --state` replays
     work: int = 0  # Z3's resource units spent: the same on any machine, unlike ``seconds``
+    # proved, but for states of at most R running jobs only: where the policy reads every
+    # running job (`running.count`, an aggregate over `running`), as "`TEXT` (file:line:col)"
+    bounded_by: tuple[str, ...] = ()
 
 
 # How the simulator's replay of a counterexample state stopped: (the property its monitor stop
@@ -136,7 +139,34 @@ def _verify(policy: ir.Policy, bounds: Bounds, limits: Limits, only: Iterable[st
             measured(lambda inv=inv: checker.prove(
                 sym, f"invariant `{inv.inv.text}`", inv.lemmas(sym), whole=inv.whole,
                 location=inv.inv.span))
-    return verdicts
+    # Aggregates over `queue` range over any number of further jobs (QueueTail); those over
+    # `running` over the R slots only: say so on every verdict they can bound (an idle
+    # machine's, progress, has no running job).
+    reads = _reads_every_running_job(policy)
+    return [attrs.evolve(v, bounded_by=reads)
+            if reads and v.status == "proved" and v.property != "progress" else v
+            for v in verdicts]
+
+
+def bounded_note(v: Verdict) -> str | None:
+    """What a proof bounded by the running-job slots covers, in a sentence (None: all)."""
+    if not v.bounded_by:
+        return None
+    running = v.bound.split("R=")[1].split(" ")[0] if "R=" in v.bound else "R"
+    return (f"proved for states of at most {running} running jobs only (raise --running to "
+            f"cover more): the policy reads every running job in {', '.join(v.bounded_by)}")
+
+
+def _reads_every_running_job(policy: ir.Policy) -> tuple[str, ...]:
+    """Where a formula of ``policy`` reads every running job, outermost first."""
+    found: dict[str, None] = {}
+    for expr in [*ir.decision_exprs(policy), *(i.expr for i in policy.invariants)]:
+        for node in ir.walk(expr):
+            if (isinstance(node, ir.StateAttr) and node.attr == "running.count"
+                    or isinstance(node, ir.Aggregate) and node.domain == "running"):
+                where = f" ({node.span.location()})" if node.span else ""
+                found[f"`{describe(node)}`{where}"] = None
+    return tuple(found)
 
 
 Property = Callable[[SymbolicPass], z3.BoolRef]

@@ -8,7 +8,7 @@ from typing import Any
 
 from attrs import frozen
 
-from schedc.dsl.verify import Verdict
+from schedc.dsl.verify import Verdict, bounded_note
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 RULES = {
@@ -39,6 +39,8 @@ def verdict_json(v: Verdict) -> dict[str, Any]:
         "reason": v.reason,
         "assumptions_used": list(v.core),
         "counterexample": v.counterexample,
+        # proved for at most R running jobs: where the policy reads every running job
+        "bounded_by": list(v.bounded_by),
     }
 
 
@@ -60,6 +62,8 @@ def to_markdown(reports: Sequence[PolicyReport]) -> str:
             name = v.property.replace("|", "\\|")
             lines.append(f"| {name} | **{v.status}** | {v.seconds:.2f} s | {v.bound} | "
                          f"{detail} |")
+        notes = {bounded_note(v) for v in r.verdicts} - {None}
+        lines += ["", *(f"Bounded: {note}." for note in sorted(notes))] if notes else []
         for v in r.verdicts:
             if v.counterexample:
                 lines += ["", f"Counterexample for {v.property}:", "", "```json",
@@ -78,7 +82,7 @@ def to_sarif(reports: Sequence[PolicyReport], version: str) -> str:
     results = []
     for r in reports:
         for v in r.verdicts:
-            if v.status == "proved":
+            if v.status == "proved" and not v.bounded_by:
                 continue
             location: dict[str, Any] = {"artifactLocation": {"uri": r.file}}
             if v.location:
@@ -89,9 +93,11 @@ def to_sarif(reports: Sequence[PolicyReport], version: str) -> str:
                                        "endColumn": v.location.end_col}}
             results.append({
                 "ruleId": _rule_id(v),
-                "level": "error" if v.status == "violated" else "warning",
+                "level": {"violated": "error", "unknown": "warning"}.get(v.status, "note"),
                 "message": {"text": f"policy {r.policy}: {v.property} {v.status}"
-                                    + (f": {v.reason}" if v.reason else "")},
+                                    + (f": {v.reason}" if v.reason and v.status != "proved"
+                                       else f": {bounded_note(v)}" if v.bounded_by
+                                       else "")},
                 "locations": [{"physicalLocation": location}],
                 "properties": {"bound": v.bound, "counterexample": v.counterexample},
             })
@@ -136,9 +142,13 @@ def print_terminal(reports: Sequence[PolicyReport], console) -> None:
         table.add_column("detail", overflow="fold")
         for v in r.verdicts:
             detail = v.reason or "" if v.status == "proved" else "see below"
+            if v.bounded_by:
+                detail = (f"{detail}; " if detail else "") + "running jobs bounded (below)"
             table.add_row(Text(v.property), Text(v.status, style=STYLE[v.status]),
                           f"{v.seconds:.2f} s", *([] if shared else [v.bound]), Text(detail))
         console.print(table)
+        for note in sorted({bounded_note(v) for v in r.verdicts} - {None}):
+            console.print(Text(f"{r.file}: {note}"), soft_wrap=True)
         for v in r.verdicts:
             if v.status != "proved":
                 where = v.location.location() if v.location else r.file

@@ -4,6 +4,7 @@ limit ran out and what to raise, and the text report never cuts a location or a 
 from __future__ import annotations
 
 import io
+import json
 import os
 import shutil
 import signal
@@ -229,3 +230,43 @@ def test_text_report_wraps_long_cells_never_cuts_them() -> None:
     assert "…" not in out
     assert f"p.pol: {long_invariant} unknown: {'x' * 150}" in out.splitlines()
     assert "p (p.pol), N=8 queued, R=8 running, K=1" in out.splitlines()
+
+
+# --- a verdict bounded by the running-job slots says so and names the formula ------------
+
+
+RUNNING_COUNT = textwrap.dedent("""\
+    machine m { resource cpus = 100 }
+    policy share {
+      order job.submit asc
+      reserve 1
+      backfill best by job.procs / (running.count + 1) asc
+    }
+    """)
+
+
+def test_a_formula_over_every_running_job_bounds_the_verdicts_and_is_named(
+        tmp_path: Path, capsys) -> None:
+    path = tmp_path / "share.pol"
+    path.write_text(RUNNING_COUNT)
+    verdicts = verify_policy(compile_file(path), Bounds(2, 2))
+    assert {v.status for v in verdicts} == {"proved"}
+    where = f"`running.count` ({path}:5:33)"
+    # an idle machine has no running job: progress is not bounded by them
+    assert {v.property: v.bounded_by for v in verdicts} == {
+        "capacity": (where,), "size-bounds": (where,), "well-defined": (where,),
+        "reservation-safety": (where,), "progress": ()}
+    assert main(["verify", str(path), "--queued", "2", "--running", "2"]) == 0
+    out = capsys.readouterr().out
+    assert (f"{path}: proved for states of at most 2 running jobs only (raise --running to "
+            f"cover more): the policy reads every running job in {where}") in out
+    assert main(["verify", str(path), "--queued", "2", "--running", "2", "--format",
+                 "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report[0]["verdicts"][0]["bounded_by"] == [where]
+    assert report[0]["verdicts"][4]["bounded_by"] == []
+
+
+def test_a_policy_that_reads_no_running_aggregate_is_not_bounded_by_them() -> None:
+    verdicts = verify_policy(compile_file(EXAMPLES / "easy.pol"), Bounds(2, 2))
+    assert all(v.bounded_by == () for v in verdicts)
