@@ -188,8 +188,17 @@ def _size_ok(sym: SymbolicPass, result: tuple[z3.BoolRef, z3.ArithRef, int, int]
 
 def _size_bounds(sym: SymbolicPass) -> z3.BoolRef:
     """Every size computed without a failure is in range: a failing formula stops the
-    simulator before its size is used (that is `well-defined`'s)."""
-    return z3.And([z3.Implies(_no_failure(own), _size_ok(sym, r))
+    simulator before its size is used (that is `well-defined`'s), its own or one evaluated
+    before it: an order key, a formula of an earlier step."""
+    steps: dict[int | None, list[Obligation]] = {}
+    for ob, step in zip(sym.obligations, sym.obligation_steps, strict=True):
+        steps.setdefault(step, []).append(ob)
+    before: dict[int, z3.BoolRef] = {}  # no failure before step a
+    fine = _no_failure(steps.get(None, []))
+    for a in range(sym.steps + 1):
+        before[a] = fine
+        fine = z3.And(fine, _no_failure(steps.get(a, [])))
+    return z3.And([z3.Implies(z3.And(before[r[2]], _no_failure(own)), _size_ok(sym, r))
                    for r, own in zip(sym.size_results, sym.size_obligations, strict=True)])
 
 
@@ -575,11 +584,14 @@ def _small_model(sym: SymbolicPass, constraints: Sequence[z3.BoolRef],
     moldable jobs (a rigid story is simpler), then fewest jobs, then the least sum of every
     number in the state (times, capacities left symbolic, ids, estimates, requests, params),
     then the least ids to the first jobs. None if the optimiser gives up (the caller keeps
-    the solver's model). Bounded by Z3's rlimit alone, not by the clock: a loaded machine must
-    not turn the least counterexample into another one (a CI run under load did, with the
-    wall-clock limit also set here)."""
+    the solver's model). Bounded by Z3's rlimit per inner check, and by the wall clock (the
+    --timeout, 60 s by default) only as the last resort: a loaded machine must not turn the
+    least counterexample into another one (a CI run under load did, with a short clock)."""
     opt = z3.Optimize()
     opt.set("rlimit", limits.rlimit)
+    # Z3 applies the rlimit to each of the optimiser's inner checks, not to their sum: the
+    # wall clock is the guard of last resort (then the solver's model is shown)
+    opt.set("timeout", limits.timeout_ms)
     opt.add(*(a.formula for a in sym.assumptions), *sym.definitions.all(), *constraints)
     jobs = [*sym.running, *sym.queue]
     opt.minimize(z3.Sum([z3.If(z3.And(j.present, j.moldable), 1, 0) for j in jobs]))

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 import z3
 
-from schedc.dsl import compile_file
+from schedc.dsl import compile_file, compile_source
 from schedc.dsl.sympass import Bounds, encode_pass
 from schedc.dsl.verify import Limits, verify_policy
 from schedc.runtime.cli import main
+from schedc.runtime.replay import replayer
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -305,3 +306,20 @@ def test_backfill_best_size_is_checked_in_every_round(tmp_path: Path, capsys) ->
     capsys.readouterr()
     assert main(["run", str(path), "--state", str(state)]) == 1
     assert "size 0" in capsys.readouterr().err
+
+
+def test_a_size_is_out_of_range_only_where_a_formula_before_it_failed() -> None:
+    # the order key fails for every job whose size would be out of range: the simulator
+    # stops at the key (well-defined), never at the size, so size-bounds is proved
+    policy = compile_source("""
+        policy size_after_key {
+          order 1 / (job.max_size - 3) asc
+          reserve 1
+          backfill first_fit
+          size if job.max_size == 3 then 0 else job.min_size
+        }
+        """, "size-after-key.pol")
+    verdicts = {v.property: v for v in verify_policy(policy, Bounds(2, 2), NO_CLOCK,
+                                                     replay=replayer(policy))}
+    assert verdicts["size-bounds"].status == "proved", verdicts["size-bounds"].reason
+    assert verdicts["well-defined"].status == "violated"
