@@ -145,7 +145,8 @@ class SymbolicPass:
     reservations_hold: tuple[z3.BoolRef, ...]  # per slot: reserved -> still fits after
     used_after: tuple[z3.ArithRef, ...]  # per resource, after the pass
     profile_ok: Callable[[int], z3.BoolRef]  # the plan after step s never overcommits
-    capacity_ok: Callable[[int], z3.BoolRef]  # after step s each use now is in [0, capacity]
+    capacity_ok: Callable[[int], z3.BoolRef]  # after step s no resource is overcommitted now
+    use_nonnegative: Callable[[int], z3.BoolRef]  # after step s no use now is below 0
     obligations: list[Obligation]  # partial operations met in the pass
     obligation_steps: list[int | None]  # for each, the step it is met in (None: shared)
     # (when evaluated, the size, the step that evaluates it, the job's slot)
@@ -775,9 +776,10 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
         return z3.And(checks)
 
     def capacity_ok(s: int) -> z3.BoolRef:
-        # (and not below 0: a later lemma on a utilisation's sign needs it)
-        return z3.And([z3.And(use[s][0][k] >= 0, use[s][0][k] <= capacity_t[k])
-                       for k in range(K)])
+        return z3.And([use[s][0][k] <= capacity_t[k] for k in range(K)])
+
+    def use_nonnegative(s: int) -> z3.BoolRef:
+        return z3.And([use[s][0][k] >= 0 for k in range(K)])
 
     # After the whole pass, each reservation still fits beside every start and every other
     # reservation: no job started in the pass delayed it.
@@ -801,6 +803,7 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
                         steps=steps, state_at=state_at, evaluate=evaluate,
                         reservations_hold=reservations_hold, used_after=tuple(use[steps][0]),
                         profile_ok=profile_ok, capacity_ok=capacity_ok,
+                        use_nonnegative=use_nonnegative,
                         obligations=obligations, obligation_steps=obligation_steps,
                         size_results=tuple(sizes), size_obligations=tuple(size_obligations),
                         uses_log=lambda: uses_log, fresh=fresh, queue_tail=queue_tail)

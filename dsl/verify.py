@@ -109,17 +109,31 @@ def _verify(policy: ir.Policy, bounds: Bounds, limits: Limits, only: Iterable[st
         lemmas = [("", -1, lambda s: s.capacity_ok(0))]
         lemmas += [("", c, lambda s, c=c: z3.Implies(s.capacity_ok(c), s.capacity_ok(c + 1)))
                    for c in range(sym.steps)]
-        measured(lambda: checker.prove(sym, "capacity", lemmas,
+        measured(lambda: checker.prove(sym, "capacity", lemmas, learn=True,
                                        whole=_after_the_pass(_capacity),
                                        failure="a resource is overcommitted after the pass"))
+    # Not a property: a fact later lemmas on a formula that reads the use may need (a
+    # utilisation is not negative), learned if it is proved (a size below 0 would break
+    # it: then `size-bounds` reports that)
+    if _reads_use(policy):
+        checker.learn_lemmas(sym, [lambda s: s.use_nonnegative(0)] + [
+            lambda s, c=c: z3.Implies(s.use_nonnegative(c), s.use_nonnegative(c + 1))
+            for c in range(sym.steps)], steps=[-1, *range(sym.steps)])
     if want("size-bounds"):
         note = None if sym.size_results else "rigid sizes: the requests"
         # one lemma a step: its size formulas' evaluations, with the step's equations
         by_step: dict[int, list[int]] = {}
         for i, (_, _, step, _) in enumerate(sym.size_results):
             by_step.setdefault(step, []).append(i)
+        fine: dict[int, z3.BoolRef] = {}  # the candidates of a `choose` share their formulas
+
+        def no_failure(obligations: tuple[Obligation, ...]) -> z3.BoolRef:
+            if id(obligations) not in fine:
+                fine[id(obligations)] = _no_failure(obligations)
+            return fine[id(obligations)]
+
         lemmas = [("", step, lambda s, ids=ids: z3.And([
-            z3.Implies(_no_failure(s.size_obligations[i]), _size_ok(s, s.size_results[i]))
+            z3.Implies(no_failure(s.size_obligations[i]), _size_ok(s, s.size_results[i]))
             for i in ids])) for step, ids in by_step.items()]
         measured(lambda: checker.prove(sym, "size-bounds", lemmas, whole=_size_bounds,
                                        failure="a size lies outside [1, capacity] or a "
@@ -155,6 +169,14 @@ def bounded_note(v: Verdict) -> str | None:
     running = v.bound.split("R=")[1].split(" ")[0] if "R=" in v.bound else "R"
     return (f"proved for states of at most {running} running jobs only (raise --running to "
             f"cover more): the policy reads every running job in {', '.join(v.bounded_by)}")
+
+
+def _reads_use(policy: ir.Policy) -> bool:
+    """A formula reads what the machine uses (`used`, `free`, `util` of a resource)."""
+    return any(isinstance(node, ir.MachineAttr | ir.ResourceAttr)
+               and node.attr in ("used", "free", "util")
+               for expr in [*ir.decision_exprs(policy), *(i.expr for i in policy.invariants)]
+               for node in ir.walk(expr))
 
 
 def _reads_every_running_job(policy: ir.Policy) -> tuple[str, ...]:
@@ -228,7 +250,7 @@ class _Invariant:
 
     def __init__(self, inv: ir.Invariant) -> None:
         self.inv = inv
-        self._memo: dict[int, tuple[SymbolicPass, dict[int | None, z3.BoolRef]]] = {}
+        self._memo: dict[int, tuple[SymbolicPass, dict[int, z3.BoolRef]]] = {}
         self._job_only = ir.dependencies(inv.expr) <= {"job", "param"}
 
     def _holds(self, sym: SymbolicPass, guard: z3.BoolRef, slot: int, state, size,
@@ -240,16 +262,17 @@ class _Invariant:
                              step=step)
         return z3.Implies(z3.And(guard, _no_failure(sym.obligations[first:])), value)
 
-    def by_step(self, sym: SymbolicPass) -> dict[int | None, z3.BoolRef]:
-        """Per step, that the invariant holds after its starts (None: of kept sizes)."""
+    def by_step(self, sym: SymbolicPass) -> dict[int, z3.BoolRef]:
+        """Per step, that the invariant holds after its starts (and of the sizes it keeps)."""
         if id(sym) not in self._memo:
-            checks: dict[int | None, list[z3.BoolRef]] = {}
+            checks: dict[int, list[z3.BoolRef]] = {}
             for s in sym.starts:
                 checks.setdefault(s.step, []).append(
                     self._holds(sym, s.guard, s.slot, s.state, s.size, s.step))
-            if self._job_only:
-                checks[None] = [self._holds(sym, guard, slot, sym.state_at(slot), size, None)
-                                for guard, slot, size in sym.fresh_sizes]
+            if self._job_only:  # a size to keep, computed in its job's walk step
+                for guard, slot, size in sym.fresh_sizes:
+                    checks.setdefault(slot, []).append(
+                        self._holds(sym, guard, slot, sym.state_at(slot), size, slot))
             self._memo[id(sym)] = (sym, {step: z3.And(c) for step, c in checks.items()})
         return self._memo[id(sym)][1]
 
@@ -280,7 +303,8 @@ def _reservation_safety(checker: _Checker, sym: SymbolicPass) -> Verdict:
                for c in range(n)]
     lemmas.append(("a start delays a reservation", -1,
                    lambda s: z3.Implies(s.profile_ok(n), _reservations_hold(s))))
-    return checker.prove(sym, "reservation-safety", lemmas, location=sym.policy.backfill.span,
+    return checker.prove(sym, "reservation-safety", lemmas, learn=True,
+                         location=sym.policy.backfill.span,
                          whole=_after_the_pass(_reservations_hold),
                          failure="a job started in the pass delays a reservation")
 
@@ -307,7 +331,6 @@ def _well_defined(checker: _Checker, sym: SymbolicPass) -> Verdict:
         if result == z3.unsat:
             settled.add(step)
             cores.update(core)
-            checker.learn(sym, formula, core)
     for (*_, step), group in groups.items():
         if step in settled:
             continue
@@ -354,10 +377,12 @@ class _Checker:
               lemmas: list[tuple[str, int | None, Property]],
               location: Span | None = None, whole: Property | None = None,
               failure: str | None = None, note: str | None = None,
-              idle: bool = False) -> Verdict:
+              idle: bool = False, learn: bool = False) -> Verdict:
         """``lemmas``: (what fails, step, property) each proved with the shared equations
         and that step's (-1: shared only; None, or the exact pass: all). ``whole``: the property of
-        the exact pass a failed lemma is searched for (default: the lemma itself)."""
+        the exact pass a failed lemma is searched for (default: the lemma itself). ``learn``:
+        the lemmas, once all proved, are premises of the later checks on ``sym`` (only small
+        linear ones are worth it: a premise with a sqrt slows every later check)."""
         started = time.perf_counter()
         cores: set[str] = set()
         proved: list[tuple[z3.BoolRef, tuple[str, ...]]] = []
@@ -374,10 +399,24 @@ class _Checker:
                 verdict = Verdict(name, "proved", 0.0, self.bound, location=location,
                                   reason=note)
             return attrs.evolve(verdict, seconds=time.perf_counter() - started)
-        for formula, core in proved:
+        for formula, core in proved if learn else []:
             self.learn(sym, formula, core)
         return Verdict(name, "proved", time.perf_counter() - started, self.bound,
                        location=location, core=tuple(sorted(cores)), reason=note)
+
+    def learn_lemmas(self, sym: SymbolicPass, lemmas: list[Property],
+                     steps: list[int]) -> bool:
+        """Prove each lemma with its step's equations; if all hold, learn them."""
+        proved = []
+        for lemma, step in zip(lemmas, steps, strict=True):
+            formula = lemma(sym)
+            result, core = self._solve(sym, formula, step)
+            if result != z3.unsat:
+                return False
+            proved.append((formula, core))
+        for formula, core in proved:
+            self.learn(sym, formula, core)
+        return True
 
     def learn(self, sym: SymbolicPass, fact: z3.BoolRef, core: tuple[str, ...]) -> None:
         """``fact``, proved on ``sym`` from the assumptions in ``core``, is a premise of
