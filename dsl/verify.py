@@ -53,6 +53,9 @@ class Verdict:
     # proved, but for states of at most R running jobs only: where the policy reads every
     # running job (`running.count`, an aggregate over `running`), as "`TEXT` (file:line:col)"
     bounded_by: tuple[str, ...] = ()
+    # proved, within limits the bounds set (each a sentence: what is not covered, what to
+    # raise); the report prints them
+    caveats: tuple[str, ...] = ()
 
 
 # How the simulator's replay of a counterexample state stopped: (the property its monitor stop
@@ -157,18 +160,37 @@ def _verify(policy: ir.Policy, bounds: Bounds, limits: Limits, only: Iterable[st
     # `running` over the R slots only: say so on every verdict they can bound (an idle
     # machine's, progress, has no running job).
     reads = _reads_every_running_job(policy)
-    return [attrs.evolve(v, bounded_by=reads)
-            if reads and v.status == "proved" and v.property != "progress" else v
+    caveats = [f"proved for states of at most {bounds.running} running jobs only (raise "
+               f"--running to cover more): the policy reads every running job in "
+               f"{', '.join(reads)}"] if reads else []
+    caveats += _depth_unreached(policy, bounds)
+    return [attrs.evolve(v, bounded_by=reads, caveats=tuple(caveats))
+            if caveats and v.status == "proved" and v.property != "progress" else v
             for v in verdicts]
 
 
-def bounded_note(v: Verdict) -> str | None:
-    """What a proof bounded by the running-job slots covers, in a sentence (None: all)."""
-    if not v.bounded_by:
-        return None
-    running = v.bound.split("R=")[1].split(" ")[0] if "R=" in v.bound else "R"
-    return (f"proved for states of at most {running} running jobs only (raise --running to "
-            f"cover more): the policy reads every running job in {', '.join(v.bounded_by)}")
+def _depth_unreached(policy: ir.Policy, bounds: Bounds) -> list[str]:
+    """A pass acts otherwise once its D reservations are made (no more reservations; with
+    `backfill when` or `best`, the backfill rule): with N <= D queued slots no job reaches
+    that part, and a proof says nothing of it."""
+    if policy.depth is None or policy.backfill.kind == "none":
+        return []
+    n = bounds.queued
+    if not isinstance(policy.depth, ir.ParamRef):
+        if policy.depth < n:
+            return []
+        return [f"the pass after its first {policy.depth} reservations (`reserve "
+                f"{policy.depth}`) is not covered: no job of the {n} queued slots reaches it "
+                f"(raise --queued {policy.depth + 1})"]
+    name = policy.depth.name
+    param = next((p for p in policy.params if p.name == name), None)
+    top = None if param is None or param.hi is None else int(param.hi)
+    if top is not None and top < n:
+        return []
+    return [f"the pass after its first D reservations (`reserve {name}`, D "
+            f"{'any' if top is None else f'up to {top}'}) is not covered where D >= {n}: no "
+            f"job of the {n} queued slots reaches it (raise --queued "
+            f"{'above the depths that matter' if top is None else top + 1})"]
 
 
 def _reads_use(policy: ir.Policy) -> bool:

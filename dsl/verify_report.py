@@ -8,7 +8,7 @@ from typing import Any
 
 from attrs import frozen
 
-from schedc.dsl.verify import Verdict, bounded_note
+from schedc.dsl.verify import Verdict
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 RULES = {
@@ -41,6 +41,7 @@ def verdict_json(v: Verdict) -> dict[str, Any]:
         "counterexample": v.counterexample,
         # proved for at most R running jobs: where the policy reads every running job
         "bounded_by": list(v.bounded_by),
+        "caveats": list(v.caveats),  # proved within limits the bounds set
     }
 
 
@@ -62,14 +63,19 @@ def to_markdown(reports: Sequence[PolicyReport]) -> str:
             name = v.property.replace("|", "\\|")
             lines.append(f"| {name} | **{v.status}** | {v.seconds:.2f} s | {v.bound} | "
                          f"{detail} |")
-        notes = {bounded_note(v) for v in r.verdicts} - {None}
-        lines += ["", *(f"Bounded: {note}." for note in sorted(notes))] if notes else []
+        notes = _caveats(r)
+        lines += ["", *(f"Bounded: {note}." for note in notes)] if notes else []
         for v in r.verdicts:
             if v.counterexample:
                 lines += ["", f"Counterexample for {v.property}:", "", "```json",
                           json.dumps(v.counterexample, indent=2), "```"]
         lines.append("")
     return "\n".join(lines)
+
+
+def _caveats(r: PolicyReport) -> list[str]:
+    """The limits of a policy's proofs, each once, in the order first met."""
+    return list(dict.fromkeys(c for v in r.verdicts for c in v.caveats))
 
 
 def _rule_id(v: Verdict) -> str:
@@ -82,7 +88,7 @@ def to_sarif(reports: Sequence[PolicyReport], version: str) -> str:
     results = []
     for r in reports:
         for v in r.verdicts:
-            if v.status == "proved" and not v.bounded_by:
+            if v.status == "proved" and not v.caveats:
                 continue
             location: dict[str, Any] = {"artifactLocation": {"uri": r.file}}
             if v.location:
@@ -96,7 +102,7 @@ def to_sarif(reports: Sequence[PolicyReport], version: str) -> str:
                 "level": {"violated": "error", "unknown": "warning"}.get(v.status, "note"),
                 "message": {"text": f"policy {r.policy}: {v.property} {v.status}"
                                     + (f": {v.reason}" if v.reason and v.status != "proved"
-                                       else f": {bounded_note(v)}" if v.bounded_by
+                                       else f": {'; '.join(v.caveats)}" if v.caveats
                                        else "")},
                 "locations": [{"physicalLocation": location}],
                 "properties": {"bound": v.bound, "counterexample": v.counterexample},
@@ -142,12 +148,12 @@ def print_terminal(reports: Sequence[PolicyReport], console) -> None:
         table.add_column("detail", overflow="fold")
         for v in r.verdicts:
             detail = v.reason or "" if v.status == "proved" else "see below"
-            if v.bounded_by:
-                detail = (f"{detail}; " if detail else "") + "running jobs bounded (below)"
+            if v.caveats:
+                detail = (f"{detail}; " if detail else "") + "within limits (below)"
             table.add_row(Text(v.property), Text(v.status, style=STYLE[v.status]),
                           f"{v.seconds:.2f} s", *([] if shared else [v.bound]), Text(detail))
         console.print(table)
-        for note in sorted({bounded_note(v) for v in r.verdicts} - {None}):
+        for note in _caveats(r):
             console.print(Text(f"{r.file}: {note}"), soft_wrap=True)
         for v in r.verdicts:
             if v.status != "proved":

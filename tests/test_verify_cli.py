@@ -260,6 +260,7 @@ def test_a_formula_over_every_running_job_bounds_the_verdicts_and_is_named(
     out = capsys.readouterr().out
     assert (f"{path}: proved for states of at most 2 running jobs only (raise --running to "
             f"cover more): the policy reads every running job in {where}") in out
+    assert "within limits (below)" in out
     assert main(["verify", str(path), "--queued", "2", "--running", "2", "--format",
                  "json"]) == 0
     report = json.loads(capsys.readouterr().out)
@@ -270,3 +271,43 @@ def test_a_formula_over_every_running_job_bounds_the_verdicts_and_is_named(
 def test_a_policy_that_reads_no_running_aggregate_is_not_bounded_by_them() -> None:
     verdicts = verify_policy(compile_file(EXAMPLES / "easy.pol"), Bounds(2, 2))
     assert all(v.bounded_by == () for v in verdicts)
+
+
+DEEP_WHEN = textwrap.dedent("""\
+    policy deep {
+      order job.submit asc
+      reserve 3
+      backfill when queue.count >= 9
+    }
+    """)
+
+
+@pytest.mark.parametrize(("queued", "caveat"), [
+    (3, "the pass after its first 3 reservations (`reserve 3`) is not covered: no job of the "
+        "3 queued slots reaches it (raise --queued 4)"),
+    (4, None)])
+def test_a_depth_the_queued_slots_never_reach_is_a_stated_limit(
+        tmp_path: Path, queued: int, caveat: str | None) -> None:
+    # `backfill when` acts only after 3 reservations: 3 slots never get there, so "proved"
+    # says nothing of the rule (it delays reservations: violated with 4 slots)
+    path = tmp_path / "deep.pol"
+    path.write_text(DEEP_WHEN)
+    verdicts = {v.property: v for v in verify_policy(compile_file(path), Bounds(queued, 2),
+                                                     only=["reservation-safety"])}
+    safety = verdicts["reservation-safety"]
+    if caveat is None:
+        assert safety.status == "violated"
+    else:
+        assert safety.status == "proved" and safety.caveats == (caveat,)
+
+
+def test_a_depth_param_is_judged_by_its_largest_value() -> None:
+    source = ("param depth: int in [0, 8] = 2\n"
+              "policy p { reserve depth backfill first_fit }\n")
+    policy = compile_source(source, "p.pol")
+    (capacity,) = verify_policy(policy, Bounds(3, 2), only=["capacity"])
+    assert capacity.caveats == ("the pass after its first D reservations (`reserve depth`, "
+                                "D up to 8) is not covered where D >= 3: no job of the 3 "
+                                "queued slots reaches it (raise --queued 9)",)
+    (capacity,) = verify_policy(policy, Bounds(9, 2), only=["capacity"])
+    assert capacity.caveats == ()
