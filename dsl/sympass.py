@@ -227,14 +227,20 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
                tail_count >= 0)
         made = iter(range(1 << 30))
 
+        def other_id(job: SymJob) -> list[z3.BoolRef]:
+            """A further job's id is none of the slots' (ids are distinct)."""
+            return [z3.Implies(x.present, job.id != x.id) for x in (*running, *queue)]
+
         def template() -> tuple[SymJob, z3.BoolRef]:
             job = _job(f"{fresh.prefix}tail{next(made)}", K, running=False)
-            return job, z3.And(*_queued_ok(job, now, capacity_t), *after_slots(job))
+            return job, z3.And(*_queued_ok(job, now, capacity_t), *other_id(job),
+                               *after_slots(job))
 
         if tail == "copies":
             tail_copy = _job("tail", K, running=False)
             assume("the further jobs are copies of one rigid queued job",
                    z3.Implies(tail_count >= 1, z3.And(*_queued_ok(tail_copy, now, capacity_t),
+                                                      *other_id(tail_copy),
                                                       z3.Not(tail_copy.moldable))))
         queue_tail = QueueTail(tail_count, template, tail_copy)
 

@@ -234,16 +234,25 @@ def _size_bounds(sym: SymbolicPass) -> z3.BoolRef:
     """Every size computed without a failure is in range: a failing formula stops the
     simulator before its size is used (that is `well-defined`'s), its own or one evaluated
     before it: an order key, a formula of an earlier step."""
-    steps: dict[int | None, list[Obligation]] = {}
-    for ob, step in zip(sym.obligations, sym.obligation_steps, strict=True):
-        steps.setdefault(step, []).append(ob)
-    before: dict[int, z3.BoolRef] = {}  # no failure before step a
-    fine = _no_failure(steps.get(None, []))
-    for a in range(sym.steps + 1):
-        before[a] = fine
-        fine = z3.And(fine, _no_failure(steps.get(a, [])))
-    return z3.And([z3.Implies(z3.And(before[r[2]], _no_failure(own)), _size_ok(sym, r))
+    through = _fine_through(sym, list(zip(sym.obligations, sym.obligation_steps, strict=True)))
+    return z3.And([z3.Implies(z3.And(through[r[2] - 1], _no_failure(own)), _size_ok(sym, r))
                    for r, own in zip(sym.size_results, sym.size_obligations, strict=True)])
+
+
+def _fine_through(sym: SymbolicPass, obligations: list[tuple[Obligation, int | None]]
+                  ) -> list[z3.BoolRef]:
+    """``[s]``: no failure among ``obligations`` of no step (order keys, evaluated first)
+    and of steps 0 to s; ``[-1]`` (one more entry): of no step only, before step 0. So
+    ``[s - 1]`` is "before step s" for every s."""
+    steps: dict[int | None, list[Obligation]] = {}
+    for ob, step in obligations:
+        steps.setdefault(step, []).append(ob)
+    fine = _no_failure(steps.get(None, []))
+    through = []
+    for s in range(sym.steps + 1):
+        fine = z3.And(fine, _no_failure(steps.get(s, [])))
+        through.append(fine)
+    return [*through, _no_failure(steps.get(None, []))]  # [-1]: before step 0
 
 
 def _no_failure(obligations) -> z3.BoolRef:
@@ -273,6 +282,7 @@ class _Invariant:
     def __init__(self, inv: ir.Invariant) -> None:
         self.inv = inv
         self._memo: dict[int, tuple[SymbolicPass, dict[int, z3.BoolRef]]] = {}
+        self._before: dict[int, list[tuple[Obligation, int | None]]] = {}
         self._job_only = ir.dependencies(inv.expr) <= {"job", "param"}
 
     def _holds(self, sym: SymbolicPass, guard: z3.BoolRef, slot: int, state, size,
@@ -287,6 +297,10 @@ class _Invariant:
     def by_step(self, sym: SymbolicPass) -> dict[int, z3.BoolRef]:
         """Per step, that the invariant holds after its starts (and of the sizes it keeps)."""
         if id(sym) not in self._memo:
+            # what the simulator evaluated before: the pass's formulas and the invariants
+            # evaluated earlier (on each pass they are evaluated in their order)
+            self._before[id(sym)] = list(zip(sym.obligations, sym.obligation_steps,
+                                             strict=True))
             checks: dict[int, list[z3.BoolRef]] = {}
             for s in sym.starts:
                 checks.setdefault(s.step, []).append(
@@ -299,7 +313,11 @@ class _Invariant:
         return self._memo[id(sym)][1]
 
     def whole(self, sym: SymbolicPass) -> z3.BoolRef:
-        return z3.And(list(self.by_step(sym).values()))
+        """At every start whose step ran without a failure up to it (the simulator stops
+        at a failing formula, for `well-defined`, before it checks the invariant)."""
+        steps = self.by_step(sym)
+        through = _fine_through(sym, self._before[id(sym)])
+        return z3.And([z3.Implies(through[step], holds) for step, holds in steps.items()])
 
     def lemmas(self, sym: SymbolicPass) -> list[tuple[str, int | None, Property]]:
         """One a step, with its equations (and the lemmas proved before: the capacity

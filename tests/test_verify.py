@@ -323,3 +323,37 @@ def test_a_size_is_out_of_range_only_where_a_formula_before_it_failed() -> None:
                                                      replay=replayer(policy))}
     assert verdicts["size-bounds"].status == "proved", verdicts["size-bounds"].reason
     assert verdicts["well-defined"].status == "violated"
+
+
+def test_further_queued_jobs_have_ids_of_their_own() -> None:
+    # ids are distinct: a job counts itself once in the queue, however long it is (the
+    # further jobs the proof adds after the slots, and a counterexample's copies, included)
+    policy = compile_source("""
+        machine m { resource cpus = 16 }
+        policy own_id {
+          order 10 / (2 - count(y in queue where y.id == job.id)) asc
+          reserve 1
+          backfill first_fit
+        }
+        """, "own-id.pol")
+    (verdict,) = verify_policy(policy, Bounds(2, 2), NO_CLOCK, only=["well-defined"],
+                               replay=replayer(policy))
+    assert verdict.status == "proved", verdict.reason
+
+
+def test_an_invariant_counts_only_where_no_formula_before_it_failed() -> None:
+    # the order key fails for exactly the jobs that break the invariant: the simulator
+    # stops at the key (well-defined), so the invariant is never checked false
+    policy = compile_source("""
+        policy key_first {
+          order 1 / (job.procs - 3) asc
+          reserve 1
+          backfill first_fit
+          invariant job.procs != 3
+        }
+        """, "key-first.pol")
+    verdicts = {v.property: v for v in verify_policy(policy, Bounds(2, 2), NO_CLOCK,
+                                                     replay=replayer(policy))}
+    assert verdicts["invariant `job.procs != 3`"].status == "proved", [
+        v.reason for v in verdicts.values()]
+    assert verdicts["well-defined"].status == "violated"
