@@ -881,6 +881,7 @@ class VerdictRecord:
     status: str  # proved | violated | unknown
     seconds: float
     reason: str | None = None
+    caveats: tuple[str, ...] = ()  # a proof's limits, as the report states them
 
 
 @frozen
@@ -1014,7 +1015,7 @@ class _Harness:
             self.found[("crash", "verify")] = Disagreement("crash", "crash", "verify", ev)
             return []
         self.verdicts = tuple(VerdictRecord(v.property, v.status, round(v.seconds, 3),
-                                            v.reason) for v in verdicts)
+                                            v.reason, v.caveats) for v in verdicts)
         self.status = {v.property: v.status for v in verdicts}
         return verdicts
 
@@ -1283,6 +1284,8 @@ class _Triage:
             return None
         how = "in a shrunk state" if ev.state is not None else "at the failing call"
         note = f"fails with {q} queued and {run} running jobs {how}; the proof had N={n}, R={r}"
+        stated = [c for v in self.h.verdicts if v.property == self.prop for c in v.caveats]
+        note += f" (the report says: {'; '.join(stated)})" if stated else ""
         if ev.state is None or max(q, run) > MAX_RECHECK:
             return "bounds", note
         status = self.recheck(max(q, n), max(run, r))
