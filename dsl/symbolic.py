@@ -29,6 +29,7 @@ Only this module (and the verifier built on it) imports z3; the simulator never 
 from __future__ import annotations
 
 import itertools
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 
@@ -156,11 +157,14 @@ class SymResult:
             else z3.BoolVal(False)
 
 
-_instances = itertools.count()
+_prefix_counts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _next_prefix() -> str:
-    return f"_f{next(_instances)}_"
+    # counted per Z3 context (one a verification: dsl/z3context.py): Z3 hashes names, so
+    # a name that depended on what the process did before would change a proof's search
+    counter = _prefix_counts.setdefault(z3.main_ctx(), itertools.count())
+    return f"_f{next(counter)}_"
 
 
 @define

@@ -662,19 +662,18 @@ def _small_model(sym: SymbolicPass, constraints: Sequence[z3.BoolRef],
     """The least counterexample, so that it is readable and the same from run to run: fewest
     moldable jobs (a rigid story is simpler), then fewest jobs, then the least sum of every
     number in the state (times, capacities left symbolic, ids, estimates, requests, params),
-    then the least ids to the first jobs. None if the optimiser gives up (the caller keeps
-    the solver's model). Bounded by Z3's rlimit per inner check, and by the wall clock (the
-    --timeout, 60 s by default) only as the last resort: a loaded machine must not turn the
-    least counterexample into another one (a CI run under load did, with a short clock)."""
-    opt = z3.Optimize()
-    opt.set("rlimit", limits.rlimit)
-    # Z3 applies the rlimit to each of the optimiser's inner checks, not to their sum: the
-    # wall clock is the guard of last resort (then the solver's model is shown)
-    opt.set("timeout", limits.timeout_ms)
-    opt.add(*(a.formula for a in sym.assumptions), *sym.definitions.all(), *constraints)
+    then the least ids to the first jobs (``_least``). None if no model is found (the
+    caller keeps the solver's). Bounded by Z3's rlimit, not by the clock: a loaded machine
+    must not turn the least counterexample into another one (a CI run under load did, with a
+    short clock; the --timeout is only a guard of last resort)."""
+    solver = z3.Solver()
+    solver.set("rlimit", limits.rlimit)
+    solver.set("timeout", limits.timeout_ms)
+    solver.add(*(a.formula for a in sym.assumptions), *sym.definitions.all(), *constraints)
+    objectives: list[z3.ArithRef] = []
     jobs = [*sym.running, *sym.queue]
-    opt.minimize(z3.Sum([z3.If(z3.And(j.present, j.moldable), 1, 0) for j in jobs]))
-    opt.minimize(z3.Sum([z3.If(j.present, 1, 0) for j in jobs]))
+    objectives.append(z3.Sum([z3.If(z3.And(j.present, j.moldable), 1, 0) for j in jobs]))
+    objectives.append(z3.Sum([z3.If(j.present, 1, 0) for j in jobs]))
     numbers = [sym.now, *(c for c in sym.capacity if not z3.is_int_value(c))]
     numbers += [v if v.sort() == z3.IntSort() else z3.If(v, 1, 0)
                 for v in sym.params.values() if v.sort() != z3.RealSort()]
@@ -690,17 +689,56 @@ def _small_model(sym: SymbolicPass, constraints: Sequence[z3.BoolRef],
     numbers += [z3.If(sym.queue[q].present, est, 0) for q, _, est in sym.sized_estimates]
     tail = sym.queue_tail
     if tail is not None:  # the fewest further jobs, then the least of them
-        opt.minimize(tail.count)
+        objectives.append(tail.count)
         if tail.copy is not None:
             c = tail.copy
             numbers.append(z3.If(tail.count >= 1, z3.Sum([c.id, c.submit, c.estimate,
                                                           *c.request]), 0))
-    opt.minimize(z3.Sum(numbers))
+    objectives.append(z3.Sum(numbers))
     # ties between permutations of the ids: the least ids to the queue, in its order
     weights = range(len(jobs), 0, -1)
-    opt.minimize(z3.Sum([z3.If(j.present, w * j.id, 0)
+    objectives.append(z3.Sum([z3.If(j.present, w * j.id, 0)
                          for w, j in zip(weights, [*sym.queue, *sym.running], strict=True)]))
-    return opt.model() if opt.check() == z3.sat else None
+    return _least(solver, objectives, limits)
+
+
+# Checks a least counterexample may take in all (each bounded by the rlimit): Z3's own
+# optimiser applies the rlimit to each inner check, not to their sum, and ran for minutes
+MINIMISING_CHECKS = 64
+
+
+def _least(solver: z3.Solver, objectives: Sequence[z3.ArithRef],
+           limits: Limits) -> z3.ModelRef | None:
+    """A model of ``solver`` least in ``objectives``, lexicographically: each is pushed down
+    (galloping, then bisecting) and then held at its least value while the next is. Every
+    check is bounded by the rlimit and there are at most MINIMISING_CHECKS, so the result
+    is the same on any machine; if the budget runs out, the least model found so far."""
+    if solver.check() != z3.sat:
+        return None
+    model, checks = solver.model(), 1
+    for objective in objectives:
+        best = model.eval(objective, model_completion=True).as_long()
+        infeasible: int | None = None  # a value known to be below every model's
+        step = 1
+        while checks < MINIMISING_CHECKS:
+            target = best - step if infeasible is None else (infeasible + best) // 2
+            if infeasible is not None and target <= infeasible:
+                break
+            solver.push()
+            solver.add(objective <= target)
+            result = solver.check()
+            checks += 1
+            if result == z3.sat:
+                model = solver.model()
+                best = model.eval(objective, model_completion=True).as_long()
+                step *= 2
+            elif result == z3.unsat:
+                infeasible = target
+            solver.pop()
+            if result == z3.unknown:
+                break
+        solver.add(objective == best)
+    return model
 
 
 def _value(model: z3.ModelRef, term: z3.ExprRef) -> int | Fraction | bool:
