@@ -736,9 +736,9 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
                      z3.If(z3.And(any_pick, active(pick_est, i)), pick_alloc[k], 0)])
         definitions.add(z3.Implies(any_pick, fits_now(s, pick_alloc, pick_est)))
         starts_list += [(picked[j][q], q, after, alloc_j[q][0], s) for q in range(N)]
-        # exact: who fits the round (the score is computed for those only)
-        fit = ([z3.And(pool[j][q], fits_now(s, alloc_j[q], est_j[q]))
-                for q in range(N)] if exact else pool[j])
+        # who fits the round: the score is computed for those only (a step fact too: a
+        # score that is defined only for a job that fits, as `sqrt` of the cpus left, needs it)
+        fit = [z3.And(pool[j][q], fits_now(s, alloc_j[q], est_j[q])) for q in range(N)]
         score = []
         for q in range(N):
             value = evaluate(policy.backfill.score, queue[q], state, fit[q])

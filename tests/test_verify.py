@@ -357,3 +357,43 @@ def test_an_invariant_counts_only_where_no_formula_before_it_failed() -> None:
     assert verdicts["invariant `job.procs != 3`"].status == "proved", [
         v.reason for v in verdicts.values()]
     assert verdicts["well-defined"].status == "violated"
+
+
+# Policies of the kind that came back unknown at the default limits (issue 11, class 5):
+# each needs a step fact or a learned lemma, and proves at the default rlimit.
+CLASS_5 = {
+    "depth-when": ("param depth: int in [1, 8] = 2\n"
+                   "policy p { order job.submit asc reserve depth\n"
+                   "  backfill when now + job.estimate <= min(j in running: j.end else now) }\n",
+                   None),
+    "util-invariant": ("policy p { order sum(r in resources: r.util) * job.procs asc\n"
+                       "  reserve 1\n"
+                       "  backfill best by sum(r in resources: job.request[r] * r.free) desc\n"
+                       "  invariant machine.util.cpus <= 1 }\n", 3),
+    "ratio-score": ("policy p { order job.submit asc reserve 1\n"
+                    "  backfill best by max(r in resources: r.util + job.request[r] / r.capacity)"
+                    " / avg(r in resources: r.util + job.request[r] / r.capacity) desc }\n", 3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CLASS_5))
+def test_a_policy_that_was_unknown_is_proved(name: str) -> None:
+    from schedc.dsl.verify import with_resources
+
+    text, k = CLASS_5[name]
+    policy = compile_source(text, f"{name}.pol")
+    policy = with_resources(policy, k) if k else policy
+    verdicts = verify_policy(policy, limits=NO_CLOCK)
+    assert {v.status for v in verdicts} == {"proved"}, [
+        (v.property, v.status, v.reason) for v in verdicts if v.status != "proved"]
+
+
+def test_a_score_defined_only_for_a_job_that_fits_is_proved() -> None:
+    # `backfill best` computes its score only for the candidates that fit now: the sqrt of
+    # the cpus a job would leave is then defined (a step fact, not only the exact pass's)
+    policy = compile_source(
+        "machine m { resource cpus = 100 }\n"
+        "policy p { order job.submit asc reserve 1 backfill best by\n"
+        "  sqrt(1 - machine.util.cpus - job.procs / machine.capacity.cpus) asc }\n", "p.pol")
+    (verdict,) = verify_policy(policy, Bounds(4, 4), NO_CLOCK, only=["well-defined"])
+    assert verdict.status == "proved", verdict.reason
