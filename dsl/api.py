@@ -15,6 +15,7 @@ from schedc.dsl.diagnostics import (
     Reporter,
     dedupe,
     did_you_mean,
+    read_source,
     render_diagnostics,
 )
 from schedc.dsl.json_emit import policy_to_json
@@ -54,8 +55,7 @@ def _check(text: str, filename: str) -> tuple[CheckResult, dict[str, ir.Policy]]
 def _read(path: str | os.PathLike) -> tuple[str, str]:
     name = os.fspath(path)
     try:
-        with open(name, encoding="utf-8") as fh:
-            return name, fh.read()
+        return name, read_source(name)
     except OSError as err:
         raise DiagnosticError([Diagnostic(
             f"cannot read `{name}`: {err.strerror}", help="check the path of the policy file"

@@ -57,6 +57,27 @@ class DiagnosticError(Exception):
         super().__init__(render_diagnostics(self.diagnostics))
 
 
+def read_source(path: str) -> str:
+    """A policy file's text. Raises OSError as ``open``, and DiagnosticError, located at the
+    first byte that is not UTF-8, for a file that is not UTF-8 text."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        before = data[:err.start].decode("utf-8")
+        line_start = before.rfind("\n") + 1
+        line_end = data.find(b"\n", err.start)
+        source = data[len(before[:line_start].encode()):None if line_end < 0 else line_end]
+        col = len(before) - line_start + 1
+        line = before.count("\n") + 1
+        raise DiagnosticError([Diagnostic(
+            f"`{path}` is not UTF-8 text: byte 0x{data[err.start]:02x} is not valid here",
+            path, line, col, line, col + 1,
+            help="save the policy file as UTF-8 (any editor can convert it)",
+            source=source.decode("utf-8", errors="replace"))]) from None
+
+
 def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
     """A help line naming the closest candidate, or None when nothing is close."""
     close = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.6)

@@ -8,7 +8,7 @@ from importlib.resources import files
 from attrs import frozen
 
 from schedc.dsl import ast
-from schedc.dsl.diagnostics import Reporter
+from schedc.dsl.diagnostics import DiagnosticError, Reporter, read_source
 from schedc.dsl.parser import parse
 
 PRELUDE = "<prelude>/std.pol"
@@ -82,8 +82,12 @@ class _Loader:
         if key in self.keys:
             return self.keys[key]
         try:
-            with open(shown, encoding="utf-8") as fh:
-                text = fh.read()
+            text = read_source(shown)
+        except DiagnosticError as err:
+            for diagnostic in err.diagnostics:
+                self.report.add(diagnostic)
+            self.ok = False
+            return None
         except OSError as err:
             why = "no such file" if isinstance(err, FileNotFoundError) else err.strerror
             self.report.error(

@@ -171,6 +171,23 @@ def test_policy_path_is_directory(capsys, tmp_path: Path) -> None:
     assert_user_error(code, err, "is a directory")
 
 
+@pytest.mark.parametrize("command", ["check", "run", "verify"])
+def test_a_policy_file_that_is_not_utf8_is_located(capsys, tmp_path: Path,
+                                                   command: str) -> None:
+    path = tmp_path / "latin1.pol"
+    path.write_bytes("policy p {\n  order job.submit asc // café\n}\n".encode("latin-1"))
+    code, _, err = run_cli(capsys, command, path)
+    assert_user_error(code, err, f"{path}:2:30", "is not UTF-8 text: byte 0xe9",
+                      "help: save the policy file as UTF-8")
+
+
+def test_an_imported_file_that_is_not_utf8_is_located(capsys, tmp_path: Path) -> None:
+    (tmp_path / "lib.pol").write_bytes(b"def d = 1 // \xff\n")
+    (tmp_path / "main.pol").write_text('import "lib.pol"\npolicy p { order d asc }\n')
+    code, _, err = run_cli(capsys, "check", tmp_path / "main.pol")
+    assert_user_error(code, err, f"{tmp_path / 'lib.pol'}:1:14", "is not UTF-8 text")
+
+
 def test_missing_workload(capsys) -> None:
     code, _, err = run_cli(capsys, "run", EXAMPLES / "easy.pol", "--workload", "none.swf")
     assert_user_error(code, err, "workload file not found: none.swf")
