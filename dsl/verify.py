@@ -193,23 +193,26 @@ def _depth_unreached(policy: ir.Policy, bounds: Bounds) -> list[str]:
             f"{'above the depths that matter' if top is None else top + 1})"]
 
 
+def _formula_nodes(policy: ir.Policy):
+    """Every node of every formula the policy decides or checks by."""
+    for expr in [*ir.decision_exprs(policy), *(i.expr for i in policy.invariants)]:
+        yield from ir.walk(expr)
+
+
 def _reads_use(policy: ir.Policy) -> bool:
     """A formula reads what the machine uses (`used`, `free`, `util` of a resource)."""
     return any(isinstance(node, ir.MachineAttr | ir.ResourceAttr)
-               and node.attr in ("used", "free", "util")
-               for expr in [*ir.decision_exprs(policy), *(i.expr for i in policy.invariants)]
-               for node in ir.walk(expr))
+               and node.attr in ("used", "free", "util") for node in _formula_nodes(policy))
 
 
 def _reads_every_running_job(policy: ir.Policy) -> tuple[str, ...]:
     """Where a formula of ``policy`` reads every running job, outermost first."""
     found: dict[str, None] = {}
-    for expr in [*ir.decision_exprs(policy), *(i.expr for i in policy.invariants)]:
-        for node in ir.walk(expr):
-            if (isinstance(node, ir.StateAttr) and node.attr == "running.count"
-                    or isinstance(node, ir.Aggregate) and node.domain == "running"):
-                where = f" ({node.span.location()})" if node.span else ""
-                found[f"`{describe(node)}`{where}"] = None
+    for node in _formula_nodes(policy):
+        if (isinstance(node, ir.StateAttr) and node.attr == "running.count"
+                or isinstance(node, ir.Aggregate) and node.domain == "running"):
+            where = f" ({node.span.location()})" if node.span else ""
+            found[f"`{describe(node)}`{where}"] = None
     return tuple(found)
 
 
@@ -283,6 +286,7 @@ class _Invariant:
         self.inv = inv
         self._memo: dict[int, tuple[SymbolicPass, dict[int, z3.BoolRef]]] = {}
         self._before: dict[int, list[tuple[Obligation, int | None]]] = {}
+        self._whole: dict[int, z3.BoolRef] = {}
         self._job_only = ir.dependencies(inv.expr) <= {"job", "param"}
 
     def _holds(self, sym: SymbolicPass, guard: z3.BoolRef, slot: int, state, size,
@@ -315,9 +319,12 @@ class _Invariant:
     def whole(self, sym: SymbolicPass) -> z3.BoolRef:
         """At every start whose step ran without a failure up to it (the simulator stops
         at a failing formula, for `well-defined`, before it checks the invariant)."""
-        steps = self.by_step(sym)
-        through = _fine_through(sym, self._before[id(sym)])
-        return z3.And([z3.Implies(through[step], holds) for step, holds in steps.items()])
+        if id(sym) not in self._whole:  # (on a pass prepared and then refuted: once)
+            steps = self.by_step(sym)
+            through = _fine_through(sym, self._before[id(sym)])
+            self._whole[id(sym)] = z3.And([z3.Implies(through[step], holds)
+                                           for step, holds in steps.items()])
+        return self._whole[id(sym)]
 
     def lemmas(self, sym: SymbolicPass) -> list[tuple[str, int | None, Property]]:
         """One a step, with its equations (and the lemmas proved before: the capacity

@@ -308,23 +308,6 @@ def test_backfill_best_size_is_checked_in_every_round(tmp_path: Path, capsys) ->
     assert "size 0" in capsys.readouterr().err
 
 
-def test_a_size_is_out_of_range_only_where_a_formula_before_it_failed() -> None:
-    # the order key fails for every job whose size would be out of range: the simulator
-    # stops at the key (well-defined), never at the size, so size-bounds is proved
-    policy = compile_source("""
-        policy size_after_key {
-          order 1 / (job.max_size - 3) asc
-          reserve 1
-          backfill first_fit
-          size if job.max_size == 3 then 0 else job.min_size
-        }
-        """, "size-after-key.pol")
-    verdicts = {v.property: v for v in verify_policy(policy, Bounds(2, 2), NO_CLOCK,
-                                                     replay=replayer(policy))}
-    assert verdicts["size-bounds"].status == "proved", verdicts["size-bounds"].reason
-    assert verdicts["well-defined"].status == "violated"
-
-
 def test_further_queued_jobs_have_ids_of_their_own() -> None:
     # ids are distinct: a job counts itself once in the queue, however long it is (the
     # further jobs the proof adds after the slots, and a counterexample's copies, included)
@@ -341,21 +324,34 @@ def test_further_queued_jobs_have_ids_of_their_own() -> None:
     assert verdict.status == "proved", verdict.reason
 
 
-def test_an_invariant_counts_only_where_no_formula_before_it_failed() -> None:
-    # the order key fails for exactly the jobs that break the invariant: the simulator
-    # stops at the key (well-defined), so the invariant is never checked false
-    policy = compile_source("""
+# The order key fails for every job that would break the property: the simulator stops at
+# the key (well-defined), never at the property, so the property is proved.
+FAILS_FIRST = {
+    "size-bounds": """
+        policy size_after_key {
+          order 1 / (job.max_size - 3) asc
+          reserve 1
+          backfill first_fit
+          size if job.max_size == 3 then 0 else job.min_size
+        }
+        """,
+    "invariant `job.procs != 3`": """
         policy key_first {
           order 1 / (job.procs - 3) asc
           reserve 1
           backfill first_fit
           invariant job.procs != 3
         }
-        """, "key-first.pol")
+        """,
+}
+
+
+@pytest.mark.parametrize("prop", sorted(FAILS_FIRST))
+def test_a_property_counts_only_where_no_formula_before_it_failed(prop: str) -> None:
+    policy = compile_source(FAILS_FIRST[prop], "fails-first.pol")
     verdicts = {v.property: v for v in verify_policy(policy, Bounds(2, 2), NO_CLOCK,
                                                      replay=replayer(policy))}
-    assert verdicts["invariant `job.procs != 3`"].status == "proved", [
-        v.reason for v in verdicts.values()]
+    assert verdicts[prop].status == "proved", [v.reason for v in verdicts.values()]
     assert verdicts["well-defined"].status == "violated"
 
 
