@@ -17,12 +17,13 @@ import argparse
 import time
 from pathlib import Path
 
-from schedc.dsl import compile_file, to_runtime
+from schedc.dsl import compile_file
 from schedc.dsl.machines import with_resources
-from schedc.runtime import kresource
+from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.metrics import compute_metrics
-from schedc.runtime.simulator import simulate
-from schedc.runtime.workload import load_workload
+from schedc.runtime.workloads import kresource
+from schedc.runtime.workloads.load import load_workload
 
 ROOT = Path(__file__).resolve().parents[1]
 POLICIES = ("ff-easy", "bl-easy", "bb-easy", "ff-cons")

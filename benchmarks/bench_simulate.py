@@ -29,7 +29,7 @@ EXAMPLES = ROOT / "examples"
 
 def schedc_command() -> list[str]:
     exe = shutil.which("schedc")
-    return [exe] if exe else [sys.executable, "-m", "schedc.runtime.cli"]
+    return [exe] if exe else [sys.executable, "-m", "schedc.runtime.cli.main"]
 
 
 def run_once(policy: Path, workload: Path) -> tuple[float, float, dict]:

@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 from schedc.dsl import compile_file, compile_source
-from schedc.dsl.sympass import Bounds
-from schedc.dsl.verify import Limits, verify_policy
+from schedc.dsl.verify.pass_encoding import Bounds
+from schedc.dsl.verify.prover import Limits, verify_policy
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -10,10 +10,9 @@ from schedc.dsl.api import (
     compile_source,
     policy_to_json,
     render_diagnostics,
-    to_runtime,
 )
 
 __all__ = [
     "CheckResult", "Diagnostic", "DiagnosticError", "check_file", "check_source",
-    "compile_file", "compile_source", "policy_to_json", "render_diagnostics", "to_runtime",
+    "compile_file", "compile_source", "policy_to_json", "render_diagnostics",
 ]

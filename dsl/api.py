@@ -6,9 +6,7 @@ import os
 
 from attrs import frozen
 
-from schedc.dsl import ast, ir
-from schedc.dsl.bind import to_runtime
-from schedc.dsl.compiler import Compiler
+from schedc.dsl import ir
 from schedc.dsl.diagnostics import (
     Diagnostic,
     DiagnosticError,
@@ -18,12 +16,14 @@ from schedc.dsl.diagnostics import (
     read_source,
     render_diagnostics,
 )
-from schedc.dsl.json_emit import policy_to_json
-from schedc.dsl.loader import load_program
+from schedc.dsl.ir_json import policy_to_json
+from schedc.dsl.lowering.policies import Compiler
+from schedc.dsl.syntax import ast
+from schedc.dsl.syntax.loader import load_program
 
 __all__ = [
     "CheckResult", "Diagnostic", "DiagnosticError", "check_file", "check_source",
-    "compile_file", "compile_source", "policy_to_json", "render_diagnostics", "to_runtime",
+    "compile_file", "compile_source", "policy_to_json", "render_diagnostics",
 ]
 
 

@@ -54,9 +54,9 @@ def parse_real(text: str) -> Fraction | None:
 
 
 def json_number(x: int | Fraction | bool) -> int | float | str | bool:
-    """A state file's number, read back exactly (``runtime/state.py`` reads JSON numbers as
-    exact decimals): a float whose shortest text is ``x`` exactly (9/10 is 0.9), else the
-    text `p/q`."""
+    """A state file's number, read back exactly (``runtime/workloads/state_file.py`` reads
+    JSON numbers as exact decimals): a float whose shortest text is ``x`` exactly (9/10 is
+    0.9), else the text `p/q`."""
     if not isinstance(x, Fraction):
         return x
     if x.denominator == 1:

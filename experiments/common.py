@@ -13,10 +13,11 @@ from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-from schedc.dsl import DiagnosticError, compile_file, to_runtime
+from schedc.dsl import DiagnosticError, compile_file
 from schedc.runtime.atomicio import open_atomic, write_text_atomic
-from schedc.runtime.policy import RuntimePolicy
-from schedc.runtime.workload import WorkloadError
+from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.policy import RuntimePolicy
+from schedc.runtime.workloads.workload import WorkloadError
 
 ROOT = Path(__file__).resolve().parents[1]
 WALL_KEY = "wall_seconds_not_reproducible"  # the only part of results.json that varies

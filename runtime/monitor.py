@@ -14,9 +14,9 @@ from typing import Any
 
 from attrs import frozen
 
-from schedc.dsl.numeric import SizeError
+from schedc.dsl.semantics.numbers import SizeError
+from schedc.runtime.engine.policy import PassState, RuntimePolicy
 from schedc.runtime.jobs import Job, RunningJob
-from schedc.runtime.policy import PassState, RuntimePolicy
 
 
 class MonitorViolation(Exception):

@@ -17,12 +17,12 @@ from typing import Any
 from attrs import frozen
 
 from schedc.dsl import ir
-from schedc.dsl.bind import to_runtime
 from schedc.dsl.diagnostics import DiagnosticError
+from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.monitor import MonitorViolation
-from schedc.runtime.simulator import simulate
-from schedc.runtime.state import merged_params, state_from_data
-from schedc.runtime.workload import WorkloadError
+from schedc.runtime.workloads.state_file import merged_params, state_from_data
+from schedc.runtime.workloads.workload import WorkloadError
 
 
 @frozen

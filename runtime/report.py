@@ -11,10 +11,10 @@ from typing import Any
 from attrs import Factory, field, frozen
 
 from schedc.runtime.atomicio import open_atomic
+from schedc.runtime.engine.policy import RuntimePolicy
 from schedc.runtime.metrics import compute_metrics
-from schedc.runtime.policy import RuntimePolicy
 from schedc.runtime.schedule import Schedule
-from schedc.runtime.workload import Workload
+from schedc.runtime.workloads.workload import Workload
 
 
 @frozen

@@ -5,7 +5,7 @@ from __future__ import annotations
 from attrs import frozen
 
 from schedc.runtime.jobs import Job
-from schedc.runtime.workload import Workload
+from schedc.runtime.workloads.workload import Workload
 
 
 @frozen(slots=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import heapq
 
-from schedc.runtime.workload import Workload
+from schedc.runtime.workloads.workload import Workload
 
 Hold = tuple[int, int, tuple[int, ...]]  # [start, end) holding a request
 

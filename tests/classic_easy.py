@@ -1,6 +1,6 @@
 """Classic EASY backfilling (Lifka; Mu'alem & Feitelson), written from scratch as an oracle.
 
-Deliberately shares nothing with ``schedc.runtime.simulator``: its own event loop, its own
+Deliberately shares nothing with ``schedc.runtime.engine.simulator``: its own event loop, its own
 running list (re-sorted when needed), the textbook shadow-time / extra-processors rule.
 Any number of resources (vectors compared resource by resource). Returns the start time of
 each job, by the job's position in the workload.
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import heapq
 
-from schedc.runtime.workload import Workload
+from schedc.runtime.workloads.workload import Workload
 
 
 def _fits(need, have) -> bool:

@@ -8,8 +8,8 @@ from fractions import Fraction
 from hypothesis import strategies as st
 
 from schedc.dsl import ir
+from schedc.runtime.engine.policy import PassState
 from schedc.runtime.jobs import Job, RunningJob
-from schedc.runtime.policy import PassState
 
 PARAMS = {"k": 3, "f": Fraction(1, 2), "flag": True}
 # Real literals are exact decimals (0.9 is 9/10); a few values make exact ties and zeros

@@ -35,20 +35,29 @@ from typing import Any
 import attrs
 from attrs import frozen
 
-from schedc.dsl import DiagnosticError, compile_source, ir, render_diagnostics, to_runtime
-from schedc.dsl.sympass import Bounds
-from schedc.dsl.verify import Limits, Verdict, verify_policy
-from schedc.runtime import simulator
-from schedc.runtime.cli import bundled_trace
+from schedc.dsl import DiagnosticError, compile_source, ir, render_diagnostics
+from schedc.dsl.verify.pass_encoding import Bounds
+from schedc.dsl.verify.prover import Limits, Verdict, verify_policy
+from schedc.runtime.cli.main import bundled_trace
+from schedc.runtime.engine import simulator
+from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.policy import PassState, RuntimePolicy
+from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.jobs import Job, Moldable, RunningJob
-from schedc.runtime.moldable import MoldableSpec, make_moldable
 from schedc.runtime.monitor import MonitorViolation
-from schedc.runtime.policy import PassState, RuntimePolicy
 from schedc.runtime.replay import replayer
-from schedc.runtime.simulator import simulate
 from schedc.runtime.speedup import format_speedup, parse_speedup
-from schedc.runtime.state import InitialState, merged_params, param_text, state_from_data
-from schedc.runtime.workload import Workload, WorkloadError, load_workload
+
+# -- the generator ----------------------------------------------------------------------------
+from schedc.runtime.workloads.load import load_workload
+from schedc.runtime.workloads.moldable import MoldableSpec, make_moldable
+from schedc.runtime.workloads.state_file import (
+    InitialState,
+    merged_params,
+    param_text,
+    state_from_data,
+)
+from schedc.runtime.workloads.workload import Workload, WorkloadError
 
 # -- the generator ----------------------------------------------------------------------------
 
@@ -1389,7 +1398,7 @@ def state_data(now: int, queue: Sequence[Job], running: Sequence[RunningJob],
                sizes: Mapping[int, tuple[int, ...]], cap: Sequence[int],
                resources: Sequence[str], params: Mapping[str, Any],
                size_fixed: bool) -> dict[str, Any]:
-    """A state file (runtime/state.py) of a simulator's state between passes."""
+    """A state file (runtime/workloads/state_file.py) of a simulator's state between passes."""
     def request(v: Sequence[int]) -> dict[str, int]:
         return dict(zip(resources, v, strict=True))
 

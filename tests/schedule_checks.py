@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from schedc.runtime.hetero import Cluster
+from schedc.runtime.engine.cluster import Cluster
 from schedc.runtime.schedule import Schedule
 
 

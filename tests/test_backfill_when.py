@@ -12,22 +12,23 @@ import pytest
 
 from schedc.dsl import (
     DiagnosticError,
-    ast,
     check_source,
     compile_file,
     compile_source,
     ir,
-    to_runtime,
 )
-from schedc.dsl.json_emit import policy_to_json
-from schedc.dsl.parser import parse
-from schedc.dsl.printer import module
-from schedc.runtime import kernel1
-from schedc.runtime.cli import bundled_trace
+from schedc.dsl.ir_json import policy_to_json
+from schedc.dsl.syntax import ast
+from schedc.dsl.syntax.parser import parse
+from schedc.dsl.syntax.printer import module
+from schedc.runtime.cli.main import bundled_trace
+from schedc.runtime.engine import one_resource
+from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.jobs import Job
 from schedc.runtime.monitor import MonitorViolation
-from schedc.runtime.simulator import simulate
-from schedc.runtime.workload import Workload, load_workload
+from schedc.runtime.workloads.load import load_workload
+from schedc.runtime.workloads.workload import Workload
 
 ROOT = Path(__file__).resolve().parents[1]
 VARIANTS = [dict(), dict(incremental=False), dict(fast=False),
@@ -91,9 +92,9 @@ def test_condition_reading_state_makes_the_policy_state_full() -> None:
     assert not to_runtime(p).state_free
 
 
-def test_kernel1_never_runs_it() -> None:
-    assert not kernel1.eligible(policy("reserve 1 backfill when true"), 1)
-    assert kernel1.eligible(policy("reserve 1 backfill first_fit"), 1)
+def test_the_one_resource_kernel_never_runs_it() -> None:
+    assert not one_resource.eligible(policy("reserve 1 backfill when true"), 1)
+    assert one_resource.eligible(policy("reserve 1 backfill first_fit"), 1)
 
 
 # -- the pass ----------------------------------------------------------------------------------

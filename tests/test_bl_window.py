@@ -20,15 +20,16 @@ from test_dsl_agreement import (
     symbolic_invariants,
 )
 
-from schedc.dsl import compile_file, compile_source, to_runtime
-from schedc.dsl.evaluate import Env, evaluate
-from schedc.dsl.sympass import Bounds, encode_pass
-from schedc.dsl.verify import with_resources
+from schedc.dsl import compile_file, compile_source
+from schedc.dsl.semantics.evaluate import Env, evaluate
+from schedc.dsl.verify.pass_encoding import Bounds, encode_pass
+from schedc.dsl.verify.prover import with_resources
+from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.policy import PassState
+from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.jobs import Job
-from schedc.runtime.policy import PassState
-from schedc.runtime.simulator import simulate
-from schedc.runtime.state import InitialState, param_text, state_from_data
-from schedc.runtime.workload import Workload
+from schedc.runtime.workloads.state_file import InitialState, param_text, state_from_data
+from schedc.runtime.workloads.workload import Workload
 
 POLICIES = Path(__file__).resolve().parents[1] / "examples"
 NAMES = ("cpus", "r2", "r3", "r4")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from schedc.runtime.cli import bundled_trace, main
+from schedc.runtime.cli.main import bundled_trace, main
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -145,7 +145,7 @@ def test_version(capsys) -> None:
 
 def test_console_script_help_on_every_command() -> None:
     for command in ([], ["check"], ["compile"], ["run"], ["compare"]):
-        done = subprocess.run([sys.executable, "-m", "schedc.runtime.cli", *command, "--help"],
+        done = subprocess.run([sys.executable, "-m", "schedc.runtime.cli.main", *command, "--help"],
                               capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
         assert "usage: schedc" in done.stdout

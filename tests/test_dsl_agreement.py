@@ -1,4 +1,4 @@
-"""The symbolic pass (``dsl/sympass.py``) decides what the simulator's pass decides.
+"""The symbolic pass (``dsl/verify/pass_encoding.py``) decides what the simulator's pass decides.
 
 Random small concrete states: every input of ``encode_pass`` is pinned to the concrete value
 (queue slots in policy order, as the encoding assumes), the assumptions must hold (sat), the
@@ -30,12 +30,13 @@ import z3
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from schedc.dsl import compile_source, to_runtime
-from schedc.dsl.sympass import Bounds, encode_pass
-from schedc.runtime import simulator
-from schedc.runtime.policy import PassState
-from schedc.runtime.simulator import simulate
-from schedc.runtime.state import InitialState, param_text, state_from_data
+from schedc.dsl import compile_source
+from schedc.dsl.verify.pass_encoding import Bounds, encode_pass
+from schedc.runtime.engine import simulator
+from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.policy import PassState
+from schedc.runtime.engine.simulator import simulate
+from schedc.runtime.workloads.state_file import InitialState, param_text, state_from_data
 
 RESOURCES = {1: ("cpus",), 2: ("cpus", "memory")}
 MAX_QUEUED, MAX_RUNNING = 4, 3
@@ -272,7 +273,7 @@ def symbolic_decisions(sym, solver: z3.Solver, state: InitialState, ordered,
     pins = [sym.now == state.now]
     pins += [sym.params[name] == z3_value(v) for name, v in state.params.items()]
     pins += [c == v for c, v in zip(sym.capacity, state.capacities, strict=True)]
-    # a dedicated homogeneous machine: speed and power are the capacity (runtime/hetero.py)
+    # a dedicated homogeneous machine: speed and power are the capacity (runtime/engine/cluster.py)
     for speeds in (sym.bpu, sym.power):
         if speeds is not None:
             pins += [s == c for s, c in zip(speeds, state.capacities, strict=True)]

@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 from ir_strategies import PARAMS, expr, jobs, states
 
 from schedc.dsl import ir
-from schedc.dsl.codegen import compile_expr
-from schedc.dsl.evaluate import Env, EvaluationError, evaluate
+from schedc.dsl.semantics.evaluate import Env, EvaluationError, evaluate
+from schedc.dsl.semantics.python_code import compile_expr
+from schedc.runtime.engine.policy import PassState
 from schedc.runtime.jobs import Job
-from schedc.runtime.policy import PassState
 
 
 def outcome(fn):
@@ -105,8 +105,8 @@ def test_shared_subexpressions_agree_with_evaluate(e, job, state):
 
 def test_a_def_used_three_times_is_computed_once():
     from schedc.dsl import compile_file
-    from schedc.dsl.codegen import compile_functions
     from schedc.dsl.machines import with_resources
+    from schedc.dsl.semantics.python_code import compile_functions
 
     policy = with_resources(compile_file("examples/bb-easy.pol"), 2)
     _, source = compile_functions({"score": policy.backfill.score}, {}, True)

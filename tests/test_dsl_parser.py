@@ -7,9 +7,9 @@ from fractions import Fraction
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedc.dsl import ast
-from schedc.dsl.parser import parse
-from schedc.dsl.printer import module
+from schedc.dsl.syntax import ast
+from schedc.dsl.syntax.parser import parse
+from schedc.dsl.syntax.printer import module
 
 EXAMPLE = """
 // examples/easy-sjf.pol

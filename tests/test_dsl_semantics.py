@@ -13,10 +13,10 @@ from schedc.dsl import (
     compile_source,
     ir,
     policy_to_json,
-    to_runtime,
 )
+from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.policy import PassState
 from schedc.runtime.jobs import Job, RunningJob
-from schedc.runtime.policy import PassState
 
 EASY = """
 policy easy {

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 from ir_strategies import PARAMS, expr, jobs, states
 
 from schedc.dsl import ir
-from schedc.dsl import numeric as nm
-from schedc.dsl.evaluate import Env, EvaluationError, evaluate
-from schedc.dsl.symbolic import (
+from schedc.dsl.semantics import numbers as nm
+from schedc.dsl.semantics.evaluate import Env, EvaluationError, evaluate
+from schedc.dsl.verify.symbolic import (
     DIV_ZERO,
     EMPTY_AGGREGATE,
     SQRT_NEGATIVE,
@@ -23,8 +23,8 @@ from schedc.dsl.symbolic import (
     log_function,
     sym_eval,
 )
+from schedc.runtime.engine.policy import PassState
 from schedc.runtime.jobs import Job
-from schedc.runtime.policy import PassState
 
 IV, BV = z3.IntVal, z3.BoolVal
 

@@ -10,11 +10,13 @@ import pytest
 from schedule_checks import assert_feasible, starts
 from shared_traces import shared_trace
 
-from schedc.dsl import compile_file, compile_source, to_runtime
-from schedc.runtime.cli import bundled_trace
-from schedc.runtime.policy import RuntimePolicy
-from schedc.runtime.simulator import simulate
-from schedc.runtime.workload import Workload, load_workload
+from schedc.dsl import compile_file, compile_source
+from schedc.runtime.cli.main import bundled_trace
+from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.policy import RuntimePolicy
+from schedc.runtime.engine.simulator import simulate
+from schedc.runtime.workloads.load import load_workload
+from schedc.runtime.workloads.workload import Workload
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -54,7 +56,7 @@ def test_example_runs_feasibly(name: str, trace: str) -> None:
 
 @pytest.mark.parametrize("name", MOLDABLE_EXAMPLES)
 def test_moldable_example_on_a_trace_made_moldable(name: str) -> None:
-    from schedc.runtime.moldable import MoldableSpec, make_moldable
+    from schedc.runtime.workloads.moldable import MoldableSpec, make_moldable
 
     load = make_moldable(workload("NASA-iPSC-1993-3.1-cln.swf.gz"),
                          MoldableSpec(range_factor=2, sigma=0.5, load_factor=125))
@@ -67,7 +69,7 @@ def test_moldable_example_on_a_trace_made_moldable(name: str) -> None:
 
 @cache
 def generated(tmp: Path) -> Workload:
-    from schedc.runtime import synthetic
+    from schedc.runtime.workloads import synthetic
 
     # offered utilisation 400 / (9 * 64) = 0.69 (eq. 9)
     spec = synthetic.SyntheticSpec(jobs=1500, mean_interarrival=9.0, cv_interarrival=1,
@@ -152,8 +154,8 @@ def test_fast_paths_change_no_start(name: str) -> None:
 def test_memoised_aggregates_change_no_start(monkeypatch) -> None:
     # Job-independent sums (fair share's work in the system) are computed once per machine
     # state (numeric.memo); computing them at every call must give the same schedule.
-    from schedc.dsl import codegen
-    from schedc.runtime.moldable import MoldableSpec, make_moldable
+    from schedc.dsl.semantics import python_code as codegen
+    from schedc.runtime.workloads.moldable import MoldableSpec, make_moldable
 
     load = make_moldable(workload("NASA-iPSC-1993-3.1-cln.swf.gz"),
                          MoldableSpec(range_factor=2, sigma=1, load_factor=150))

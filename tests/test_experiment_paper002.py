@@ -1,7 +1,7 @@
 """Batch means and Student t quantiles (experiments/stats.py), and the paper 002 experiment
 script (experiments/paper002/run.py) on a tiny grid: its results.json has the promised
 structure, and apart from the wall times it is the same bytes on a rerun and with two worker
-processes, on the heterogeneous cluster (runtime/hetero.py)."""
+processes, on the heterogeneous cluster (runtime/engine/cluster.py)."""
 
 from __future__ import annotations
 

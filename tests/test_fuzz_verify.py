@@ -30,10 +30,13 @@ from policy_fuzz import (
 )
 
 from schedc.dsl import check_source, compile_source
-from schedc.dsl.sympass import Bounds
-from schedc.dsl.verify import Limits, verify_policy
-from schedc.runtime.cli import main
-from schedc.runtime.workload import WorkloadError, load_workload
+from schedc.dsl.verify.pass_encoding import Bounds
+from schedc.dsl.verify.prover import Limits, verify_policy
+from schedc.runtime.cli.main import main
+
+# Fixed seeds: CI fuzzes the same policies on every run (about 1-2 s each here).
+from schedc.runtime.workloads.load import load_workload
+from schedc.runtime.workloads.workload import WorkloadError
 
 # Fixed seeds: CI fuzzes the same policies on every run (about 1-2 s each here).
 CI_SEEDS = tuple(range(1000, 1030))

@@ -9,14 +9,16 @@ from pathlib import Path
 import pytest
 from schedule_checks import assert_feasible
 
-from schedc.dsl import compile_file, compile_source, to_runtime
-from schedc.runtime import synthetic
-from schedc.runtime.cli import main
-from schedc.runtime.hetero import Cluster, ClusterError, parse_speeds, wall_time
+from schedc.dsl import compile_file, compile_source
+from schedc.runtime.cli.main import main
+from schedc.runtime.engine.cluster import Cluster, ClusterError, parse_speeds, wall_time
+from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.jobs import Job
 from schedc.runtime.monitor import MonitorViolation
-from schedc.runtime.simulator import simulate
-from schedc.runtime.workload import Workload, load_workload
+from schedc.runtime.workloads import synthetic
+from schedc.runtime.workloads.load import load_workload
+from schedc.runtime.workloads.workload import Workload
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPER = Cluster(parse_speeds("32x1,32x2"), 0.3, 1)  # papers/002's cluster

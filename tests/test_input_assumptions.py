@@ -1,6 +1,7 @@
 """Every assumption `schedc verify` makes of its inputs is checked where inputs are read.
 
-The proofs (`dsl/sympass.py`, `_assume_jobs`) assume job ids >= 0 and distinct, submits >= 0,
+The proofs (`dsl/verify/pass_encoding.py`, `_assume_jobs`) assume job ids >= 0 and distinct,
+submits >= 0,
 estimates >= 1 s, requests in [0, capacity] with at least 1 cpu, moldable sizes
 1 <= min_size <= procs <= max_size <= cpus with a sequential time >= 1 s, capacities >= 1 and
 a machine not overcommitted before the pass. For each reader (SWF, CSV job table, state file)
@@ -18,11 +19,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedc.runtime import swf
-from schedc.runtime.cli import bundled_trace, main
+from schedc.runtime.cli.main import bundled_trace, main
 from schedc.runtime.jobs import Job
-from schedc.runtime.moldable import MoldableSpec, make_moldable
-from schedc.runtime.workload import Workload, WorkloadError, load_workload
+from schedc.runtime.workloads import swf
+from schedc.runtime.workloads.load import load_workload
+from schedc.runtime.workloads.moldable import MoldableSpec, make_moldable
+from schedc.runtime.workloads.workload import Workload, WorkloadError
 
 ROOT = Path(__file__).resolve().parents[1]
 EASY = ROOT / "examples" / "easy.pol"
@@ -320,7 +322,7 @@ def test_state_file_error_is_located(capsys, tmp_path, edit, message, value) -> 
 
 
 def test_state_location_follows_json_as_read() -> None:
-    from schedc.runtime.state import json_offset
+    from schedc.runtime.workloads.state_file import json_offset
 
     text = '{"a": [1, {"b": 2}], "c": {"d": [3, 4]}, "a": [5, [6, 7], {"b" : "x"}]}'
     # a repeated key: the last one counts, as json.loads reads it

@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from schedc.dsl import compile_file, compile_source, to_runtime
-from schedc.dsl.sympass import Bounds
-from schedc.dsl.verify import verify_policy, with_resources
+from schedc.dsl import compile_file, compile_source
+from schedc.dsl.verify.pass_encoding import Bounds
+from schedc.dsl.verify.prover import verify_policy, with_resources
+from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.policy import PassState
+from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.jobs import Job
-from schedc.runtime.policy import PassState
-from schedc.runtime.simulator import simulate
-from schedc.runtime.workload import Workload
+from schedc.runtime.workloads.workload import Workload
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -129,7 +130,7 @@ def test_bb_easy_starts_the_balancing_job_first() -> None:
 # -- `schedc run --resources`: a policy on more resources than its machine declares ----------
 
 def test_cli_runs_figure_1_with_named_resources(tmp_path, capsys) -> None:
-    from schedc.runtime.cli import main
+    from schedc.runtime.cli.main import main
 
     table = tmp_path / "fig1.csv"
     table.write_text("id,submit,run_time,estimate,cpus,memory\n" + "".join(
@@ -149,7 +150,7 @@ def test_cli_runs_figure_1_with_named_resources(tmp_path, capsys) -> None:
     ("cpus,mem ory", "is not a resource name"),
 ])
 def test_cli_resources_mistakes(spec: str, message: str, tmp_path, capsys) -> None:
-    from schedc.runtime.cli import main
+    from schedc.runtime.cli.main import main
 
     assert main(["run", str(EXAMPLES / "fcfs.pol"), "--resources", spec]) == 2
     err = capsys.readouterr().err
@@ -159,7 +160,7 @@ def test_cli_resources_mistakes(spec: str, message: str, tmp_path, capsys) -> No
 def test_a_counterexample_on_k_resources_replays_with_the_same_option(tmp_path, capsys) -> None:
     # `verify --resources 2` names a generic resource r2; `run --resources 2` gives the
     # policy that machine, so the state replays (it did not before: r2 was unknown)
-    from schedc.runtime.cli import main
+    from schedc.runtime.cli.main import main
 
     broken = EXAMPLES / "broken" / "easy-freeprocs.pol"
     assert main(["verify", str(broken), "--resources", "2", "--queued", "3", "--running", "3",

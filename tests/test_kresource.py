@@ -1,4 +1,4 @@
-"""K-resource workloads (papers/004 section 3.1, runtime/kresource.py): the requirement
+"""K-resource workloads (papers/004 section 3.1, runtime/workloads/kresource.py): the requirement
 draws, the Poisson arrivals, the queue-length calibration, the job table with its capacity
 line, `schedc workload kresource`, and the packed K-resource plan (``ProfileK``)."""
 
@@ -11,16 +11,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedc.dsl import compile_file, to_runtime
+from schedc.dsl import compile_file
 from schedc.dsl.machines import with_resources
-from schedc.runtime import kresource as kr
-from schedc.runtime.cli import main
+from schedc.runtime.cli.main import main
+from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.packing import Packing
+from schedc.runtime.engine.profile import Profile, ProfileK
+from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.jobs import Job, RunningJob
 from schedc.runtime.metrics import compute_metrics
-from schedc.runtime.packed import Packing
-from schedc.runtime.profile import Profile, ProfileK
-from schedc.runtime.simulator import simulate
-from schedc.runtime.workload import WorkloadError, load_workload
+from schedc.runtime.workloads import kresource as kr
+from schedc.runtime.workloads.load import load_workload
+from schedc.runtime.workloads.workload import WorkloadError
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"

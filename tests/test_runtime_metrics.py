@@ -8,7 +8,7 @@ from schedc.runtime.jobs import Job, RunningJob
 from schedc.runtime.metrics import area_category, compute_metrics, write_jobs_csv
 from schedc.runtime.monitor import MonitorViolation, Reservation, check_reservations
 from schedc.runtime.schedule import JobRecord, Schedule
-from schedc.runtime.workload import Workload
+from schedc.runtime.workloads.workload import Workload
 
 
 def three_jobs() -> Schedule:

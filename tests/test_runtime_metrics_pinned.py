@@ -5,10 +5,10 @@ from __future__ import annotations
 import attrs
 from shared_traces import shared_trace
 
+from schedc.runtime.engine.policy import RuntimePolicy
+from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.metrics import compute_metrics
-from schedc.runtime.policy import RuntimePolicy
-from schedc.runtime.simulator import simulate
-from schedc.runtime.workload import load_workload
+from schedc.runtime.workloads.load import load_workload
 
 EASY = RuntimePolicy("easy", ("cpus",), (None,), depth=1, backfill="first_fit")
 

@@ -11,14 +11,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from schedc.dsl import compile_source, to_runtime
-from schedc.runtime.cli import main
+from schedc.dsl import compile_source
+from schedc.runtime.cli.main import main
+from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.jobs import Job, Moldable
-from schedc.runtime.moldable import MoldableSpec, make_moldable, size_range
-from schedc.runtime.simulator import simulate
 from schedc.runtime.speedup import Downey, Linear
-from schedc.runtime.state import state_from_data
-from schedc.runtime.workload import Workload
+from schedc.runtime.workloads.moldable import MoldableSpec, make_moldable, size_range
+from schedc.runtime.workloads.state_file import state_from_data
+from schedc.runtime.workloads.workload import Workload
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -141,7 +142,7 @@ def test_state_file_moldable_job_round_trips() -> None:
                        "speedup": "downey(8, 1)"}]}
     state = state_from_data(data)
     assert state.queue[0].moldable == Moldable(1, 8, Downey(8, 1))
-    from schedc.runtime.state import state_to_data
+    from schedc.runtime.workloads.state_file import state_to_data
 
     assert state_to_data(state)["queue"] == data["queue"]
 
@@ -153,7 +154,7 @@ def test_state_file_moldable_job_round_trips() -> None:
     ({"min_size": 1, "max_size": 8, "speedup": "dowey(8, 1)"}, "did you mean `downey`"),
 ])
 def test_state_file_moldable_errors(extra, message) -> None:
-    from schedc.runtime.workload import WorkloadError
+    from schedc.runtime.workloads.workload import WorkloadError
 
     data = {"now": 0, "capacity": {"cpus": 8},
             "queue": [{"id": 1, "submit": 0, "estimate": 10, "run_time": 10,
@@ -194,7 +195,7 @@ TABLE = '''id,submit,run_time,estimate,cpus,min_size,max_size,speedup
 
 
 def test_job_table_moldable_columns(tmp_path: Path) -> None:
-    from schedc.runtime.jobtable import read_jobtable
+    from schedc.runtime.workloads.csv_table import read_jobtable
 
     path = tmp_path / "jobs.csv"
     path.write_text(TABLE)
@@ -210,8 +211,8 @@ def test_job_table_moldable_columns(tmp_path: Path) -> None:
     ("4,0,1,1,2,x,4,linear", "column `min_size` is not an integer", 11),
 ])
 def test_job_table_moldable_errors(tmp_path: Path, row, message, col) -> None:
-    from schedc.runtime.jobtable import read_jobtable
-    from schedc.runtime.workload import WorkloadError
+    from schedc.runtime.workloads.csv_table import read_jobtable
+    from schedc.runtime.workloads.workload import WorkloadError
 
     path = tmp_path / "jobs.csv"
     path.write_text(TABLE + row + "\n")
@@ -224,8 +225,8 @@ def test_job_table_moldable_errors(tmp_path: Path, row, message, col) -> None:
 
 
 def test_job_table_needs_both_range_columns(tmp_path: Path) -> None:
-    from schedc.runtime.jobtable import read_jobtable
-    from schedc.runtime.workload import WorkloadError
+    from schedc.runtime.workloads.csv_table import read_jobtable
+    from schedc.runtime.workloads.workload import WorkloadError
 
     path = tmp_path / "jobs.csv"
     path.write_text("id,submit,run_time,estimate,cpus,min_size\n1,0,1,1,1,1\n")

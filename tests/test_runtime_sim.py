@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from schedc.runtime.engine.policy import RuntimeInvariant, RuntimePolicy
+from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.jobs import Job
 from schedc.runtime.monitor import MonitorViolation
-from schedc.runtime.policy import RuntimeInvariant, RuntimePolicy
-from schedc.runtime.simulator import simulate
-from schedc.runtime.workload import Workload, WorkloadError
+from schedc.runtime.workloads.workload import Workload, WorkloadError
 
 VARIANTS = [dict(), dict(incremental=False), dict(fast=False),
             dict(incremental=False, fast=False)]

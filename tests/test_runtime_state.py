@@ -1,4 +1,5 @@
-"""Replaying a machine state (`runtime/state.py`, `simulate(initial=...)`, `run --state`)."""
+"""Replaying a machine state (`runtime/workloads/state_file.py`, `simulate(initial=...)`,
+`run --state`)."""
 
 from __future__ import annotations
 
@@ -8,18 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from schedc.dsl import compile_file, compile_source, to_runtime
-from schedc.runtime.cli import main
+from schedc.dsl import compile_file, compile_source
+from schedc.runtime.cli.main import main
+from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.jobs import Job
 from schedc.runtime.monitor import MonitorViolation
-from schedc.runtime.simulator import simulate
-from schedc.runtime.state import (
+from schedc.runtime.workloads.state_file import (
     load_state,
     merged_params,
     state_from_data,
     state_to_data,
 )
-from schedc.runtime.workload import Workload, WorkloadError
+from schedc.runtime.workloads.workload import Workload, WorkloadError
 
 ROOT = Path(__file__).resolve().parents[1]
 EASY = ROOT / "examples" / "easy.pol"

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from shared_traces import shared_trace
 
-from schedc.runtime import swf
 from schedc.runtime.jobs import Job
-from schedc.runtime.workload import WorkloadError, load_workload
+from schedc.runtime.workloads import swf
+from schedc.runtime.workloads.load import load_workload
+from schedc.runtime.workloads.workload import WorkloadError
 
 HEADER = "; Version: 2.2\n; MaxProcs: 16\n"
 

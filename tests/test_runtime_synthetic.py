@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedc.runtime.synthetic import (
+from schedc.runtime.workloads.synthetic import (
     SyntheticJob,
     SyntheticSpec,
     generate,

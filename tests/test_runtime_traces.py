@@ -8,10 +8,11 @@ import pytest
 from classic_easy import classic_easy_starts
 from shared_traces import shared_trace
 
-from schedc.dsl import compile_file, to_runtime
-from schedc.runtime.policy import RuntimePolicy
-from schedc.runtime.simulator import simulate
-from schedc.runtime.workload import load_workload
+from schedc.dsl import compile_file
+from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.policy import RuntimePolicy
+from schedc.runtime.engine.simulator import simulate
+from schedc.runtime.workloads.load import load_workload
 
 # The example users run, compiled from its .pol file (not a hand-built policy).
 EASY = to_runtime(compile_file(Path(__file__).parents[1] / "examples" / "easy.pol"))

@@ -8,15 +8,17 @@ from functools import cache
 
 import pytest
 
-from schedc.dsl import check_source, compile_source, ir, to_runtime
-from schedc.dsl.json_emit import policy_to_json
-from schedc.dsl.parser import parse
-from schedc.dsl.printer import module
-from schedc.runtime import kernel1
-from schedc.runtime.cli import bundled_trace
+from schedc.dsl import check_source, compile_source, ir
+from schedc.dsl.ir_json import policy_to_json
+from schedc.dsl.syntax.parser import parse
+from schedc.dsl.syntax.printer import module
+from schedc.runtime.cli.main import bundled_trace
+from schedc.runtime.engine import one_resource
+from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.jobs import Job
-from schedc.runtime.simulator import simulate
-from schedc.runtime.workload import Workload, load_workload
+from schedc.runtime.workloads.load import load_workload
+from schedc.runtime.workloads.workload import Workload
 
 VARIANTS = [dict(), dict(incremental=False), dict(fast=False),
             dict(incremental=False, fast=False)]
@@ -75,7 +77,7 @@ def test_or_when_is_one_word_so_or_still_joins_keys() -> None:
 def test_the_condition_that_reads_the_time_turns_off_continuations() -> None:
     assert policy("reserve 1 per job.procs > 2 backfill first_fit").state_free
     assert not policy("reserve 1 or when job.wait > 5 backfill first_fit").state_free
-    assert not kernel1.eligible(policy("reserve 1 per 0 backfill first_fit"), 1)
+    assert not one_resource.eligible(policy("reserve 1 per 0 backfill first_fit"), 1)
 
 
 @pytest.mark.parametrize("clauses, message", [

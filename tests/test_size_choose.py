@@ -8,15 +8,17 @@ from functools import cache
 
 import pytest
 
-from schedc.dsl import check_source, compile_file, compile_source, to_runtime
-from schedc.dsl.parser import parse
-from schedc.dsl.printer import module
-from schedc.runtime.cli import bundled_trace
+from schedc.dsl import check_source, compile_file, compile_source
+from schedc.dsl.syntax.parser import parse
+from schedc.dsl.syntax.printer import module
+from schedc.runtime.cli.main import bundled_trace
+from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.simulator import simulate, size_candidates
 from schedc.runtime.jobs import Job, Moldable
-from schedc.runtime.moldable import MoldableSpec, make_moldable
-from schedc.runtime.simulator import simulate, size_candidates
 from schedc.runtime.speedup import Linear, parse_speedup
-from schedc.runtime.workload import Workload, load_workload
+from schedc.runtime.workloads.load import load_workload
+from schedc.runtime.workloads.moldable import MoldableSpec, make_moldable
+from schedc.runtime.workloads.workload import Workload
 
 EASY = "order job.submit asc reserve 1 backfill first_fit"
 
@@ -190,9 +192,9 @@ def test_a_kept_size_that_breaks_an_invariant_is_found_and_replays(tmp_path, cap
     src.write_text("policy kept {\n  reserve all\n  backfill first_fit\n"
                    "  size fixed if machine.free.cpus > 0 then job.procs else job.max_size\n"
                    "  invariant job.size <= job.procs\n}\n")
-    from schedc.dsl.sympass import Bounds
-    from schedc.dsl.verify import verify_policy
-    from schedc.runtime.cli import main
+    from schedc.dsl.verify.pass_encoding import Bounds
+    from schedc.dsl.verify.prover import verify_policy
+    from schedc.runtime.cli.main import main
 
     verdicts = {v.property: v for v in verify_policy(compile_file(src), Bounds(3, 3))}
     bad = verdicts["invariant `job.size <= job.procs`"]
@@ -208,7 +210,7 @@ def test_a_kept_size_that_breaks_an_invariant_is_found_and_replays(tmp_path, cap
 
 
 def test_kept_sizes_replay_from_a_state_file(tmp_path, capsys) -> None:
-    from schedc.runtime.cli import main
+    from schedc.runtime.cli.main import main
 
     pol = tmp_path / "p.pol"
     pol.write_text("policy p { reserve all backfill first_fit "

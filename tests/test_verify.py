@@ -12,9 +12,9 @@ import pytest
 import z3
 
 from schedc.dsl import compile_file, compile_source
-from schedc.dsl.sympass import Bounds, encode_pass
-from schedc.dsl.verify import Limits, verify_policy
-from schedc.runtime.cli import main
+from schedc.dsl.verify.pass_encoding import Bounds, encode_pass
+from schedc.dsl.verify.prover import Limits, verify_policy
+from schedc.runtime.cli.main import main
 from schedc.runtime.replay import replayer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -113,7 +113,7 @@ def test_planted_bug_is_found_and_replays(name: str, tmp_path: Path, capsys) -> 
     # in its own process, as a user's does: in a test process Z3 carries the state of every
     # earlier proof, and under pytest-xdist one CI ordering made the CLI's search (60 s
     # clock set) land on another counterexample than the golden one.
-    done = subprocess.run([sys.executable, "-m", "schedc.runtime.cli", "verify",
+    done = subprocess.run([sys.executable, "-m", "schedc.runtime.cli.main", "verify",
                            str(BROKEN / name), "--queued", "3", "--running", "3",
                            "--counterexamples", str(tmp_path)], capture_output=True, text=True)
     assert done.returncode == 1, done.stderr
@@ -250,7 +250,7 @@ def test_backfill_condition_is_checked_only_where_the_simulator_evaluates_it() -
 
 
 def test_cli_default_bounds_are_the_verifiers() -> None:
-    from schedc.runtime import cli
+    from schedc.runtime.cli import main as cli
 
     assert (Bounds().queued, Bounds().running) == (cli.VERIFY_QUEUED, cli.VERIFY_RUNNING)
 
@@ -374,7 +374,7 @@ CLASS_5 = {
 
 @pytest.mark.parametrize("name", sorted(CLASS_5))
 def test_a_policy_that_was_unknown_is_proved(name: str) -> None:
-    from schedc.dsl.verify import with_resources
+    from schedc.dsl.verify.prover import with_resources
 
     text, k = CLASS_5[name]
     policy = compile_source(text, f"{name}.pol")

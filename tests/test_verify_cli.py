@@ -18,13 +18,13 @@ import pytest
 from rich.console import Console
 
 from schedc.dsl import compile_file, compile_source
-from schedc.dsl.sympass import Bounds
-from schedc.dsl.verify import Limits, _unknown_reason, verify_policy
-from schedc.runtime.cli import main
+from schedc.dsl.verify.pass_encoding import Bounds
+from schedc.dsl.verify.prover import Limits, _unknown_reason, verify_policy
+from schedc.runtime.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
-CLI = [sys.executable, "-m", "schedc.runtime.cli"]
+CLI = [sys.executable, "-m", "schedc.runtime.cli.main"]
 
 
 # --- Ctrl-C ------------------------------------------------------------------------------
@@ -62,7 +62,7 @@ def test_ctrl_c_stops_verify_at_once_and_writes_nothing(tmp_path: Path) -> None:
 LONG_CHECK = textwrap.dedent("""
     import sys
     import z3
-    from schedc.runtime.cli import _interruptibly
+    from schedc.runtime.cli.main import _interruptibly
 
     def work():
         s = z3.Optimize() if sys.argv[1] == "optimize" else z3.Solver()
@@ -216,8 +216,8 @@ def test_text_report_keeps_a_long_location_whole_when_piped(deep_policy: Path) -
 
 
 def test_text_report_wraps_long_cells_never_cuts_them() -> None:
-    from schedc.dsl.verify import Verdict
-    from schedc.dsl.verify_report import PolicyReport, print_terminal
+    from schedc.dsl.verify.prover import Verdict
+    from schedc.dsl.verify.reports import PolicyReport, print_terminal
 
     bound = "N=8 queued, R=8 running, K=1"
     long_invariant = "invariant `count(j in queue where j.submit < job.submit) == 0`"

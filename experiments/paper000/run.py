@@ -27,11 +27,12 @@ from typing import Any
 import attrs
 from attrs import frozen
 
+from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.metrics import NCATEGORIES, compute_metrics
-from schedc.runtime.moldable import MoldableSpec, make_moldable
 from schedc.runtime.monitor import MonitorViolation
-from schedc.runtime.simulator import simulate
-from schedc.runtime.workload import Workload, load_workload
+from schedc.runtime.workloads.load import load_workload
+from schedc.runtime.workloads.moldable import MoldableSpec, make_moldable
+from schedc.runtime.workloads.workload import Workload
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

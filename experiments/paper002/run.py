@@ -3,7 +3,7 @@
 Chhabra & Singh (papers/002, sections 5 and 6.1, figure 1) compare three adaptive
 space-sharing policies on a non-dedicated heterogeneous cluster: 64 processors, 32 of 1 BPU
 and 32 of 2 BPU, each with a background load uniform in [0, 30%]. The workload is theirs
-(runtime/synthetic.py, as `schedc workload generate`): Poisson arrivals, two-stage
+(runtime/workloads/synthetic.py, as `schedc workload generate`): Poisson arrivals, two-stage
 hyper-exponential service demand with mean 16 and CV 4, Pmax uniform in [1, 32]; the
 arrival rate sets the offered utilisation by eq. 9 (rate x mean demand / 64). For each
 utilisation the script generates one workload (a seed derived from --seed and the
@@ -55,15 +55,16 @@ from experiments.common import (  # noqa: E402
 )
 from experiments.stats import BatchMeans, batch_means  # noqa: E402
 from schedc.dsl import compile_file  # noqa: E402
-from schedc.dsl.bind import bind_params  # noqa: E402
 from schedc.dsl.exact import json_number  # noqa: E402
-from schedc.runtime import synthetic  # noqa: E402
-from schedc.runtime.hetero import Cluster, ClusterError, parse_speeds  # noqa: E402
+from schedc.runtime.engine.cluster import Cluster, ClusterError, parse_speeds  # noqa: E402
+from schedc.runtime.engine.from_ir import bind_params  # noqa: E402
+from schedc.runtime.engine.simulator import simulate  # noqa: E402
 from schedc.runtime.metrics import compute_metrics  # noqa: E402
 from schedc.runtime.monitor import MonitorViolation  # noqa: E402
 from schedc.runtime.schedule import Schedule  # noqa: E402
-from schedc.runtime.simulator import simulate  # noqa: E402
-from schedc.runtime.workload import Workload, load_workload  # noqa: E402
+from schedc.runtime.workloads import synthetic  # noqa: E402
+from schedc.runtime.workloads.load import load_workload  # noqa: E402
+from schedc.runtime.workloads.workload import Workload  # noqa: E402
 
 DEFAULT_POLICIES = ("examples/map.pol", "examples/hap.pol", "examples/ihap.pol")
 DEFAULT_UTILISATIONS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)

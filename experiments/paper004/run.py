@@ -7,9 +7,9 @@ the arrival rate at which FF-EASY keeps 64, 128 or 256 jobs waiting on average. 
 the gain in average response time over FF-EASY, figure 3 the gain in weighted average
 response time (weight = resource requirement x run time), positive = better.
 
-Here the workloads are `schedc workload kresource` (runtime/kresource.py: sizes and run times
-of a trace, by default the Lublin-Feitelson model trace in ../shared/traces, in place of the
-paper's Feitelson 1996 model), the load calibration is kresource.calibrate on the baseline
+Here the workloads are `schedc workload kresource` (runtime/workloads/kresource.py: sizes and
+run times of a trace, by default the Lublin-Feitelson model trace in ../shared/traces, in place
+of the paper's Feitelson 1996 model), the load calibration is kresource.calibrate on the baseline
 (the first policy), and each policy runs on the machine of its own resources plus r2..rK, as
 `schedc run POLICY --resources K`. The same four policies also run on LANL-CM5 with its
 requested memory per processor as a second resource (`--resources cpus,memory --capacity
@@ -54,14 +54,16 @@ from experiments.common import (  # noqa: E402
     shown,
     write_results,
 )
-from schedc.dsl import compile_file, to_runtime  # noqa: E402
+from schedc.dsl import compile_file  # noqa: E402
 from schedc.dsl.machines import extend_machine, with_resources  # noqa: E402
-from schedc.runtime import kresource  # noqa: E402
+from schedc.runtime.engine.from_ir import to_runtime  # noqa: E402
+from schedc.runtime.engine.policy import RuntimePolicy  # noqa: E402
+from schedc.runtime.engine.simulator import simulate  # noqa: E402
 from schedc.runtime.metrics import compute_metrics  # noqa: E402
 from schedc.runtime.monitor import MonitorViolation  # noqa: E402
-from schedc.runtime.policy import RuntimePolicy  # noqa: E402
-from schedc.runtime.simulator import simulate  # noqa: E402
-from schedc.runtime.workload import Workload, load_workload  # noqa: E402
+from schedc.runtime.workloads import kresource  # noqa: E402
+from schedc.runtime.workloads.load import load_workload  # noqa: E402
+from schedc.runtime.workloads.workload import Workload  # noqa: E402
 
 # the baseline first: gains are over it
 DEFAULT_POLICIES = ("examples/ff-easy.pol", "examples/bl-easy.pol", "examples/bb-easy.pol",

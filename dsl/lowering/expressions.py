@@ -1,0 +1,455 @@
+"""Name resolution, type checking and lowering of one expression: AST -> typed IR.
+
+Definitions are inlined at their use (the def's job parameter is substituted by the
+argument variable), aggregate variables get names unique within the expression (so inlining
+never captures), and every mistake becomes a diagnostic; a faulty sub-expression lowers to
+None so one mistake does not cascade.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from attrs import evolve, field, frozen
+
+from schedc.dsl import ir
+from schedc.dsl.diagnostics import Span, did_you_mean
+from schedc.dsl.lowering.names import Symbols
+from schedc.dsl.syntax import ast
+
+NUMERIC = ("int", "real")
+BUILTIN_FNS = {"min": None, "max": None, "ceil": 1, "floor": 1, "sqrt": 1, "log": 1, "abs": 1}
+AGGREGATES = ("sum", "count", "min", "max", "avg")
+DOMAINS = ("queue", "running", "resources")
+STATE_ROOTS = ("now", "queue", "running", "machine", "resources")
+RUN_TIME_NAMES = {"run_time", "runtime", "run", "actual", "actual_run_time", "duration"}
+_OP_NAMES = {"//": "div"}
+
+
+@frozen
+class Var:
+    """A bound job or resource variable: its IR name and kind (job | queue | running |
+    any | resource). `any` is a def's job parameter checked on its own (queue or running)."""
+
+    ir_name: str
+    kind: str
+
+
+@frozen
+class Scope:
+    file: str  # whose imports are visible
+    machine: ir.Machine | None  # None: resource names are not checked (a def on its own)
+    vars: Mapping[str, Var] = field(factory=dict)
+    size_ok: bool = False  # `job.size` (invariants only)
+    defs: tuple[str, ...] = ()  # definitions being inlined, to catch recursion
+
+
+def promote(a: str, b: str) -> str:
+    return "int" if a == b == "int" else "real"
+
+
+class Lowerer:
+    def __init__(self, symbols: Symbols):
+        self.symbols = symbols
+        self.report = symbols.report
+        self.names: set[str] = set()  # IR variable names issued (unique per top expression)
+
+    def error(self, span: Span | None, msg: str, help_: str | None = None) -> None:
+        self.report.error(span, msg, help_)
+
+    # -- entry points
+    def lower(self, e: ast.Expr, scope: Scope) -> ir.Expr | None:
+        self.names = {v.ir_name for v in scope.vars.values()}
+        return self.expr(e, scope)
+
+    def expect(self, e: ast.Expr, scope: Scope, types: tuple[str, ...], what: str,
+               help_: str | None = None) -> ir.Expr | None:
+        """Lower ``e`` and require its type to be one of ``types``."""
+        out = self.lower(e, scope)
+        if out is not None and out.type not in types:
+            self.error(e.span, f"{what} must be {' or '.join(types)}, but this is {out.type}",
+                       help_)
+            return None
+        return out
+
+    # -- expressions
+    def expr(self, e: ast.Expr, s: Scope) -> ir.Expr | None:
+        match e:
+            case ast.Num(value=v):
+                return ir.Const(v, "int" if isinstance(v, int) else "real", span=e.span)
+            case ast.Bool(value=v):
+                return ir.Const(v, "bool", span=e.span)
+            case ast.Duration():
+                return ir.Const(e.seconds, "int", span=e.span)
+            case ast.Path():
+                return self.path(e, s)
+            case ast.Unary():
+                return self.unary(e, s)
+            case ast.Binary():
+                return self.binary(e, s)
+            case ast.If():
+                return self.if_(e, s)
+            case ast.Call():
+                return self.call(e, s)
+            case ast.Aggregate():
+                return self.aggregate(e, s)
+        raise AssertionError(e)
+
+    def _typed(self, e: ast.Expr, s: Scope, types: tuple[str, ...], what: str,
+               help_: str | None = None):
+        out = self.expr(e, s)
+        if out is not None and out.type not in types:
+            want = "a number" if types == NUMERIC else " or ".join(types)
+            self.error(e.span, f"{what} must be {want}, but this is {out.type}", help_)
+            return None
+        return out
+
+    def unary(self, e: ast.Unary, s: Scope):
+        if e.op == "not":
+            x = self._typed(e.operand, s, ("bool",), "the operand of `not`",
+                            "compare a number first, e.g. `not (job.procs > 8)`")
+            return None if x is None else ir.Unary("not", x, "bool", span=e.span)
+        x = self._typed(e.operand, s, NUMERIC, "the operand of `-`",
+                        "`-` negates a number; for a bool use `not`")
+        return None if x is None else ir.Unary("-", x, x.type, span=e.span)
+
+    def binary(self, e: ast.Binary, s: Scope):
+        op, name = e.op, _OP_NAMES.get(e.op, e.op)
+        help_ = None
+        if op in ("and", "or"):
+            types = ("bool",)
+            help_ = f"`{name}` joins conditions: compare numbers first, e.g. `job.procs > 8`"
+        elif op in ("//", "%"):
+            types = ("int",)
+            help_ = "`div` and `%` are integer-only; for reals use `floor(a / b)`"
+        elif op in ("==", "!="):
+            types = ("int", "real", "bool")
+        else:
+            types = NUMERIC
+            help_ = "a bool is not a number: write `if COND then 1 else 0` to count it"
+        a = self._typed(e.left, s, types, f"the left operand of `{name}`", help_)
+        b = self._typed(e.right, s, types, f"the right operand of `{name}`", help_)
+        if a is None or b is None:
+            return None
+        if op in ("==", "!=") and (a.type == "bool") != (b.type == "bool"):
+            self.error(e.span, f"cannot compare {a.type} with {b.type} using `{op}`",
+                       "compare a bool with a bool, a number with a number")
+            return None
+        if op in ("and", "or", "<", "<=", ">", ">=", "==", "!="):
+            res = "bool"
+        elif op == "/":
+            res = "real"
+        else:
+            res = promote(a.type, b.type)
+        return ir.Binary(op, a, b, res, span=e.span)
+
+    def if_(self, e: ast.If, s: Scope):
+        c = self._typed(e.cond, s, ("bool",), "the condition of `if`")
+        t, o = self.expr(e.then, s), self.expr(e.otherwise, s)
+        if c is None or t is None or o is None:
+            return None
+        if t.type == o.type:
+            typ = t.type
+        elif "bool" in (t.type, o.type):
+            self.error(e.span, f"the branches of `if` have different types: {t.type} and "
+                       f"{o.type}", "give both branches numbers, or both bools")
+            return None
+        else:
+            typ = "real"
+        return ir.IfThenElse(c, t, o, typ, span=e.span)
+
+    # -- names
+    def path(self, p: ast.Path, s: Scope):
+        if p.root in s.vars:
+            var = s.vars[p.root]
+            if var.kind == "resource":
+                return self.resource_var(p, var)
+            return self.job_path(p, var, s)
+        if p.root == "now":
+            # (not `no_parts(...) and ...`: a failed check must give None, not False)
+            return ir.StateAttr("now", span=p.span) if self.no_parts(p, "`now`") else None
+        if p.root in ("queue", "running"):
+            return self.state_set(p)
+        if p.root == "machine":
+            return self.machine_path(p, s)
+        if p.root == "resources":
+            self.error(p.span, "`resources` is the set of machine resources, not a value",
+                       "use it in an aggregate: `max(r in resources: r.util)`")
+            return None
+        if p.root == "job":
+            self.error(p.root_span, "`job` is not available here",
+                       "only order keys, size, backfill scores and conditions, reservation "
+                       "keys and conditions, and invariants have a job")
+            return None
+        sym = self.symbols.lookup("value", p.root, s.file)
+        if sym is None:
+            extra = [*s.vars, "now", "queue", "running", "machine"]
+            self.symbols.not_found("value", p.root, s.file, p.root_span, "name", extra)
+            return None
+        if isinstance(sym.item, ast.Param):
+            if not self.no_parts(p, f"param `{p.root}`"):
+                return None
+            return ir.ParamRef(p.root, sym.item.type, span=p.span)
+        d: ast.Def = sym.item
+        if d.arg is not None:
+            self.error(p.span, f"`{d.name}` is a function of a job",
+                       f"call it with a job: `{d.name}(job)`")
+            return None
+        if not self.no_parts(p, f"`{d.name}`"):
+            return None
+        return self.inline(d, None, p.span, s)
+
+    def no_parts(self, p: ast.Path, what: str) -> bool:
+        if p.parts:
+            self.error(p.parts[0].span, f"{what} has no attributes",
+                       f"{what} is a value: use it without `.{p.parts[0].name}`")
+            return False
+        return True
+
+    def state_set(self, p: ast.Path):
+        if not p.parts:
+            self.error(p.span, f"`{p.root}` is a set of jobs, not a value",
+                       f"use `{p.root}.count` or an aggregate like `sum(j in {p.root}: j.procs)`")
+            return None
+        part = p.parts[0]
+        if part.name != "count" or part.index or len(p.parts) > 1:
+            bad = p.parts[1] if part.name == "count" else part
+            self.error(bad.span, f"`{p.root}` has no attribute `{bad.name}`",
+                       did_you_mean(bad.name, ["count"]) or f"`{p.root}` has only `count`")
+            return None
+        return ir.StateAttr(f"{p.root}.count", span=p.span)
+
+    def resource_index(self, part: ast.Part, s: Scope) -> int | None:
+        if s.machine is None:
+            return 0  # a def checked on its own: the policy's machine is checked at use
+        names = [r.name for r in s.machine.resources]
+        if part.name in names:
+            return names.index(part.name)
+        self.error(part.span, f"machine `{s.machine.name}` has no resource `{part.name}`",
+                   did_you_mean(part.name, names) or f"its resources: {', '.join(names)}")
+        return None
+
+    def machine_path(self, p: ast.Path, s: Scope):
+        parts = p.parts
+        if not parts or parts[0].name not in ir.MACHINE_ATTRS or parts[0].index:
+            span = parts[0].span if parts else p.span
+            name = parts[0].name if parts else ""
+            self.error(span, f"`machine` has no attribute `{name}`" if parts
+                       else "`machine` is not a value",
+                       did_you_mean(name, ir.MACHINE_ATTRS)
+                       or "write `machine.ATTR.RESOURCE`, ATTR one of "
+                       + ", ".join(ir.MACHINE_ATTRS))
+            return None
+        if len(parts) != 2 or parts[1].index:
+            self.error(p.span, f"`machine.{parts[0].name}` needs a resource name",
+                       f"for example `machine.{parts[0].name}.cpus`")
+            return None
+        k = self.resource_index(parts[1], s)
+        if k is None:
+            return None
+        typ = "real" if parts[0].name in ir.REAL_MACHINE_ATTRS else "int"
+        return ir.MachineAttr(parts[0].name, k, typ, span=p.span)
+
+    def resource_var(self, p: ast.Path, var: Var):
+        if len(p.parts) != 1 or p.parts[0].name not in ir.MACHINE_ATTRS or p.parts[0].index:
+            bad = p.parts[0] if p.parts else None
+            self.error(bad.span if bad else p.span,
+                       f"resource `{p.root}` has no attribute `{bad.name}`" if bad
+                       else f"resource `{p.root}` is not a value",
+                       (did_you_mean(bad.name, ir.MACHINE_ATTRS) if bad else None)
+                       or "a resource has " + ", ".join(ir.MACHINE_ATTRS))
+            return None
+        attr = p.parts[0].name
+        return ir.ResourceAttr(var.ir_name, attr,
+                               "real" if attr in ir.REAL_MACHINE_ATTRS else "int", span=p.span)
+
+    def job_path(self, p: ast.Path, var: Var, s: Scope):
+        if not p.parts:
+            self.error(p.span, f"`{p.root}` is a job, not a value",
+                       f"use an attribute, such as `{p.root}.estimate`")
+            return None
+        part, rest = p.parts[0], p.parts[1:]
+        attrs = list(ir.JOB_ATTRS) + ["request"]
+        if var.kind in ("running", "any"):
+            attrs += ir.RUNNING_ATTRS
+        if part.index:
+            self.error(part.span, "a job cannot be indexed",
+                       f"did you mean `{p.root}.request[{part.name}]`?")
+            return None
+        if part.name == "request":
+            return self.request(p, var, s)
+        if rest:
+            self.error(rest[0].span, f"`{p.root}.{part.name}` has no attribute `{rest[0].name}`",
+                       f"`{p.root}.{part.name}` is a number; only `request` takes a resource")
+            return None
+        if part.name in RUN_TIME_NAMES:
+            self.error(part.span, "the actual run time of a job is not accessible",
+                       "a scheduler cannot know how long a job really runs: "
+                       "use `estimate` (the requested time)")
+            return None
+        if part.name == "size" and var.ir_name == "job":
+            if not s.size_ok:
+                self.error(part.span, "`job.size` is only available in invariants",
+                           "`job.size` is what a started job got; its request is `job.procs`")
+                return None
+            return ir.JobAttr("job", "size", "int", span=p.span)
+        if part.name in ir.RUNNING_ATTRS and part.name not in attrs:
+            self.error(part.span, f"`{part.name}` exists only for running jobs",
+                       "a variable over `running` has start, elapsed, remaining, end")
+            return None
+        if part.name not in attrs:
+            known = attrs + (["size"] if s.size_ok else [])
+            self.error(part.span, f"a job has no attribute `{part.name}`",
+                       did_you_mean(part.name, known)
+                       or f"a job has {', '.join(f'`{a}`' for a in known)}")
+            return None
+        return ir.JobAttr(var.ir_name, part.name, ir.ATTR_TYPES[part.name], span=p.span)
+
+    def request(self, p: ast.Path, var: Var, s: Scope):
+        rest = p.parts[1:]
+        if len(rest) != 1:
+            span = rest[1].span if rest else p.span
+            self.error(span, "`request` takes one resource",
+                       f"write `{p.root}.request.cpus` or `{p.root}.request[r]`")
+            return None
+        r = rest[0]
+        if r.index:
+            rv = s.vars.get(r.name)
+            if rv is None or rv.kind != "resource":
+                self.error(r.span, f"`{r.name}` is not a resource variable",
+                           f"index with a variable of `resources`, or write "
+                           f"`{p.root}.request.{r.name}`")
+                return None
+            return ir.Request(var.ir_name, rv.ir_name, span=p.span)
+        k = self.resource_index(r, s)
+        return None if k is None else ir.Request(var.ir_name, k, span=p.span)
+
+    # -- definitions
+    def inline(self, d: ast.Def, arg: Var | None, span: Span | None, s: Scope):
+        if d.name in s.defs:
+            chain = " -> ".join([*s.defs[s.defs.index(d.name):], d.name])
+            self.error(span, f"`{d.name}` is defined in terms of itself ({chain})",
+                       "definitions cannot be recursive: the language is total")
+            return None
+        sym = self.symbols.table["value"][d.name]
+        vars_ = {k: v for k, v in s.vars.items() if k == "job"}
+        if arg is not None:
+            vars_[d.arg] = arg
+        inner = evolve(s, file=sym.file, vars=vars_, defs=(*s.defs, d.name))
+        return self.expr(d.body, inner)
+
+    def call(self, c: ast.Call, s: Scope):
+        if c.fn in BUILTIN_FNS:
+            return self.builtin(c, s)
+        if c.fn in AGGREGATES:
+            self.error(c.span, f"`{c.fn}` is an aggregate over jobs or resources",
+                       f"write `{c.fn}(j in queue: ...)`")
+            return None
+        sym = self.symbols.lookup("value", c.fn, s.file)
+        if sym is None or not isinstance(sym.item, ast.Def) or sym.item.arg is None:
+            if sym is not None:
+                self.error(c.fn_span, f"`{c.fn}` is not a function",
+                           f"write `{c.fn}` without arguments")
+                return None
+            fns = [n for n in self.symbols.visible_names("value", s.file)
+                   if isinstance(self.symbols.table["value"][n].item, ast.Def)]
+            self.symbols.not_found("value", c.fn, s.file, c.fn_span, "function",
+                                   [*fns, *BUILTIN_FNS])
+            return None
+        arg = c.args[0] if len(c.args) == 1 else None
+        var = (s.vars.get(arg.root) if isinstance(arg, ast.Path) and not arg.parts else None)
+        if var is None or var.kind == "resource":
+            self.error(c.span, f"`{c.fn}` takes one job",
+                       f"pass `job` or a variable of an aggregate over jobs: `{c.fn}(job)`")
+            return None
+        return self.inline(sym.item, var, c.span, s)
+
+    def builtin(self, c: ast.Call, s: Scope):
+        arity = BUILTIN_FNS[c.fn]
+        if arity is None and len(c.args) < 2:
+            self.error(c.span, f"`{c.fn}` needs at least 2 arguments, got {len(c.args)}",
+                       f"over jobs, use an aggregate: `{c.fn}(j in queue: j.estimate else 0)`")
+            return None
+        if arity is not None and len(c.args) != arity:
+            self.error(c.span, f"`{c.fn}` takes {arity} argument, got {len(c.args)}")
+            return None
+        args = [self._typed(a, s, NUMERIC, f"an argument of `{c.fn}`") for a in c.args]
+        if None in args:
+            return None
+        if c.fn in ("ceil", "floor"):
+            typ = "int"
+        elif c.fn in ("sqrt", "log"):
+            typ = "real"
+        else:
+            typ = "int" if all(a.type == "int" for a in args) else "real"
+        return ir.Call(c.fn, tuple(args), typ, span=c.span)
+
+    # -- aggregates
+    def fresh(self, name: str) -> str:
+        n, i = name, 1
+        while n in self.names:
+            i += 1
+            n = f"{name}_{i}"
+        self.names.add(n)
+        return n
+
+    def aggregate(self, a: ast.Aggregate, s: Scope):
+        ok = True
+        if a.fn not in AGGREGATES:
+            self.error(a.fn_span, f"unknown aggregate `{a.fn}`",
+                       did_you_mean(a.fn, AGGREGATES) or "aggregates: " + ", ".join(AGGREGATES))
+            ok = False
+        if a.domain not in DOMAINS:
+            self.error(a.domain_span, f"cannot aggregate over `{a.domain}`",
+                       did_you_mean(a.domain, DOMAINS) or "use queue, running or resources")
+            return None
+        if a.var in STATE_ROOTS or a.var == "job":
+            self.error(a.span, f"`{a.var}` cannot name an aggregate variable",
+                       "it is a built-in name; use `j` or `r`")
+            return None
+        kind = {"queue": "queue", "running": "running", "resources": "resource"}[a.domain]
+        var = Var(self.fresh(a.var), kind)
+        inner = evolve(s, vars={**s.vars, a.var: var})
+        where = None if a.where is None else self._typed(a.where, inner, ("bool",),
+                                                         "a `where` condition")
+        if a.fn == "count":
+            if a.body is not None:
+                self.error(a.body.span, "`count` takes no `: expression`",
+                           f"write `count({a.var} in {a.domain} where CONDITION)`")
+                ok = False
+            body = None
+        elif a.body is None:
+            self.error(a.span, f"`{a.fn}` needs a value to aggregate",
+                       f"write `{a.fn}({a.var} in {a.domain}: EXPRESSION)`")
+            ok, body = False, None
+        else:
+            body = self._typed(a.body, inner, NUMERIC, f"the body of `{a.fn}`")
+        default = None
+        if a.default is not None:
+            if a.fn in ("sum", "count"):
+                self.error(a.default.span, f"`{a.fn}` is never undefined: it has no `else`",
+                           f"`{a.fn}` over an empty set is 0; remove `else ...`")
+                ok = False
+            else:
+                default = self._typed(a.default, s, NUMERIC, f"the `else` value of `{a.fn}`")
+        elif a.fn in ("min", "max", "avg") and (a.domain != "resources" or a.where is not None):
+            self.error(a.span, f"`{a.fn}` over `{a.domain}` needs an `else` value: "
+                       f"the set may be empty",
+                       "add `else <value>` before the closing parenthesis")
+            ok = False
+        failed = (
+            (a.where is not None and where is None)
+            or (a.fn != "count" and body is None)
+            or (a.default is not None and default is None)
+        )
+        if not ok or failed:
+            return None
+        if a.fn == "count":
+            typ = "int"
+        elif a.fn == "avg":
+            typ = "real"
+        elif default is not None:
+            typ = promote(body.type, default.type)
+        else:
+            typ = body.type
+        return ir.Aggregate(a.fn, var.ir_name, a.domain, where, body, default, typ, span=a.span)

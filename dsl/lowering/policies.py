@@ -1,0 +1,324 @@
+"""Checking a whole program and building the IR of its policies.
+
+Every param, machine, def and policy of every loaded file is checked, so all mistakes come
+out at once; policies are lowered with their effective machine after `extends` is resolved.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from attrs import frozen
+
+from schedc.dsl import ir
+from schedc.dsl.diagnostics import Reporter
+from schedc.dsl.exact import show
+from schedc.dsl.lowering.expressions import NUMERIC, Lowerer, Scope, Var
+from schedc.dsl.lowering.names import Symbols
+from schedc.dsl.semantics.evaluate import Env, EvaluationError, evaluate
+from schedc.dsl.semantics.pass_state import CONSTANT_STATE
+from schedc.dsl.syntax import ast
+from schedc.dsl.syntax.loader import Program
+
+_JOB = Var("job", "queue")
+_CLAUSE_NAMES = {
+    ast.MachineClause: "machine", ast.OrderClause: "order", ast.ReserveClause: "reserve",
+    ast.BackfillClause: "backfill", ast.SizeClause: "size",
+}
+MAX_SIZE_CHOICES = 32  # `size choose N`: the symbolic pass encodes one earliest fit per choice
+
+
+@frozen
+class _Located:
+    """A clause and the file it is written in (an inherited clause keeps its own file)."""
+
+    clause: ast.Clause
+    file: str
+
+
+class Compiler:
+    def __init__(self, program: Program, report: Reporter):
+        self.program = program
+        self.report = report
+        self.symbols = Symbols(program, report)
+        self.lowerer = Lowerer(self.symbols)
+        self.params: dict[str, ir.Param] = {}
+        self.machines: dict[str, ir.Machine] = {}
+
+    # -- whole program
+    def check_all(self) -> dict[str, ir.Policy]:
+        """Check every item; return the policies that compiled (by name)."""
+        for sym in self.symbols.table["value"].values():
+            if isinstance(sym.item, ast.Param):
+                self.param(sym.item, sym.file)
+        for sym in self.symbols.table["machine"].values():
+            self.machine(sym.item)
+        for sym in self.symbols.table["value"].values():
+            if isinstance(sym.item, ast.Def):
+                self.def_alone(sym.item, sym.file)
+        policies = {}
+        for sym in self.symbols.table["policy"].values():
+            pol = self.policy(sym.item, sym.file)
+            if pol is not None:
+                policies[sym.name] = pol
+        return policies
+
+    # -- params
+    def const(self, e: ast.Expr, file: str, what: str):
+        out = self.lowerer.lower(e, Scope(file, None))
+        if out is None:
+            return None
+        if ir.dependencies(out):
+            self.report.error(e.span, f"{what} must be a constant",
+                              "write a number, a duration or true/false")
+            return None
+        try:
+            return out.type, evaluate(out, Env(CONSTANT_STATE))
+        except EvaluationError as err:
+            self.report.error(e.span, f"{what} has no value: {err}")
+            return None
+
+    def param(self, p: ast.Param, file: str) -> None:
+        types = NUMERIC if p.type == "real" else (p.type,)
+        values = []
+        for e, what in ((p.lo, "the lower bound"), (p.hi, "the upper bound"),
+                        (p.default, "the default")):
+            if e is None:
+                values.append(None)
+                continue
+            got = self.const(e, file, f"{what} of `{p.name}`")
+            if got is not None and got[0] not in types:
+                self.report.error(e.span, f"{what} of `{p.name}` must be {p.type}, "
+                                  f"but this is {got[0]}")
+                got = None
+            values.append(None if got is None else got[1])
+            if got is None:
+                return
+        lo, hi, default = values
+        if p.type == "real":
+            # exact: the bound 0.9 is the same number as the literal 0.9 in a formula
+            lo, hi, default = (None if v is None else Fraction(v) for v in (lo, hi, default))
+        if p.type == "bool" and p.lo is not None:
+            self.report.error(p.lo.span, f"bool param `{p.name}` cannot have a domain",
+                              "remove `in [...]`")
+            return
+        if lo is not None and lo > hi:
+            self.report.error(p.lo.span, f"the domain of `{p.name}` is empty: {lo} > {hi}")
+            return
+        if lo is not None and not lo <= default <= hi:
+            self.report.error(p.default.span,
+                              f"the default {_show(default)} of `{p.name}` is outside its "
+                              f"domain [{_show(lo)}, {_show(hi)}]",
+                              "change the default or widen the domain")
+            return
+        self.params[p.name] = ir.Param(p.name, p.type, lo, hi, default)
+
+    # -- machines
+    def machine(self, m: ast.Machine) -> None:
+        seen: dict[str, ast.Resource] = {}
+        ok = True
+        for r in m.resources:
+            if r.name in seen:
+                self.report.error(r.span, f"resource `{r.name}` is declared twice")
+                ok = False
+            if r.capacity is not None and r.capacity < 1:
+                self.report.error(r.span, f"resource `{r.name}` needs a positive capacity")
+                ok = False
+            seen[r.name] = r
+        if "cpus" not in seen:
+            self.report.error(m.span, f"machine `{m.name}` has no `cpus` resource",
+                              "add `resource cpus`: processors are resource 0 of every machine")
+            ok = False
+        if ok:
+            # cpus always comes first; the others keep their order.
+            rs = [seen["cpus"]] + [r for r in m.resources if r.name != "cpus"]
+            self.machines[m.name] = ir.Machine(
+                m.name, tuple(ir.Resource(r.name, r.capacity) for r in rs)
+            )
+
+    # -- defs
+    def def_alone(self, d: ast.Def, file: str) -> None:
+        """A def is checked once on its own (so an unused one is checked too); resource
+        names are checked at each use, against the machine of the policy using it."""
+        vars_ = {"job": _JOB}
+        if d.arg is not None:
+            vars_[d.arg] = Var(d.arg, "any")
+        scope = Scope(file, None, vars_, size_ok=True, defs=(d.name,))
+        self.lowerer.lower(d.body, scope)
+
+    # -- policies
+    def chain(self, p: ast.Policy, file: str) -> list[tuple[ast.Policy, str]] | None:
+        """The policy and its ancestors, child first; None after reporting a problem."""
+        out = [(p, file)]
+        while out[-1][0].extends is not None:
+            child, cfile = out[-1]
+            sym = self.symbols.lookup("policy", child.extends, cfile)
+            if sym is None:
+                self.symbols.not_found("policy", child.extends, cfile, child.span,
+                                       "policy")
+                return None
+            if any(q is sym.item for q, _ in out):
+                names = " -> ".join([q.name for q, _ in out] + [sym.name])
+                self.report.error(p.name_span, f"policy `{p.name}` extends itself ({names})")
+                return None
+            out.append((sym.item, sym.file))
+        return out
+
+    def clauses(self, chain: list[tuple[ast.Policy, str]]) -> dict[str, list[_Located]]:
+        """Effective clauses: a child's clause kind replaces the parent's (invariants too)."""
+        eff: dict[str, list[_Located]] = {}
+        for pol, file in reversed(chain):
+            mine: dict[str, list[_Located]] = {}
+            for c in pol.clauses:
+                kind = _CLAUSE_NAMES.get(type(c), "invariant")
+                if kind != "invariant" and kind in mine:
+                    self.report.error(c.span, f"`{kind}` is given twice in policy `{pol.name}`",
+                                      "keep one")
+                    continue
+                mine.setdefault(kind, []).append(_Located(c, file))
+            eff.update(mine)
+        return eff
+
+    def policy(self, p: ast.Policy, file: str) -> ir.Policy | None:
+        chain = self.chain(p, file)
+        if chain is None:
+            return None
+        n_errors = len(self.report.diagnostics)
+        eff = self.clauses(chain)
+        machine = self.policy_machine(eff, file)
+        if machine is None:
+            return None
+        job = {"job": _JOB}
+
+        def scope(loc: _Located, size_ok: bool = False) -> Scope:
+            return Scope(loc.file, machine, job, size_ok=size_ok)
+
+        order = []
+        for loc in eff.get("order", []):
+            for k in loc.clause.keys:
+                e = self.lowerer.lower(k.expr, scope(loc))
+                order.append(None if e is None else ir.OrderKey(e, k.descending))
+        depth = self.depth(eff.get("reserve"))
+        reserve_per = reserve_when = None
+        if "reserve" in eff:
+            loc = eff["reserve"][0]
+            r: ast.ReserveClause = loc.clause
+            if r.per is not None:
+                reserve_per = self.lowerer.expect(r.per, scope(loc), ("int", "bool"),
+                                                  "a reservation key",
+                                                  "use a category number, e.g. "
+                                                  "`weight_category(job)`")
+            if r.when is not None:
+                reserve_when = self.lowerer.expect(r.when, scope(loc), ("bool",),
+                                                   "a reservation condition",
+                                                   "compare it, e.g. `job.xfactor > 4`")
+            if depth is None and (r.per is not None or r.when is not None):
+                self.report.error(r.span, "`reserve all` already reserves every job that "
+                                  "does not fit: `per` and `or when` add nothing",
+                                  "write `reserve 1 per KEY` or `reserve N or when COND`")
+        backfill = ir.Backfill("none")
+        if "backfill" in eff:
+            loc = eff["backfill"][0]
+            c: ast.BackfillClause = loc.clause
+            score = condition = None
+            if c.kind == "best":
+                score = self.lowerer.expect(c.score, scope(loc), ("int", "real", "bool"),
+                                            "a backfill score")
+            if c.kind == "when":
+                condition = self.lowerer.expect(c.condition, scope(loc), ("bool",),
+                                                "a backfill condition",
+                                                "compare it, e.g. `job.estimate <= 3600`")
+            backfill = ir.Backfill(c.kind, score, c.descending, condition, span=c.span)
+        if (reserve_per is not None or reserve_when is not None) and backfill.kind != "first_fit":
+            r = eff["reserve"][0].clause
+            self.report.error(r.span, "`per` and `or when` reservations need "
+                              f"`backfill first_fit`, but this policy has `backfill "
+                              f"{backfill.kind}`",
+                              "add `backfill first_fit`: with `none` no job is ever reserved, "
+                              "and `best` and `when` act after a global depth")
+        size = size_low = size_choices = None
+        size_fixed = False
+        if "size" in eff:
+            loc = eff["size"][0]
+            sc: ast.SizeClause = loc.clause
+            size = self.lowerer.expect(sc.expr, scope(loc), ("int",), "`size`",
+                                       "round it with `ceil(...)` or `floor(...)`")
+            size_fixed = sc.fixed
+            if sc.fixed and backfill.kind == "best":
+                self.report.error(sc.span, "`size fixed` does not work with `backfill best` "
+                                  "yet", "use `backfill first_fit` (the papers' submit-time "
+                                  "schemes plan conservatively: `reserve all`)")
+            if sc.choices is not None:
+                size_choices = sc.choices
+                size_low = self.lowerer.expect(sc.low, scope(loc), ("int",), "`size`",
+                                               "round it with `ceil(...)` or `floor(...)`")
+                if not 1 <= sc.choices <= MAX_SIZE_CHOICES:
+                    self.report.error(sc.span, f"`size choose {sc.choices}`: the number of "
+                                      f"choices must be in [1, {MAX_SIZE_CHOICES}]",
+                                      "papers/000 uses 12")
+                if backfill.kind not in ("first_fit", "none"):
+                    self.report.error(sc.span, "`size choose` needs `backfill first_fit` or "
+                                      f"`none`, but this policy has `backfill {backfill.kind}`",
+                                      "a choice reads the plan of the pass, which `best` and "
+                                      "`when` leave behind")
+        invariants = []
+        for loc in eff.get("invariant", []):
+            c = loc.clause
+            e = self.lowerer.expect(c.expr, scope(loc, size_ok=True), ("bool",),
+                                    "an invariant")
+            invariants.append(None if e is None else ir.Invariant(e, c.text, c.span))
+        if len(self.report.diagnostics) > n_errors:
+            return None
+        exprs = [k.expr for k in order] + [i.expr for i in invariants]
+        exprs += [e for e in (size, backfill.score, backfill.condition, reserve_per,
+                              reserve_when, size_low) if e is not None]
+        used = {n.name for e in exprs for n in ir.walk(e) if isinstance(n, ir.ParamRef)}
+        if isinstance(depth, ir.ParamRef):
+            used.add(depth.name)
+        params = tuple(
+            self.params[n] for n in sorted(used, key=self.symbols.order.__getitem__)
+            if n in self.params
+        )
+        if len(params) != len(used):
+            return None  # a param with a faulty declaration (already reported)
+        return ir.Policy(p.name, file, machine, params, tuple(order), depth, backfill, size,
+                         tuple(invariants), reserve_per, reserve_when, size_choices, size_low,
+                         size_fixed)
+
+    def policy_machine(self, eff: dict[str, list[_Located]], file: str) -> ir.Machine | None:
+        if "machine" not in eff:
+            return self.machines.get("default")
+        loc = eff["machine"][0]
+        name = loc.clause.name
+        sym = self.symbols.lookup("machine", name, loc.file)
+        if sym is None:
+            self.symbols.not_found("machine", name, loc.file, loc.clause.span, "machine")
+            return None
+        return self.machines.get(name)  # None: its declaration is faulty (already reported)
+
+    def depth(self, locs: list[_Located] | None) -> int | None | ir.ParamRef:
+        if not locs:
+            return 0
+        c: ast.ReserveClause = locs[0].clause
+        if not c.is_name:
+            return None if c.value == "all" else c.value
+        sym = self.symbols.lookup("value", c.value, locs[0].file)
+        if sym is None:
+            self.symbols.not_found("value", c.value, locs[0].file, c.span, "param",
+                                   extra=["all"])
+            return 0
+        if not isinstance(sym.item, ast.Param) or sym.item.type != "int":
+            what = "a def" if isinstance(sym.item, ast.Def) else f"a {sym.item.type} param"
+            self.report.error(c.span, f"`reserve` needs an int param, but `{c.value}` is {what}",
+                              "write `reserve N`, `reserve all` or name an int param")
+            return 0
+        p = self.params.get(c.value)
+        if p is not None and p.lo is not None and p.lo < 0:
+            self.report.error(c.span, f"param `{c.value}` may be negative ({p.lo}), "
+                              "but a reservation depth is at least 0",
+                              f"declare `{c.value}` with a domain `in [0, ...]`")
+        return ir.ParamRef(c.value, "int", span=c.span)
+
+
+def _show(v) -> str:
+    return str(v).lower() if isinstance(v, bool) else show(v)

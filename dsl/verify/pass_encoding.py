@@ -1,0 +1,949 @@
+"""One scheduling pass of a compiled policy, encoded for Z3 over a bounded symbolic state.
+
+The state: K resources with capacities, R running-job slots and N queued-job slots (a slot
+may be empty, so every smaller state is covered too), the time ``now`` and the policy's
+params over their domains. The pass is the simulator's (``runtime/engine/simulator.py``; DESIGN,
+"Rigid-job semantics") decision for decision:
+
+* order: the policy's keys, then submit time, then file order (the slot index);
+* walk in that order; with rigid sizes the walk stops once no later request fits the free
+  resources (nothing later can start; the simulator does the same);
+* ``backfill none``: jobs start in order while each fits, the first that does not ends it;
+* ``first_fit`` with depth D: a job starts if it fits now, for its whole estimate, in the
+  profile of running jobs' estimated ends, the jobs started so far and the reservations made
+  so far; otherwise, while fewer than D reservations exist, it is reserved at its earliest
+  fit; ``when C``: after D reservations, a job starts if it fits the free resources now and
+  C holds (the reservations are not consulted: that is what a verifier must catch);
+  ``best by S``: after D reservations the remaining jobs are candidates, and rounds follow:
+  each starts the fitting candidate of best score (ties: queue order) until none fits.
+
+Why the encoding is finite: usage only rises at reservation starts (running jobs only
+release), so a window fits if it fits at its start and at each reservation start inside it;
+and the earliest fit is ``now`` or a release time (a running job's, a started job's or a
+reservation's end): if a job fits from a reservation start S but not from the release or
+``now`` just before, it fails at a point before S whose usage ends at a release, and from
+that release it fits.
+
+Two layers of equations (``Definitions``). The step facts say what safety needs of each
+decision: a start fits the plan as it was at its step (the use at each checkpoint, ``now``
+and every reservation start, after each step is a variable), a reservation fits at its
+time. Every pass the simulator can make satisfies them, so a property that follows from them
+is proved for the real pass, and each step's lemma stays small. The exact equations
+(``exact=True``) pin every decision to the simulator's: which jobs are visited, the earliest
+reservation time, the walk's early stop, the best candidate of a round. Counterexamples and
+the agreement tests need them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import z3
+from attrs import frozen
+
+from schedc.dsl import ir
+from schedc.dsl.exact import show
+from schedc.dsl.verify.symbolic import FreshNames, Obligation, QueueTail, SymJob, SymState, sym_eval
+
+
+@frozen
+class Bounds:
+    queued: int = 8  # N
+    running: int = 8  # R
+
+
+class Definitions:
+    """The equations that define the pass's fresh terms, each tagged with the queue slot whose
+    decision it defines (None: shared). A lemma about one job's step needs only that job's
+    equations: the earlier decisions may stay free, which proves a stronger statement."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[object, z3.BoolRef]] = []
+        self.current: object = None  # None, a step, or ("exact", step)
+
+    def add(self, formula: z3.BoolRef) -> None:
+        self.items.append((self.current, formula))
+
+    def add_all(self, formulas: Sequence[z3.BoolRef]) -> None:
+        for f in formulas:
+            self.add(f)
+
+    def all(self) -> list[z3.BoolRef]:
+        return [f for _, f in self.items]
+
+    def for_step(self, step: int) -> list[z3.BoolRef]:
+        """The shared equations and those of one step (a walk slot, or N + j: round j)."""
+        return [f for tag, f in self.items if tag is None or tag == step]
+
+
+class Unsupported(Exception):
+    """A policy feature the symbolic pass does not encode yet (the verdict is unknown)."""
+
+
+@frozen
+class Assumption:
+    name: str  # shown in reports and unsat cores
+    formula: z3.BoolRef
+
+
+@frozen
+class JobDecision:
+    slot: int
+    visited: z3.BoolRef
+    started: z3.BoolRef
+    reserved: z3.BoolRef
+    reservation: z3.ArithRef  # meaningful when reserved
+    alloc: tuple[z3.ArithRef, ...]  # per resource, what it gets if it starts
+    estimate: z3.ArithRef  # its estimate on alloc's cpus (a moldable job's may differ)
+
+
+@frozen(eq=False)
+class Start:
+    """A start the pass may make: when ``guard``, job ``slot`` starts; ``state`` is what the
+    policy sees right after it (invariants are checked there), ``size`` its cpus."""
+
+    guard: z3.BoolRef
+    slot: int
+    state: SymState
+    size: z3.ArithRef
+    step: int  # the step that makes it (a walk slot, or N + j: round j)
+
+
+@frozen
+class SymbolicPass:
+    """The encoded pass: inputs, assumptions on them, and every decision."""
+
+    policy: ir.Policy
+    bounds: Bounds
+    exact: bool  # the exact equations are in ``definitions`` (else the step facts only)
+    now: z3.ArithRef
+    capacity: tuple[z3.ArithRef, ...]
+    running: tuple[SymJob, ...]
+    queue: tuple[SymJob, ...]
+    params: dict[str, z3.ExprRef]
+    assumptions: tuple[Assumption, ...]
+    # Shared with ``evaluate``: evaluating more expressions (invariants) appends to them.
+    definitions: Definitions  # what defines fresh terms (decisions, sqrt, ...)
+    decisions: tuple[JobDecision, ...]  # by queue slot
+    starts: tuple[Start, ...]  # every start the pass may make, in the pass's order
+    # (slot, size, estimate): a moldable job's estimate on that size (free: see estimate_at)
+    sized_estimates: tuple[tuple[int, z3.ArithRef, z3.ArithRef], ...]
+    # `size choose`: (slot, valid, size, estimate) of each candidate size the exact pass
+    # weighs (a replay must see the same estimates on them)
+    choice_estimates: tuple[tuple[int, z3.BoolRef, z3.ArithRef, z3.ArithRef], ...]
+    # per resource, the processors' speed and available power (None: not read)
+    bpu: tuple[z3.ArithRef, ...] | None
+    power: tuple[z3.ArithRef, ...] | None
+    # `size fixed`: per queue slot, whether its size was kept from an earlier pass; and
+    # (guard, slot, size) of each size computed now, to be kept
+    kept_size: tuple[z3.BoolRef, ...]
+    fresh_sizes: tuple[tuple[z3.BoolRef, int, z3.ArithRef], ...]
+    steps: int  # N walk steps, then (backfill best) N rounds
+    state_at: Callable[..., SymState]  # state_at(a, including=False): what job a's visit sees
+    evaluate: Callable[..., z3.ExprRef]  # evaluate(expr, job, state, guard, size=None)
+    reservations_hold: tuple[z3.BoolRef, ...]  # per slot: reserved -> still fits after
+    used_after: tuple[z3.ArithRef, ...]  # per resource, after the pass
+    profile_ok: Callable[[int], z3.BoolRef]  # the plan after step s never overcommits
+    capacity_ok: Callable[[int], z3.BoolRef]  # after step s no resource is overcommitted now
+    use_nonnegative: Callable[[int], z3.BoolRef]  # after step s no use now is below 0
+    obligations: list[Obligation]  # partial operations met in the pass
+    obligation_steps: list[int | None]  # for each, the step it is met in (None: shared)
+    # (when evaluated, the size, the step that evaluates it, the job's slot)
+    size_results: tuple[tuple[z3.BoolRef, z3.ArithRef, int, int], ...]
+    # for each size result, the obligations of the formulas that computed it (a size whose
+    # formula fails is never used: the simulator stops there, for `well-defined`)
+    size_obligations: tuple[tuple[Obligation, ...], ...]
+    uses_log: Callable[[], bool]
+    # the fresh variables of every formula evaluated in the pass (invariants add theirs);
+    # ``fresh.roots``: each sqrt's rounded result, exact root and argument
+    fresh: FreshNames
+    queue_tail: QueueTail | None  # further queued jobs (None: the policy reads no queue aggregate)
+
+
+
+def _sum(terms) -> z3.ArithRef:
+    terms = list(terms)
+    return z3.Sum(terms) if terms else z3.IntVal(0)
+
+
+TAILS = ("any", "copies")
+
+
+def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool = False,
+                depth_value: int | None | str = "policy", exact: bool = True,
+                earliest: bool = True, tail: str = "any") -> SymbolicPass:
+    """Encode one pass of ``policy``. ``idle``: no running job (for the progress property);
+    ``exact``: with the exact equations (else the step facts only, see the module's doc);
+    ``earliest``: with the equations that make a reservation the earliest fit (the costliest
+    to build; what starts on an idle machine does not depend on them). If the policy reads
+    aggregates over the queue, any number of further jobs wait after the N slots
+    (``QueueTail``): ``tail="any"`` lets each aggregate see arbitrary ones (every queue is
+    covered: proofs), ``"copies"`` makes them copies of one job (a counterexample's state)."""
+    bounds = bounds or Bounds()
+    K = len(policy.machine.resources)
+    N, R = bounds.queued, bounds.running
+    fresh = FreshNames()
+    assumptions: list[Assumption] = []
+
+    def assume(name: str, formula) -> None:
+        assumptions.append(Assumption(name, z3.simplify(z3.And(formula))
+                                      if isinstance(formula, list) else formula))
+
+    now = z3.Int("now")
+    assume("time is not negative", now >= 0)
+    capacity = []
+    for k, res in enumerate(policy.machine.resources):
+        if res.capacity is not None:
+            capacity.append(z3.IntVal(res.capacity))
+        else:
+            c = z3.Int(f"capacity_{res.name}")
+            capacity.append(c)
+            assume(f"capacity of `{res.name}` is at least 1", c >= 1)
+        del k
+    capacity_t = tuple(capacity)
+
+    params = _params(policy, assume)
+    depth = _depth(policy, params, depth_value)
+
+    # The processors' speeds and available power (papers/002), per resource: any positive
+    # speeds, any background load below 100% (power in (0, bpu]); read only if the policy does
+    bpu = power = None
+    if _reads_speeds(policy):
+        bpu = tuple(z3.Real(f"bpu_{r.name}") for r in policy.machine.resources)
+        power = tuple(z3.Real(f"power_{r.name}") for r in policy.machine.resources)
+        for r, b, p in zip(policy.machine.resources, bpu, power, strict=True):
+            assume(f"`{r.name}` has speed and available power, 0 < power <= bpu",
+                   [b > 0, p > 0, p <= b])
+
+    running = tuple(_job(f"run{r}", K, running=True) for r in range(R))
+    queue = tuple(_job(f"q{q}", K, running=False) for q in range(N))
+    _assume_jobs(running, queue, now, capacity_t, assume, idle)
+    queue_tail = None
+    tail_copy = None
+    if _reads_queue(policy):
+        tail_count = z3.Int("queue_tail")
+        assume("any number of further jobs wait after the slots in the policy's order",
+               tail_count >= 0)
+        made = iter(range(1 << 30))
+
+        def other_id(job: SymJob) -> list[z3.BoolRef]:
+            """A further job's id is none of the slots' (ids are distinct)."""
+            return [z3.Implies(x.present, job.id != x.id) for x in (*running, *queue)]
+
+        def template() -> tuple[SymJob, z3.BoolRef]:
+            job = _job(f"{fresh.prefix}tail{next(made)}", K, running=False)
+            return job, z3.And(*_queued_ok(job, now, capacity_t), *other_id(job),
+                               *after_slots(job))
+
+        if tail == "copies":
+            tail_copy = _job("tail", K, running=False)
+            assume("the further jobs are copies of one rigid queued job",
+                   z3.Implies(tail_count >= 1, z3.And(*_queued_ok(tail_copy, now, capacity_t),
+                                                      *other_id(tail_copy),
+                                                      z3.Not(tail_copy.moldable))))
+        queue_tail = QueueTail(tail_count, template, tail_copy)
+
+    used0 = tuple(_sum(z3.If(r.present, r.request[k], 0) for r in running) for k in range(K))
+    assume("the machine is not overcommitted before the pass",
+           [used0[k] <= capacity_t[k] for k in range(K)])
+
+    obligations: list[Obligation] = []
+    obligation_steps: list[int | None] = []
+    definitions = Definitions()
+    uses_log = False
+
+    def evaluate(expr: ir.Expr, job: SymJob | None, state: SymState, guard: z3.BoolRef,
+                 size: z3.ArithRef | None = None, step: object = "current") -> z3.ExprRef:
+        """``step``: the step whose equations the value's definitions join (default: the
+        one being encoded; an invariant evaluated after the encoding names its start's)."""
+        result = sym_eval(expr, job=job, state=state, params=params, size=size, fresh=fresh)
+        encoding = definitions.current
+        if step != "current":
+            definitions.current = step
+        try:
+            return _record(result, guard)
+        finally:
+            definitions.current = encoding
+
+    def _record(result, guard: z3.BoolRef) -> z3.ExprRef:
+        nonlocal uses_log
+        definitions.add_all(result.definitions)
+        obligations.extend(
+            Obligation(o.kind, z3.And(guard, o.guard), o.safe, o.span, o.text)
+            for o in result.obligations)
+        # the step whose equations define the terms an obligation reads (None: any)
+        step = definitions.current if isinstance(definitions.current, int) else None
+        obligation_steps.extend(step for _ in result.obligations)
+        uses_log = uses_log or result.uses_log
+        return result.value
+
+    # -- order ----------------------------------------------------------------------------
+    start_state = SymState(now=now, capacity=capacity_t, used=used0, queue=queue, bpu=bpu,
+                           power=power, running=running, queue_tail=queue_tail)
+
+    def after_slots(job: SymJob) -> list[z3.BoolRef]:
+        """A further job comes after every slot in the policy's order (keys that read the
+        queue would need the tail to evaluate: then the order is left free; else every
+        template is made once the slots' keys are known)."""
+        if any("queue" in ir.dependencies(k.expr) for k in policy.order):
+            return []
+        row, defined = [], []
+        for k in policy.order:
+            result = sym_eval(k.expr, job=job, state=start_state, params=params, fresh=fresh)
+            defined += result.definitions
+            v = result.value
+            row.append((z3.If(v, 1, 0) if z3.is_bool(v) else v, k.descending))
+        row.append((job.submit, False))
+        return [*defined, *(z3.Implies(queue[q].present, _lex_le(keys[q][:-1], row))
+                            for q in range(N))]
+
+    keys: list[list[tuple[z3.ExprRef, bool]]] = []
+    # the tail's copies come after the slots in file order (index N)
+    keyed = [(job, job.present) for job in queue]
+    if tail_copy is not None:
+        keyed.append((tail_copy, queue_tail.count >= 1))
+    for q, (job, present) in enumerate(keyed):
+        row = []
+        for key in policy.order:
+            value = evaluate(key.expr, job, start_state, present)
+            if key.expr.type == "bool":
+                value = z3.If(value, 1, 0)
+            row.append((value, key.descending))
+        row.append((job.submit, False))
+        row.append((z3.IntVal(q), False))  # file order: a strict total order
+        keys.append(row)
+
+    # Without loss of generality the slots hold the queue in policy order: any queue can be
+    # laid out so, with the file order of tied jobs kept, and nothing in the language reads
+    # a slot's position. This keeps the pass free of a symbolic sort.
+    def not_after(b: int, a: int) -> z3.BoolRef:
+        """Slot b's key tuple is at most slot a's (lexicographic)."""
+        result = z3.BoolVal(True)
+        for (vb, desc), (va, _) in reversed(list(zip(keys[b][:-1], keys[a][:-1],
+                                                     strict=True))):
+            less = vb > va if desc else vb < va
+            result = z3.Or(less, z3.And(vb == va, result))
+        return result
+
+    assume("queue slots hold the queue in policy order",
+           [z3.Implies(queue[q + 1].present, not_after(q, q + 1)) for q in range(N - 1)])
+    if tail_copy is not None:
+        assume("the further jobs come after the slots in the policy's order",
+               [z3.Implies(z3.And(queue[q].present, queue_tail.count >= 1), not_after(q, N))
+                for q in range(N)])
+
+    # -- the walk -------------------------------------------------------------------------
+    # Per-job decisions are fresh variables tied by equations; each refers only to the jobs
+    # before it (slots < a), so the equations have exactly one solution.
+    started_walk = [z3.Bool(f"started_{q}") for q in range(N)]
+    reserved = [z3.Bool(f"reserved_{q}") for q in range(N)]
+    res_time = [z3.Int(f"reservation_{q}") for q in range(N)]
+    visited = [z3.Bool(f"visited_{q}") for q in range(N)]
+    rigid = policy.size is None
+    kind = policy.backfill.kind
+    best = kind == "best"
+    rounds = N if best else 0
+    steps = N + rounds  # walk steps (one a slot), then the rounds of backfill `best`
+
+    def alloc_of(q: int, size: z3.ArithRef | None) -> tuple[z3.ArithRef, ...]:
+        return queue[q].request if size is None else (size, *queue[q].request[1:])
+
+    # Sizes are fresh variables (a size may read the state at the job's visit, which depends
+    # on the sizes of the jobs before it).
+    size_walk = [None if rigid else z3.Int(f"size_{q}") for q in range(N)]
+    alloc_walk = [alloc_of(q, size_walk[q]) for q in range(N)]
+
+    # A moldable job's estimate on another size than its request follows its speedup model,
+    # which the state does not fix: a fresh value >= 1 (any one is some measured speedup's),
+    # so proofs hold for every model; counterexamples name the model that gives it.
+    sized_estimates: list[tuple[int, z3.ArithRef, z3.ArithRef]] = []
+    choice_estimates: list[tuple[int, z3.BoolRef, z3.ArithRef, z3.ArithRef]] = []
+
+    def estimate_at(q: int, size: z3.ArithRef | None, name: str) -> z3.ArithRef:
+        if size is None:
+            return queue[q].estimate
+        other = z3.Int(f"estimate_{q}_{name}")
+        # on 1 cpu: the sequential time (``job.work``)
+        definitions.add(z3.And(other >= 1, z3.Implies(size == 1, other == queue[q].work)))
+        sized_estimates.append((q, size, other))
+        return z3.If(z3.And(queue[q].moldable, size != queue[q].request[0]), other,
+                     queue[q].estimate)
+
+    est_walk = [estimate_at(q, size_walk[q], "walk") for q in range(N)]
+
+    # The plan's use of each resource at its checkpoints after each step: point 0 is `now`,
+    # point b + 1 is job b's reservation time. Use only rises at these points (running jobs
+    # only release), so they are all a fit test or a capacity check needs; a fresh variable
+    # per (step, point) keeps every lemma small.
+    points = [now, *res_time]
+    use = [[[z3.Int(f"use_{k}_at_{i}_after_{s}") for k in range(K)] for i in range(N + 1)]
+           for s in range(steps + 1)]
+    for k in range(K):
+        definitions.add(use[0][0][k] == used0[k])
+        for i in range(N):
+            definitions.add(use[0][i + 1][k] == _sum(
+                z3.If(z3.And(r.present, r.start + r.estimate > res_time[i]), r.request[k], 0)
+                for r in running))
+
+    def active(est: z3.ArithRef, i: int) -> z3.BoolRef:
+        """A job started now with estimate ``est`` holds its resources at point i."""
+        return z3.BoolVal(True) if i == 0 else now + est > points[i]
+
+    def add_step(s: int, terms_at: Callable[[int, int], list[z3.ArithRef]]) -> None:
+        for i in range(N + 1):
+            for k in range(K):
+                definitions.add(use[s + 1][i][k] == use[s][i][k] + _sum(terms_at(i, k)))
+
+    def fits_now(s: int, alloc: Sequence[z3.ArithRef], est: z3.ArithRef) -> z3.BoolRef:
+        """Fits the plan after step s from now for ``est``: at now and at each reservation
+        start inside the window."""
+        made = min(s, N)
+        checks = []
+        for k in range(K):
+            checks.append(use[s][0][k] + alloc[k] <= capacity_t[k])
+            checks += [z3.Implies(z3.And(reserved[b], res_time[b] < now + est),
+                                  use[s][b + 1][k] + alloc[k] <= capacity_t[k])
+                       for b in range(made)]
+        return z3.And(checks)
+
+    def starts_inside(s: int, t: z3.ArithRef, end: z3.ArithRef, k: int,
+                      extra: z3.ArithRef | None, slots: Sequence[int]) -> list[z3.BoolRef]:
+        """At each start in [t, end) of a reservation of ``slots``, the use of resource k
+        after step s (plus ``extra``) is within capacity. `t <= res_b` (not `<`): an equal
+        start is checked at b's own checkpoint, so a lemma never needs to know that two
+        checkpoints at one time hold one value."""
+        return [z3.Implies(z3.And(reserved[b], t <= res_time[b], res_time[b] < end),
+                           (use[s][b + 1][k] if extra is None else use[s][b + 1][k] + extra)
+                           <= capacity_t[k])
+                for b in slots]
+
+    def fits_reservation(a: int) -> z3.BoolRef:
+        """Job a fits the plan before its step from its reservation time on."""
+        t, end, alloc = res_time[a], res_time[a] + est_walk[a], alloc_walk[a]
+        checks = []
+        for k in range(K):
+            checks.append(use[a][a + 1][k] + alloc[k] <= capacity_t[k])
+            checks += starts_inside(a, t, end, k, alloc[k], range(a))
+        return z3.And(checks)
+
+    def fits_physically(s: int, alloc: Sequence[z3.ArithRef]) -> z3.BoolRef:
+        return z3.And([use[s][0][k] + alloc[k] <= capacity_t[k] for k in range(K)])
+
+    def below_depth(a: int) -> z3.BoolRef:
+        if depth is None:
+            return z3.BoolVal(True)
+        return _sum(z3.If(reserved[b], 1, 0) for b in range(a)) < depth
+
+    # `reserve D per KEY or when COND`: job a may be reserved while fewer than D earlier jobs
+    # of its key are, or else if COND holds (evaluated, as in the simulator, only then).
+    selective = policy.reserve_per is not None or policy.reserve_when is not None
+    key_of: list[z3.ExprRef | None] = [None] * N
+    may_reserve: list[z3.BoolRef] = []
+
+    def encode_may_reserve(a: int, not_started: z3.BoolRef) -> z3.BoolRef:
+        if not selective:
+            return below_depth(a)
+        assert depth is not None  # the compiler rejects `reserve all per ...`
+        if policy.reserve_per is not None:
+            key_of[a] = evaluate(policy.reserve_per, queue[a], state_at(a),
+                                 z3.And(visited[a], not_started))
+            same = [z3.And(reserved[b], key_of[b] == key_of[a]) for b in range(a)]
+        else:
+            same = [reserved[b] for b in range(a)]
+        room = _sum(z3.If(x, 1, 0) for x in same) < depth
+        if policy.reserve_when is None:
+            return room
+        when = evaluate(policy.reserve_when, queue[a], state_at(a),
+                        z3.And(visited[a], not_started, z3.Not(room)))
+        return z3.Or(room, when)
+
+    # Rounds of backfill `best` (declared here: the state a later job sees reads them).
+    picked = [[z3.Bool(f"picked_{j}_{q}") for q in range(N)] for j in range(rounds)]
+    size_round = [[None if rigid else z3.Int(f"size_{q}_round_{j}") for q in range(N)]
+                  for j in range(rounds)]
+    est_round = [[estimate_at(q, size_round[j][q], f"round_{j}") for q in range(N)]
+                 for j in range(rounds)]
+    if best:
+        started = [z3.Or(started_walk[q], *(picked[j][q] for j in range(rounds)))
+                   for q in range(N)]
+        final_size: list[z3.ArithRef | None] = []
+        final_est: list[z3.ArithRef] = []
+        for q in range(N):
+            size, est = size_walk[q], est_walk[q]
+            for j in reversed(range(rounds)):
+                size = None if rigid else z3.If(picked[j][q], size_round[j][q], size)
+                est = est if rigid else z3.If(picked[j][q], est_round[j][q], est)
+            final_size.append(size)
+            final_est.append(est)
+        allocs = [alloc_of(q, final_size[q]) for q in range(N)]
+    else:
+        started, allocs, final_est = started_walk, alloc_walk, est_walk
+
+    # A started job as the running set shows it: a moldable one on its size, a rigid one
+    # with its own request whatever a size rule gave it (the simulator's RunningJob.job).
+    def running_request(b: int) -> tuple[z3.ArithRef, ...]:
+        if rigid:
+            return queue[b].request
+        return (z3.If(queue[b].moldable, allocs[b][0], queue[b].request[0]),
+                *queue[b].request[1:])
+
+    def state_of(s: int, gone: Sequence[z3.BoolRef]) -> SymState:
+        launched = tuple(
+            SymJob(present=gone[b], id=queue[b].id, submit=queue[b].submit,
+                   estimate=final_est[b], request=running_request(b), start=now,
+                   moldable=queue[b].moldable, min_size=queue[b].min_size,
+                   max_size=queue[b].max_size, work=queue[b].work)
+            for b in range(N) if not z3.is_false(gone[b]))
+        member = tuple(z3.And(queue[b].present, z3.Not(gone[b])) for b in range(N))
+        return SymState(now=now, capacity=capacity_t, used=tuple(use[s][0]), queue=queue,
+                        bpu=bpu, power=power, queue_tail=queue_tail,
+                        running=running + launched, queue_member=member)
+
+    def state_at(a: int, including: bool = False) -> SymState:
+        """What the policy sees when the walk reaches job a (``including``: right after a
+        itself started, as invariants see it)."""
+        gone = [started_walk[b] if b < a else z3.BoolVal(including and b == a)
+                for b in range(N)]
+        return state_of(a + 1 if including else a, gone)
+
+    def state_in_round(j: int) -> SymState:
+        """What backfill `best` sees in round j (after the walk and rounds < j)."""
+        gone = [z3.Or(started_walk[q], *(picked[i][q] for i in range(j))) for q in range(N)]
+        return state_of(N + j, gone)
+
+    sizes: list[tuple[z3.BoolRef, z3.ArithRef, int, int]] = []
+    size_obligations: list[tuple[Obligation, ...]] = []  # of each size's formulas
+    # `size choose N in [LOW, HIGH]`: per slot, the candidates (valid, size)
+    choices: list[list[tuple[z3.BoolRef, z3.ArithRef]]] = []
+    # `size fixed`: a queued job may have its size from an earlier pass (an input, in its
+    # range: the size-bounds property of that pass); only the others compute one now
+    fixed = [z3.BoolVal(False)] * N
+    fresh_sizes: list[tuple[z3.BoolRef, int, z3.ArithRef]] = []
+    if policy.size_fixed:
+        fixed = [z3.Bool(f"q{q}_sized") for q in range(N)]
+        for q, job in enumerate(queue):
+            kept = z3.Int(f"q{q}_size")
+            assume("a size kept from an earlier pass lies in the job's range",
+                   z3.Implies(z3.And(job.present, fixed[q]), z3.And(
+                       kept >= z3.If(job.moldable, job.min_size, 1),
+                       kept <= z3.If(job.moldable, job.max_size, capacity_t[0]),
+                       kept <= capacity_t[0])))
+            # Invariants of the job and its size alone were proved of every size computed
+            # (``fresh_sizes``, verify.py), in any earlier state: they hold of a kept one.
+            for inv in policy.invariants:
+                if ir.dependencies(inv.expr) <= {"job", "param"}:
+                    result = sym_eval(inv.expr, job=job, state=start_state, params=params,
+                                      size=kept, fresh=fresh)
+                    definitions.add_all(result.definitions)
+                    value = result.value
+                    assume(f"a kept size satisfies `{inv.text}` (proved when it was chosen)",
+                           z3.Implies(z3.And(job.present, fixed[q]), value))
+            definitions.add(z3.Implies(fixed[q], size_walk[q] == kept))
+            fresh_sizes.append((z3.And(visited[q], z3.Not(fixed[q])), q, size_walk[q]))
+    if not rigid:
+        for q in range(N):
+            definitions.current = q
+            computes = z3.And(visited[q], z3.Not(fixed[q]))
+            first = len(obligations)
+            value = evaluate(policy.size, queue[q], state_at(q), computes)
+            if policy.size_choices is None:
+                definitions.add(z3.Implies(z3.And(queue[q].present, z3.Not(fixed[q])),
+                                           size_walk[q] == value))
+            else:
+                low = evaluate(policy.size_low, queue[q], state_at(q), computes)
+                choices.append(_candidates(low, value, policy.size_choices))
+                # the step fact: the size is one of the candidates
+                definitions.add(z3.Implies(z3.And(queue[q].present, z3.Not(fixed[q])), z3.Or(
+                    [z3.And(ok, size_walk[q] == c) for ok, c in choices[q]])))
+                # every candidate must be a size the job may get (the simulator checks all)
+                sizes += [(z3.And(computes, ok), c, q, q) for ok, c in choices[q]]
+            sizes.append((visited[q], size_walk[q], q, q))
+            size_obligations.extend([tuple(obligations[first:])] * (len(sizes)
+                                                                     - len(size_obligations)))
+        definitions.current = None
+
+    # The early stop of the rigid walk: at job a, no request from a on fits the free
+    # resources now (each lacks some resource).
+    def stops_at(a: int) -> z3.BoolRef:
+        free = [capacity_t[k] - use[a][0][k] for k in range(K)]
+        return z3.And(queue[a].present, z3.And([
+            z3.Implies(queue[b].present, z3.Or([free[k] < alloc_walk[b][k] for k in range(K)]))
+            for b in range(a, N)]))
+
+    def _fits_at(a: int, t: z3.ArithRef, alloc: Sequence[z3.ArithRef] | None = None,
+                 est: z3.ArithRef | None = None) -> z3.BoolRef:
+        """Job a (on ``alloc`` for ``est``, by default its walk's) fits the plan of the walk
+        before it from any time t >= now on: the use at t summed in full (t need not be a
+        checkpoint), then the reservation starts inside."""
+        alloc = alloc_walk[a] if alloc is None else alloc
+        end = t + (est_walk[a] if est is None else est)
+        checks = []
+        for k in range(K):
+            at_t = [z3.If(z3.And(r.present, r.start + r.estimate > t), r.request[k], 0)
+                    for r in running]
+            for b in range(a):
+                at_t.append(z3.If(z3.And(started_walk[b], now + est_walk[b] > t),
+                                  alloc_walk[b][k], 0))
+                at_t.append(z3.If(z3.And(reserved[b], res_time[b] <= t,
+                                         t < res_time[b] + est_walk[b]),
+                                  alloc_walk[b][k], 0))
+            checks.append(_sum(at_t) + alloc[k] <= capacity_t[k])
+            checks += starts_inside(a, t, end, k, alloc[k], range(a))
+        return z3.And(checks)
+
+    def release_times(a: int) -> list[tuple[z3.BoolRef, z3.ArithRef]]:
+        """Where an earliest fit of job a may lie: now or a release of the plan before a."""
+        times: list[tuple[z3.BoolRef, z3.ArithRef]] = [(z3.BoolVal(True), now)]
+        times += [(r.present, r.start + r.estimate) for r in running]
+        for b in range(a):
+            times.append((started_walk[b], now + est_walk[b]))
+            times.append((reserved[b], res_time[b] + est_walk[b]))
+        return times
+
+    def choose_exactly(a: int, times: list[tuple[z3.BoolRef, z3.ArithRef]]) -> None:
+        """`size choose`: job a's size is the candidate that completes first (earliest fit
+        plus its estimate on that size), ties to the smaller size."""
+        completion = []
+        for i, (ok, size) in enumerate(choices[a]):
+            est_i = estimate_at(a, size, f"choice_{i}")
+            choice_estimates.append((a, ok, size, est_i))
+            # the walk's estimate on the chosen size is this one (one speedup model)
+            definitions.add(z3.Implies(size_walk[a] == size, est_walk[a] == est_i))
+            alloc_i = alloc_of(a, size)
+            fit_i = [(z3.And(valid, t >= now, _fits_at(a, t, alloc_i, est_i)), t)
+                     for valid, t in times]
+            t_i = z3.Int(f"choice_start_{a}_{i}")
+            definitions.add(z3.Implies(ok, z3.And(
+                z3.Or([z3.And(f, t_i == t) for f, t in fit_i]),
+                z3.And([z3.Implies(f, t_i <= t) for f, t in fit_i]))))
+            completion.append((ok, size, t_i + est_i))
+        definitions.add(z3.Implies(z3.And(visited[a], z3.Not(fixed[a])), z3.Or([
+            z3.And(ok, size_walk[a] == size, z3.And([
+                z3.Implies(ok2, z3.Or(c < c2, z3.And(c == c2, size <= size2)))
+                for ok2, size2, c2 in completion]))
+            for ok, size, c in completion])))
+
+    exact_slots = N if exact else 0
+    stops = [z3.Bool(f"stops_{q}") for q in range(N)]
+    candidate = [z3.Bool(f"candidate_{q}") for q in range(N)]  # left to backfill `best`
+    starts_list: list[tuple[z3.BoolRef, int, SymState, z3.ArithRef, int]] = []
+    for a in range(N):
+        job = queue[a]
+        definitions.current = a
+        if kind == "none":
+            starts = fits_physically(a, alloc_walk[a])
+        elif kind in ("first_fit", "best"):
+            starts = fits_now(a, alloc_walk[a], est_walk[a])
+        elif kind == "when":
+            # evaluated, as in the simulator, only once the job fits the free resources
+            condition = evaluate(policy.backfill.condition, job, state_at(a),
+                                 z3.And(visited[a], z3.Not(below_depth(a)),
+                                        fits_physically(a, alloc_walk[a])))
+            starts = z3.If(below_depth(a), fits_now(a, alloc_walk[a], est_walk[a]),
+                           z3.And(fits_physically(a, alloc_walk[a]), condition))
+        else:
+            raise Unsupported(f"backfill `{kind}` is not encoded")
+        add_step(a, lambda i, k, a=a: [
+            z3.If(z3.And(started_walk[a], active(est_walk[a], i)), alloc_walk[a][k], 0),
+            *([] if i == 0 else [z3.If(z3.And(reserved[a], res_time[a] <= points[i],
+                                              points[i] < res_time[a] + est_walk[a]),
+                                       alloc_walk[a][k], 0)])])
+        # What a safety lemma needs of this job's step: a start fits, a reservation fits at
+        # its time. Any decisions with these properties keep the plan safe, so lemmas leave
+        # the exact decisions (tagged "exact" below) out and prove that stronger statement.
+        definitions.add(z3.Implies(started_walk[a], z3.And(visited[a], starts)))
+        may_reserve.append(encode_may_reserve(a, z3.Not(starts)))
+        definitions.add(z3.Implies(reserved[a], z3.And(visited[a], fits_reservation(a))))
+        starts_list.append((started_walk[a], a, state_at(a, including=True),
+                            alloc_walk[a][0], a))
+        # Facts of every job's step that lemmas about later steps rely on (shared): only a
+        # present job is visited, it never both starts and is reserved, and a reservation
+        # lies after now (the job did not fit now).
+        definitions.current = None
+        definitions.add(z3.Implies(visited[a], job.present))
+        definitions.add(z3.Implies(z3.Or(started_walk[a], reserved[a]), visited[a]))
+        definitions.add(z3.Implies(candidate[a], z3.And(job.present, z3.Not(visited[a]))))
+        definitions.add(z3.Implies(reserved[a], z3.And(z3.Not(started_walk[a]),
+                                                       res_time[a] > now, may_reserve[a])))
+        # ... and at a release of the plan before it (the earliest fit is one: see the
+        # module's doc), which a rule like "ends before the first release" relies on
+        definitions.add(z3.Implies(reserved[a], z3.Or([
+            z3.And(valid, res_time[a] == t) for valid, t in release_times(a)[1:]])))
+        if kind == "none":
+            definitions.add(z3.Not(reserved[a]))
+        if a >= exact_slots:
+            continue
+        definitions.current = ("exact", a)
+        definitions.add(stops[a] == (stops_at(a) if rigid else z3.BoolVal(False)))
+        reached = z3.And(job.present, z3.Not(z3.Or(stops[: a + 1])))
+        if kind == "none":
+            blocked = z3.Or([z3.And(visited[b], z3.Not(started_walk[b])) for b in range(a)])
+            definitions.add(visited[a] == z3.And(reached, z3.Not(blocked)))
+            definitions.add(started_walk[a] == z3.And(visited[a], starts))
+            if choices and earliest:
+                choose_exactly(a, release_times(a))
+            continue
+        if best:
+            definitions.add(visited[a] == z3.And(reached, below_depth(a)))
+            definitions.add(candidate[a] == z3.And(reached, z3.Not(below_depth(a))))
+        else:
+            definitions.add(visited[a] == reached)
+            definitions.add(z3.Not(candidate[a]))
+        definitions.add(started_walk[a] == z3.And(visited[a], starts))
+        definitions.add(reserved[a] == z3.And(visited[a], z3.Not(started_walk[a]),
+                                              may_reserve[a]))
+        if not earliest:
+            continue
+        # The reservation: the least candidate time (now or a release) at which a fits.
+        times = release_times(a)
+        fitting = [(z3.And(valid, t >= now, _fits_at(a, t)), t) for valid, t in times]
+        definitions.add(z3.Implies(
+            reserved[a], z3.Or([z3.And(ok, res_time[a] == t) for ok, t in fitting])))
+        definitions.add(z3.Implies(
+            reserved[a], z3.And([z3.Implies(ok, res_time[a] <= t) for ok, t in fitting])))
+        if choices:
+            choose_exactly(a, times)
+
+    # -- backfill `best`: after the walk, rounds; each starts the fitting candidate of best
+    # score (ties: queue order) until none fits. A candidate that does not fit in a round
+    # never fits later (starts only take resources), so it leaves the pool.
+    pool = [[z3.Bool(f"pool_{j}_{q}") for q in range(N)] for j in range(rounds)]
+    fit_prev: list[z3.BoolRef] = []
+    for j in range(rounds):
+        s = N + j
+        definitions.current = s
+        state, after = state_in_round(j), state_in_round(j + 1)
+        alloc_j = [alloc_of(q, size_round[j][q]) for q in range(N)]
+        est_j = est_round[j]
+        if not rigid:
+            for q in range(N):
+                first = len(obligations)
+                value = evaluate(policy.size, queue[q], state, pool[j][q])
+                definitions.add(z3.Implies(queue[q].present, size_round[j][q] == value))
+                sizes.append((pool[j][q], size_round[j][q], s, q))
+                size_obligations.append(tuple(obligations[first:]))
+        # The round's start, if any, as one job: what the step facts and the plan need.
+        any_pick = z3.Or(picked[j])
+        pick_est, pick_alloc = z3.Int(f"estimate_round_{j}"), [
+            z3.Int(f"alloc_{k}_round_{j}") for k in range(K)]
+        definitions.add(pick_est == _sum(z3.If(picked[j][q], est_j[q], 0)
+                                         for q in range(N)))
+        definitions.add_all([pick_alloc[k] == _sum(z3.If(picked[j][q], alloc_j[q][k], 0)
+                                                   for q in range(N)) for k in range(K)])
+        add_step(s, lambda i, k, any_pick=any_pick, pick_est=pick_est,
+                 pick_alloc=pick_alloc: [
+                     z3.If(z3.And(any_pick, active(pick_est, i)), pick_alloc[k], 0)])
+        definitions.add(z3.Implies(any_pick, fits_now(s, pick_alloc, pick_est)))
+        starts_list += [(picked[j][q], q, after, alloc_j[q][0], s) for q in range(N)]
+        # who fits the round: the score is computed for those only (a step fact too: a
+        # score that is defined only for a job that fits, as `sqrt` of the cpus left, needs it)
+        fit = [z3.And(pool[j][q], fits_now(s, alloc_j[q], est_j[q])) for q in range(N)]
+        score = []
+        for q in range(N):
+            value = evaluate(policy.backfill.score, queue[q], state, fit[q])
+            score.append(z3.If(value, 1, 0) if policy.backfill.score.type == "bool"
+                         else value)
+        definitions.current = None
+        definitions.add(z3.AtMost(*picked[j], 1))
+        definitions.add_all([z3.Implies(picked[j][q], pool[j][q]) for q in range(N)])
+        definitions.add_all([z3.Implies(pool[j][q], candidate[q]) for q in range(N)])
+        if exact:
+            definitions.current = ("exact", s)
+            for q in range(N):
+                definitions.add(pool[j][q] == (candidate[q] if j == 0 else
+                                               z3.And(fit_prev[q], z3.Not(picked[j - 1][q]))))
+                beats = []
+                for o in range(N):
+                    if o == q:
+                        continue
+                    better = (score[q] > score[o] if policy.backfill.descending
+                              else score[q] < score[o])
+                    if q < o:
+                        better = z3.Or(better, score[q] == score[o])
+                    beats.append(z3.Implies(fit[o], better))
+                definitions.add(picked[j][q] == z3.And(fit[q], *beats))
+        fit_prev = fit
+    definitions.current = None
+
+    decisions = tuple(
+        JobDecision(q, visited[q], started[q], reserved[q], res_time[q], allocs[q],
+                    final_est[q])
+        for q in range(N))
+
+    def profile_ok(s: int) -> z3.BoolRef:
+        """The plan after step s (running jobs, starts, reservations) never exceeds a
+        capacity: use rises only at now and at reservation starts."""
+        checks = []
+        for k in range(K):
+            checks.append(use[s][0][k] <= capacity_t[k])
+            checks += [z3.Implies(reserved[b], use[s][b + 1][k] <= capacity_t[k])
+                       for b in range(min(s, N))]
+        return z3.And(checks)
+
+    def capacity_ok(s: int) -> z3.BoolRef:
+        return z3.And([use[s][0][k] <= capacity_t[k] for k in range(K)])
+
+    def use_nonnegative(s: int) -> z3.BoolRef:
+        return z3.And([use[s][0][k] >= 0 for k in range(K)])
+
+    # After the whole pass, each reservation still fits beside every start and every other
+    # reservation: no job started in the pass delayed it.
+    def holds(a: int) -> z3.BoolRef:
+        t, end = res_time[a], res_time[a] + est_walk[a]
+        checks = []
+        for k in range(K):
+            checks.append(use[steps][a + 1][k] <= capacity_t[k])
+            checks += starts_inside(steps, t, end, k, None, [b for b in range(N) if b != a])
+        return z3.Implies(reserved[a], z3.And(checks))
+
+    reservations_hold = tuple(holds(a) for a in range(N)) if kind != "none" else ()
+    return SymbolicPass(policy=policy, bounds=bounds, exact=exact, now=now,
+                        capacity=capacity_t, running=running, queue=queue, params=params,
+                        assumptions=tuple(assumptions), definitions=definitions,
+                        decisions=decisions,
+                        starts=tuple(Start(*start) for start in starts_list),
+                        sized_estimates=tuple(sized_estimates),
+                        choice_estimates=tuple(choice_estimates), bpu=bpu, power=power,
+                        kept_size=tuple(fixed), fresh_sizes=tuple(fresh_sizes),
+                        steps=steps, state_at=state_at, evaluate=evaluate,
+                        reservations_hold=reservations_hold, used_after=tuple(use[steps][0]),
+                        profile_ok=profile_ok, capacity_ok=capacity_ok,
+                        use_nonnegative=use_nonnegative,
+                        obligations=obligations, obligation_steps=obligation_steps,
+                        size_results=tuple(sizes), size_obligations=tuple(size_obligations),
+                        uses_log=lambda: uses_log, fresh=fresh, queue_tail=queue_tail)
+
+
+def _lex_le(a: Sequence[tuple[z3.ExprRef, bool]], b: Sequence[tuple[z3.ExprRef, bool]]
+            ) -> z3.BoolRef:
+    """Key tuple ``a`` is at most ``b`` (lexicographic, each key ascending or descending)."""
+    result = z3.BoolVal(True)
+    for (va, desc), (vb, _) in reversed(list(zip(a, b, strict=True))):
+        less = va > vb if desc else va < vb
+        result = z3.Or(less, z3.And(va == vb, result))
+    return result
+
+
+def _reads_queue(policy: ir.Policy) -> bool:
+    """Some formula aggregates over the queue or reads its length."""
+    exprs = ir.decision_exprs(policy) + [i.expr for i in policy.invariants]
+    return any(isinstance(n, ir.Aggregate) and n.domain == "queue"
+               or isinstance(n, ir.StateAttr) and n.attr == "queue.count"
+               for e in exprs for n in ir.walk(e))
+
+
+def _queued_ok(j: SymJob, now: z3.ArithRef, capacity: Sequence[z3.ArithRef]
+               ) -> list[z3.BoolRef]:
+    """What every queued job satisfies (``_assume_jobs``' assumptions of one job)."""
+    K = len(capacity)
+    return [j.present, j.estimate >= 1, j.request[0] >= 1, j.id >= 0,
+            *(z3.And(j.request[k] >= 0, j.request[k] <= capacity[k]) for k in range(K)),
+            z3.If(j.moldable,
+                  z3.And(j.min_size >= 1, j.min_size <= j.request[0],
+                         j.request[0] <= j.max_size, j.max_size <= capacity[0]),
+                  z3.And(j.min_size == j.request[0], j.max_size == j.request[0])),
+            z3.Implies(j.moldable, z3.And(j.work >= 1, z3.Implies(j.request[0] == 1,
+                                                                   j.work == j.estimate))),
+            j.submit >= 0, j.submit <= now]
+
+
+def _reads_speeds(policy: ir.Policy) -> bool:
+    exprs = ir.decision_exprs(policy) + [i.expr for i in policy.invariants]
+    return any(isinstance(n, ir.MachineAttr | ir.ResourceAttr) and n.attr in ("bpu", "power")
+               for e in exprs for n in ir.walk(e))
+
+
+def _candidates(low: z3.ArithRef, high: z3.ArithRef, n: int
+                ) -> list[tuple[z3.BoolRef, z3.ArithRef]]:
+    """`choose n in [low, high]` (runtime/engine/simulator.py's size_candidates): every size of
+    [low, max(low, high)] if at most n, else n spread evenly, low + i (high - low) div (n-1).
+    (valid, size) per i; i is concrete, so each size is linear."""
+    top = z3.If(high >= low, high, low)
+    if n == 1:
+        return [(z3.BoolVal(True), top)]
+    few = top - low + 1 <= n
+    return [(z3.Or(z3.Not(few), i <= top - low),
+             z3.If(few, low + i, low + (i * (top - low)) / (n - 1)))
+            for i in range(n)]
+
+
+def _job(prefix: str, K: int, running: bool) -> SymJob:
+    return SymJob(
+        present=z3.Bool(f"{prefix}_present"),
+        id=z3.Int(f"{prefix}_id"),
+        submit=z3.Int(f"{prefix}_submit"),
+        estimate=z3.Int(f"{prefix}_estimate"),
+        request=tuple(z3.Int(f"{prefix}_request{k}") for k in range(K)),
+        start=z3.Int(f"{prefix}_start") if running else None,
+        moldable=z3.Bool(f"{prefix}_moldable"),
+        min_size=z3.Int(f"{prefix}_min_size"),
+        max_size=z3.Int(f"{prefix}_max_size"),
+        work=z3.Int(f"{prefix}_work"),
+    )
+
+
+def _assume_jobs(running: Sequence[SymJob], queue: Sequence[SymJob], now, capacity,
+                 assume: Callable[[str, Any], None], idle: bool) -> None:
+    K = len(capacity)
+    # Empty slots come last: every state with fewer jobs is covered once.
+    assume("empty job slots come last",
+           [z3.Implies(s[i + 1].present, s[i].present)
+            for s in (running, queue) for i in range(len(s) - 1)])
+    if idle:
+        assume("the machine is idle", [z3.Not(r.present) for r in running])
+        assume("the queue is not empty", queue[0].present)
+    for r in running:
+        assume("running jobs started by now and end after it (they are killed at their "
+               "estimate)",
+               z3.Implies(r.present, z3.And(r.submit >= 0, r.submit <= r.start,
+                                            r.start <= now, now < r.start + r.estimate)))
+    for j in (*running, *queue):
+        assume("estimates are at least 1 s", z3.Implies(j.present, j.estimate >= 1))
+        assume("requests lie in [0, capacity], cpus at least 1",
+               z3.Implies(j.present, z3.And(
+                   [j.request[0] >= 1] + [z3.And(j.request[k] >= 0, j.request[k] <= capacity[k])
+                                          for k in range(K)])))
+        assume("ids are not negative", z3.Implies(j.present, j.id >= 0))
+        assume("a moldable job's sizes lie in [1, capacity] around its request, a rigid "
+               "job's are its request",
+               z3.Implies(j.present, z3.If(
+                   j.moldable,
+                   z3.And(j.min_size >= 1, j.min_size <= j.request[0],
+                          j.request[0] <= j.max_size, j.max_size <= capacity[0]),
+                   z3.And(j.min_size == j.request[0], j.max_size == j.request[0]))))
+        assume("a moldable job's sequential time is at least 1 s, its estimate if it asks "
+               "for 1 cpu",
+               z3.Implies(z3.And(j.present, j.moldable), z3.And(
+                   j.work >= 1, z3.Implies(j.request[0] == 1, j.work == j.estimate))))
+    for q in queue:
+        assume("queued jobs were submitted by now",
+               z3.Implies(q.present, z3.And(q.submit >= 0, q.submit <= now)))
+    jobs = [*running, *queue]
+    assume("job ids are distinct",
+           [z3.Implies(z3.And(x.present, y.present), x.id != y.id)
+            for i, x in enumerate(jobs) for y in jobs[i + 1:]])
+
+
+def _params(policy: ir.Policy, assume) -> dict[str, z3.ExprRef]:
+    out: dict[str, z3.ExprRef] = {}
+    for p in policy.params:
+        var = {"int": z3.Int, "real": z3.Real, "bool": z3.Bool}[p.type](f"param_{p.name}")
+        out[p.name] = var
+        bounds = []
+        if p.lo is not None:
+            bounds.append(var >= p.lo)
+        if p.hi is not None:
+            bounds.append(var <= p.hi)
+        if bounds:
+            assume(f"param `{p.name}` lies in [{show(p.lo)}, {show(p.hi)}]", bounds)
+    return out
+
+
+def _depth(policy: ir.Policy, params: dict[str, z3.ExprRef],
+           override: int | None | str) -> int | None | z3.ArithRef:
+    if override != "policy":
+        return override  # type: ignore[return-value]
+    if isinstance(policy.depth, ir.ParamRef):
+        return params[policy.depth.name]
+    return policy.depth

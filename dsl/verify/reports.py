@@ -1,0 +1,198 @@
+"""Verification reports: a rich terminal table, JSON, Markdown and SARIF 2.1.0."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from attrs import frozen
+
+from schedc.dsl.verify.prover import Verdict
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+RULES = {
+    "capacity": "No resource is overcommitted after a pass.",
+    "size-bounds": "Every computed size is an integer in [1, capacity of cpus].",
+    "well-defined": "No division by zero, sqrt of a negative or log of a non-positive number.",
+    "reservation-safety": "No job started in a pass delays a reservation made in that pass.",
+    "progress": "On an idle machine with a non-empty queue, a pass starts a job.",
+    "invariant": "A user invariant holds for every job started.",
+}
+
+
+@frozen
+class PolicyReport:
+    file: str
+    policy: str
+    verdicts: tuple[Verdict, ...]
+
+
+def verdict_json(v: Verdict) -> dict[str, Any]:
+    return {
+        "property": v.property,
+        "status": v.status,
+        "seconds": round(v.seconds, 3),
+        "z3_work": v.work,  # Z3's resource units: the same on any machine (cf. --rlimit)
+        "bound": v.bound,
+        "location": v.location.location() if v.location else None,
+        "reason": v.reason,
+        "assumptions_used": list(v.core),
+        "counterexample": v.counterexample,
+        # proved for at most R running jobs: where the policy reads every running job
+        "bounded_by": list(v.bounded_by),
+        "caveats": list(v.caveats),  # proved within limits the bounds set
+    }
+
+
+def to_json(reports: Sequence[PolicyReport]) -> str:
+    return json.dumps([{"file": r.file, "policy": r.policy,
+                        "verdicts": [verdict_json(v) for v in r.verdicts]} for r in reports],
+                      indent=2) + "\n"
+
+
+def to_markdown(reports: Sequence[PolicyReport]) -> str:
+    lines = []
+    for r in reports:
+        lines += [f"### `{r.policy}` ({r.file})", "",
+                  "| property | verdict | time | bound | detail |", "|---|---|---|---|---|"]
+        for v in r.verdicts:
+            detail = (v.reason or "").replace("|", "\\|")
+            if v.location:
+                detail = f"{v.location.location()}: {detail}".rstrip(": ")
+            name = v.property.replace("|", "\\|")
+            lines.append(f"| {name} | **{v.status}** | {v.seconds:.2f} s | {v.bound} | "
+                         f"{detail} |")
+        notes = _caveats(r)
+        lines += ["", *(f"Bounded: {note}." for note in notes)] if notes else []
+        for v in r.verdicts:
+            if v.counterexample:
+                lines += ["", f"Counterexample for {v.property}:", "", "```json",
+                          json.dumps(v.counterexample, indent=2), "```"]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _caveats(r: PolicyReport) -> list[str]:
+    """The limits of a policy's proofs, each once, in the order first met."""
+    return list(dict.fromkeys(c for v in r.verdicts for c in v.caveats))
+
+
+def _rule_id(v: Verdict) -> str:
+    return "invariant" if v.property.startswith("invariant") else v.property
+
+
+def to_sarif(reports: Sequence[PolicyReport], version: str) -> str:
+    """SARIF 2.1.0: one result per property that is not proved, located in the .pol file
+    (the invariant or the failing operation; else the policy file itself)."""
+    results = []
+    for r in reports:
+        for v in r.verdicts:
+            if v.status == "proved" and not v.caveats:
+                continue
+            location: dict[str, Any] = {"artifactLocation": {"uri": r.file}}
+            if v.location:
+                location = {"artifactLocation": {"uri": v.location.file},
+                            "region": {"startLine": v.location.line,
+                                       "startColumn": v.location.col,
+                                       "endLine": v.location.end_line,
+                                       "endColumn": v.location.end_col}}
+            results.append({
+                "ruleId": _rule_id(v),
+                "level": {"violated": "error", "unknown": "warning"}.get(v.status, "note"),
+                "message": {"text": f"policy {r.policy}: {v.property} {v.status}"
+                                    + (f": {v.reason}" if v.reason and v.status != "proved"
+                                       else f": {'; '.join(v.caveats)}" if v.caveats
+                                       else "")},
+                "locations": [{"physicalLocation": location}],
+                "properties": {"bound": v.bound, "counterexample": v.counterexample},
+            })
+    sarif = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "schedc", "version": version,
+                "informationUri": "https://github.com/schedc/schedc",
+                "rules": [{"id": rule, "shortDescription": {"text": text}}
+                          for rule, text in RULES.items()],
+            }},
+            "results": results,
+        }],
+    }
+    return json.dumps(sarif, indent=2) + "\n"
+
+
+STYLE = {"proved": "green", "violated": "bold red", "unknown": "yellow"}
+
+
+def print_terminal(reports: Sequence[PolicyReport], console) -> None:
+    """A table a policy, then each verdict not proved on a line of its own, whole (its
+    location ``file:line:col`` and reason: a table cell would wrap or cut them), then each
+    counterexample. Cells wrap, never cut ("..."), on a narrow terminal."""
+    from rich.table import Table
+    from rich.text import Text
+
+    for r in reports:
+        bounds = {v.bound for v in r.verdicts}
+        shared = bounds.pop() if len(bounds) == 1 else None  # then said once, above
+        console.print(Text(f"{r.policy} ({r.file})" + (f", {shared}" if shared else "")),
+                      soft_wrap=True)
+        table = Table()
+        # the verdict and the time stay whole; the other cells wrap, and fold a long word
+        table.add_column("property", overflow="fold")
+        table.add_column("verdict", no_wrap=True)
+        table.add_column("time", justify="right", no_wrap=True)
+        if not shared:
+            table.add_column("bound", overflow="fold")
+        table.add_column("detail", overflow="fold")
+        for v in r.verdicts:
+            detail = v.reason or "" if v.status == "proved" else "see below"
+            if v.caveats:
+                detail = (f"{detail}; " if detail else "") + "within limits (below)"
+            table.add_row(Text(v.property), Text(v.status, style=STYLE[v.status]),
+                          f"{v.seconds:.2f} s", *([] if shared else [v.bound]), Text(detail))
+        console.print(table)
+        for note in _caveats(r):
+            console.print(Text(f"{r.file}: {note}"), soft_wrap=True)
+        for v in r.verdicts:
+            if v.status != "proved":
+                where = v.location.location() if v.location else r.file
+                line = Text(f"{where}: {v.property} ")
+                line.append(v.status, style=STYLE[v.status])
+                line.append(f": {v.reason}" if v.reason else "")
+                console.print(line, soft_wrap=True)
+        for v in r.verdicts:
+            if v.counterexample:
+                console.print(_counterexample_table(v))
+
+
+def _counterexample_table(v: Verdict):
+    from rich.table import Table
+
+    cex = v.counterexample
+    assert cex is not None
+    machine = ", ".join(f"{k}={c}" for k, c in cex["capacity"].items())
+    params = ", ".join(f"{k}={p}" for k, p in cex["params"].items())
+    title = f"counterexample for {v.property}: now={cex['now']}, {machine}"
+    table = Table(title=title + (f", {params}" if params else ""), title_justify="left")
+    for column in ("job", "state", "submit", "start", "estimate", "request", "in the pass"):
+        table.add_column(column, overflow="fold")
+    for job in cex["running"]:
+        table.add_row(str(job["id"]), "running", str(job["submit"]), str(job["start"]),
+                      str(job["estimate"]), _request(job), "")
+    decided = cex["pass"]
+    for job in cex["queue"]:
+        outcome = ("starts" if job["id"] in decided["started"] else
+                   f"reserved at {decided['reservations'][str(job['id'])]}"
+                   if str(job["id"]) in decided["reservations"] else "waits")
+        table.add_row(str(job["id"]), "queued", str(job["submit"]), "", str(job["estimate"]),
+                      _request(job), outcome)
+    return table
+
+
+def _request(job: dict[str, Any]) -> str:
+    text = ", ".join(f"{k}={n}" for k, n in job["request"].items())
+    if "min_size" in job:  # a moldable job: its range of sizes and speedup
+        text += f" (moldable {job['min_size']}-{job['max_size']}, {job['speedup']})"
+    return text

@@ -1,0 +1,72 @@
+"""What the simulator needs from a compiled policy.
+
+The DSL compiles a policy IR into a ``RuntimePolicy``: plain callables generated from the IR
+(see ``schedc.dsl.semantics.python_code``), plus the facts the simulator uses to skip work (which
+expressions are static). Tests may also build a ``RuntimePolicy`` by hand.
+
+Every callable takes ``(job, state)``: ``job`` is a ``Job`` of the queue, ``state`` the
+``PassState`` of the pass in progress (read-only for the callable).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal
+
+from attrs import frozen
+
+from schedc.dsl.semantics.pass_state import PassState
+from schedc.runtime.jobs import Job
+
+__all__ = ["PassState", "RuntimeInvariant", "RuntimePolicy"]
+
+BackfillKind = Literal["none", "first_fit", "best", "when"]
+
+
+KeyFn = Callable[[Job, PassState], tuple]
+NumFn = Callable[[Job, PassState], float]
+IntFn = Callable[[Job, PassState], int]
+BoolFn = Callable[[Job, PassState], bool]
+
+
+@frozen
+class RuntimeInvariant:
+    text: str  # the invariant's source text
+    location: str  # file:line:col
+    check: BoolFn  # evaluated for each job started, with the state right after it started
+    reads_state: bool = True  # it reads now, queue, running or machine (not only the job)
+
+
+@frozen
+class RuntimePolicy:
+    name: str
+    resources: tuple[str, ...]  # names in vector order; resources[0] == "cpus"
+    capacities: tuple[int | None, ...]  # declared by the policy's machine, None = from trace/CLI
+    depth: int | None  # reservations per pass; None = all (conservative)
+    backfill: BackfillKind
+    order_key: KeyFn | None = None  # None = FCFS; the simulator appends (submit, index)
+    order_static: bool = True  # the key depends only on the job and params
+    score: NumFn | None = None  # backfill "best": the candidate with the smallest score starts
+    size: IntFn | None = None  # None = rigid: the cpus request
+    # `size choose N in [LOW, HIGH]`: ``size`` is HIGH; of N sizes spread evenly over
+    # [LOW, max(LOW, HIGH)] the job gets the one that completes first in the pass's plan
+    size_low: IntFn | None = None
+    size_choices: int | None = None
+    size_fixed: bool = False  # a job's size is chosen at its first visit and kept
+    # backfill "when": after the D-th reservation a job starts iff it fits the free resources
+    # now and this holds (the reservations are not consulted)
+    backfill_when: BoolFn | None = None
+    # `reserve D per KEY`: the depth counts, per key value, the reservations of jobs whose
+    # key (at their visit) is that value
+    reserve_key: Callable[[Job, PassState], int | bool] | None = None
+    # `or when COND`: a job that does not fit and is past the depth is reserved if this holds
+    reserve_when: BoolFn | None = None
+    invariants: tuple[RuntimeInvariant, ...] = ()
+    # True when no expression reads now, queue, running or machine state: then a pass after
+    # submissions alone only has to consider the new jobs (see simulator.py for the proof).
+    state_free: bool = True
+
+    @property
+    def selective(self) -> bool:
+        """Reservations per key or by condition: the depth is not one global count."""
+        return self.reserve_key is not None or self.reserve_when is not None

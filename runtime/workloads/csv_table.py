@@ -1,0 +1,195 @@
+"""CSV job table reader: ``id,submit,run_time,estimate`` then one column per machine resource.
+
+Columns are found by name in the header line, so their order is free and extra columns (say a
+``memory`` column when the machine only has cpus) are ignored. Comment lines (``#``) may come
+before the header; one of the form ``# capacity cpus=256 r2=256`` gives the machine's
+capacities (the policy's machine block and ``--capacity`` override it), as an SWF header's
+MaxProcs does. Values are integers; cells may
+be quoted as CSV allows. The skip and estimate rules are those of SWF (see ``swf._admit``'s
+twin below).
+
+Moldable jobs: with ``min_size`` and ``max_size`` columns every row's job may run on any size
+in [min_size, max_size] (which must hold its ``cpus`` request and fit the machine), its run
+time and estimate, recorded at its request, scaled by the ``speedup`` column (a
+``runtime/speedup.py`` spec such as ``"downey(32, 1)"``, quoted because of its comma;
+default ``linear``). A row with min_size = max_size runs only on that size: a size rule
+must give it exactly that (a job of a table without these columns is rigid: a size rule may
+give it any size in [1, capacity], its run time unchanged).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from collections.abc import Mapping
+
+from schedc.runtime.jobs import Job, Moldable
+from schedc.runtime.speedup import SpeedupError, parse_speedup
+from schedc.runtime.workloads.assumptions import LENIENT_HINT, JobIdentity, count_skip, reject
+from schedc.runtime.workloads.workload import Workload, WorkloadError, read_source, whole_number
+
+BASE = ("id", "submit", "run_time", "estimate")
+MOLDABLE = ("min_size", "max_size")
+
+
+def read_jobtable(
+    path: str | os.PathLike[str],
+    resources: tuple[str, ...] = ("cpus",),
+    capacities: Mapping[str, int | None] | None = None,
+    lenient: bool = False,
+) -> Workload:
+    name = str(path)
+    caps = dict(capacities or {})
+    raw = read_source(name, "job table")
+    lines = raw.decode("utf-8", errors="replace").splitlines()
+    head = 0  # comment lines before the header; numbers below count from the file's start
+    while head < len(lines) and lines[head].lstrip().startswith("#"):
+        head += 1
+    for lineno, text in enumerate(lines[:head], 1):
+        for res, cap in _capacity_line(name, lineno, text).items():
+            if caps.get(res) is None:
+                caps[res] = cap
+    offset, lines = head, lines[head:]
+    if not lines or not lines[0].strip():
+        raise WorkloadError(name, 1 + offset, 1, "empty job table",
+                            help="the first line names the columns: " + ",".join(BASE + resources))
+    names = [c.strip() for c in next(csv.reader([lines[0]]))]
+    moldable = all(c in names for c in MOLDABLE)
+    if not moldable and any(c in names for c in MOLDABLE):
+        raise WorkloadError(name, 1 + offset, 1, "a moldable job table needs both `min_size` and "
+                            "`max_size`", help="add the missing column, or drop the other",
+                            source_line=lines[0])
+    sized = [names.index(c) for c in MOLDABLE] if moldable else []
+    speedup_col = names.index("speedup") if moldable and "speedup" in names else None
+    where: list[int] = []
+    for col in BASE + tuple(resources):
+        if col not in names:
+            raise WorkloadError(name, 1 + offset, len(lines[0]) + 1, f"missing column `{col}`",
+                                help="the header needs " + ",".join(BASE + resources),
+                                source_line=lines[0])
+        where.append(names.index(col))
+    capacity = []
+    for res in resources:
+        cap = caps.get(res)
+        if cap is None or cap < 1:
+            raise WorkloadError(name, None, None, f"machine size unknown for `{res}`",
+                                help=f"give it with --capacity {res}=N")
+        capacity.append(int(cap))
+    skipped: dict[str, int] = {}
+    jobs: list[Job] = []
+    # ids >= 0 and distinct, submits >= 0 (runtime/workloads/assumptions.py)
+    identity = JobIdentity()
+    for lineno, ln in enumerate(lines[1:], 2 + offset):
+        if not ln.strip() or ln.lstrip().startswith("#"):
+            continue
+        cells = next(csv.reader([ln])) if '"' in ln else ln.split(",")
+        values: list[int] = []
+        bad: tuple[int, str] | None = None
+        if len(cells) != len(names):
+            bad = (len(ln) + 1, f"expected {len(names)} columns, found {len(cells)}")
+        else:
+            for k in where + sized:
+                try:
+                    values.append(int(cells[k]))
+                except ValueError:
+                    bad = (_cell_col(ln, cells, k),
+                           f"column `{names[k]}` is not an integer: `{cells[k].strip()}`")
+                    break
+        if bad is not None:
+            if lenient:
+                count_skip(skipped, "malformed line")
+                continue
+            raise WorkloadError(name, lineno, bad[0], bad[1],
+                                help="each row holds integers, one per header column "
+                                "(or read with lenient mode)", source_line=ln)
+        lo_hi = values[len(where):]
+        jid, submit, run, est, *request = values[:len(where)]
+        shape = None
+        if moldable:
+            try:
+                shape = _moldable(name, lineno, ln, cells, speedup_col, lo_hi, request[0],
+                                  capacity[0])
+            except WorkloadError:
+                if not lenient:
+                    raise
+                count_skip(skipped, "malformed line")
+                continue
+        reason = None
+        if run < 0:
+            reason = "run time < 0"
+        elif request[0] < 1:
+            reason = "procs < 1"
+        else:
+            for r, (need, cap) in enumerate(zip(request, capacity, strict=True)):
+                if need < 0:
+                    reason = f"{resources[r]} request < 0"
+                    break
+                if need > cap:
+                    reason = f"{resources[r]} request > capacity"
+                    break
+        if reason is not None:
+            count_skip(skipped, reason)
+            continue
+        problem = identity.vet(jid, submit, lineno)
+        if problem is not None:
+            col = _cell_col(ln, cells, where[BASE.index(problem.field)])
+            reject(problem, name, lineno, col, ln, lenient, skipped)
+            continue
+        est = est if est > 0 else run
+        est = max(est, 1)  # DESIGN: never less than 1 s
+        jobs.append(Job(jid, len(jobs), submit, min(run, est), est, tuple(request), shape))
+    return Workload(jobs=tuple(jobs), resources=tuple(resources), capacities=tuple(capacity),
+                    skipped=dict(sorted(skipped.items())), source=name, header={})
+
+
+def _moldable(name: str, lineno: int, line: str, cells: list[str], speedup_col: int | None,
+              lo_hi: list[int], procs: int, cpus: int) -> Moldable | None:
+    """The row's moldable shape (None: the row is skipped for its request anyway)."""
+    lo, hi = lo_hi
+    if not 1 <= lo <= procs <= hi <= cpus:
+        if procs < 1 or procs > cpus:
+            return None  # the row is skipped for its request; no second complaint
+        raise WorkloadError(name, lineno, 1, f"sizes [{lo}, {hi}] must hold the request "
+                            f"{procs} and fit the {cpus} cpus",
+                            help="min_size <= cpus <= max_size <= capacity" + LENIENT_HINT,
+                            source_line=line)
+    text = cells[speedup_col].strip() if speedup_col is not None else "linear"
+    try:
+        speedup = parse_speedup(text or "linear")
+    except SpeedupError as exc:
+        col = _cell_col(line, cells, speedup_col) if speedup_col is not None else 1
+        raise WorkloadError(name, lineno, col, str(exc), help=exc.help + LENIENT_HINT,
+                            source_line=line) from None
+    return Moldable(lo, hi, speedup)
+
+
+def _cell_col(line: str, cells: list[str], k: int) -> int:
+    """1-based column where cell ``k`` of ``line`` starts."""
+    if '"' not in line:
+        return sum(len(c) + 1 for c in cells[:k]) + 1
+    # quoted cells: their text no longer adds up to the line; find each after the last
+    pos = 0
+    for cell in cells[:k + 1]:
+        at = line.find(cell, pos)
+        if at < 0:  # a doubled quote inside a cell: no exact place
+            return 1
+        pos = at + len(cell)
+    return pos - len(cells[k]) + 1
+
+
+def _capacity_line(name: str, lineno: int, text: str) -> dict[str, int]:
+    """``# capacity NAME=N ...`` -> {NAME: N}; any other comment -> {}."""
+    words = text.lstrip()[1:].split()
+    if not words or words[0] != "capacity":
+        return {}
+    found: dict[str, int] = {}
+    for word in words[1:]:
+        res, _, value = word.partition("=")
+        number = whole_number(value)
+        if not res or number is None or number < 1:
+            raise WorkloadError(name, lineno, text.find(word) + 1,
+                                f"bad capacity `{word}`",
+                                help="write `# capacity cpus=256 r2=256`: names and "
+                                "positive integers", source_line=text)
+        found[res] = number
+    return found

@@ -1,0 +1,86 @@
+"""A workload: the jobs of a trace or table, the machine they ran on, and what was skipped."""
+
+from __future__ import annotations
+
+import difflib
+import gzip
+from collections.abc import Sequence
+from pathlib import Path
+
+from attrs import field, frozen
+
+from schedc.runtime.jobs import Job
+
+
+@frozen
+class Workload:
+    jobs: tuple[Job, ...]  # file order; jobs[i].index == i
+    resources: tuple[str, ...]  # resources[0] == "cpus"
+    capacities: tuple[int, ...]  # one per resource
+    skipped: dict[str, int] = field(factory=dict)  # reason -> count
+    source: str = ""  # the file it came from
+    header: dict[str, str] = field(factory=dict)  # SWF header lines ("MaxProcs" -> "100")
+    transform: str = ""  # how the jobs were changed after reading (moldable, load), if at all
+
+    @property
+    def skipped_total(self) -> int:
+        return sum(self.skipped.values())
+
+
+class WorkloadError(Exception):
+    """A user mistake in a workload file or its machine: rendered like a compiler diagnostic."""
+
+    def __init__(
+        self,
+        path: str,
+        line: int | None,
+        col: int | None,
+        message: str,
+        help: str | None = None,
+        source_line: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.path = path
+        self.line = line
+        self.col = col
+        self.message = message
+        self.help = help
+        self.source_line = source_line
+
+    def __str__(self) -> str:
+        where = self.path
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.col is not None:
+                where += f":{self.col}"
+        out = [f"{where}: {self.message}"]
+        if self.source_line is not None:
+            out.append(f"  | {self.source_line}")
+            if self.col is not None:
+                out.append("  | " + " " * (self.col - 1) + "^")
+        if self.help:
+            out.append(f"help: {self.help}")
+        return "\n".join(out)
+
+
+def whole_number(text: str) -> int | None:
+    """``text`` as an integer >= 0 if it is plain ASCII digits (``str.isdigit`` also accepts
+    digits such as ``²`` that ``int`` refuses), else None."""
+    return int(text) if text.isascii() and text.isdigit() else None
+
+
+def choices_help(name: str, options: Sequence[str], listing: str) -> str:
+    """"did you mean `x`? <listing>: a, b, c" for a name that is not among ``options``."""
+    close = difflib.get_close_matches(name, options, n=1)
+    return (f"did you mean `{close[0]}`? " if close else "") + f"{listing}: {', '.join(options)}"
+
+
+def read_source(name: str, what: str = "workload") -> bytes:
+    """The file's bytes, gunzipped if it ends in ``.gz``; unreadable -> WorkloadError."""
+    try:
+        if name.endswith(".gz"):
+            with gzip.open(name) as f:
+                return f.read()
+        return Path(name).read_bytes()
+    except (OSError, EOFError) as exc:  # missing file, bad gzip stream
+        raise WorkloadError(name, None, None, f"cannot read the {what}: {exc}") from None
