@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from repo import ROOT
 
 from schedc.runtime.cli.main import bundled_trace, main
 from schedc.runtime.jobs import Job
@@ -26,7 +27,6 @@ from schedc.runtime.workloads.load import load_workload
 from schedc.runtime.workloads.moldable import MoldableSpec, make_moldable
 from schedc.runtime.workloads.workload import Workload, WorkloadError
 
-ROOT = Path(__file__).resolve().parents[1]
 EASY = ROOT / "examples" / "easy.pol"
 SWF_HEADER = "; Version: 2.2\n; MaxProcs: 16\n"  # data lines start at line 3
 CSV_HEADER = "# capacity cpus=8\nid,submit,run_time,estimate,cpus\n"  # rows start at line 3

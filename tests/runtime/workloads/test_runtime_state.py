@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from repo import ROOT
 
 from schedc.dsl import compile_file, compile_source
 from schedc.runtime.cli.main import main
@@ -23,7 +24,6 @@ from schedc.runtime.workloads.state_file import (
 )
 from schedc.runtime.workloads.workload import Workload, WorkloadError
 
-ROOT = Path(__file__).resolve().parents[1]
 EASY = ROOT / "examples" / "easy.pol"
 BROKEN = ROOT / "examples" / "broken" / "easy-freeprocs.pol"
 

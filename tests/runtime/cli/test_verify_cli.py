@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from repo import ROOT
 from rich.console import Console
 
 from schedc.dsl import compile_file, compile_source
@@ -22,7 +23,6 @@ from schedc.dsl.verify.pass_encoding import Bounds
 from schedc.dsl.verify.prover import Limits, _unknown_reason, verify_policy
 from schedc.runtime.cli.main import main
 
-ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 CLI = [sys.executable, "-m", "schedc.runtime.cli.main"]
 

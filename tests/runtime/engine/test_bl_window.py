@@ -5,12 +5,12 @@ shares (ranks with lenient ties); w = 1 is the paper's BL."""
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 
 import pytest
 import z3
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from repo import ROOT
 from test_dsl_agreement import (
     EXAMPLES,
     concrete_decisions,
@@ -31,7 +31,7 @@ from schedc.runtime.jobs import Job
 from schedc.runtime.workloads.state_file import InitialState, param_text, state_from_data
 from schedc.runtime.workloads.workload import Workload
 
-POLICIES = Path(__file__).resolve().parents[1] / "examples"
+POLICIES = ROOT / "examples"
 NAMES = ("cpus", "r2", "r3", "r4")
 
 # Backfill Lowest as it was before the window (window 1 only), to compare with.

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from repo import ROOT
 
 from schedc.dsl import compile_source
 from schedc.runtime.cli.main import main
@@ -20,8 +21,6 @@ from schedc.runtime.speedup import Downey, Linear
 from schedc.runtime.workloads.moldable import MoldableSpec, make_moldable, size_range
 from schedc.runtime.workloads.state_file import state_from_data
 from schedc.runtime.workloads.workload import Workload
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def job(i: int, submit: int, run: int, est: int, procs: int, moldable=None) -> Job:

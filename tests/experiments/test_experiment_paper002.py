@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 from experiment_scripts import load_script
+from repo import ROOT
 
 from experiments import common
 
-ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "experiments" / "paper002" / "run.py"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))

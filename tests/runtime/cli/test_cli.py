@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from repo import ROOT
 
 from schedc.runtime.cli.main import bundled_trace, main
 
-ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 
 # DESIGN.md's 3-job case: 10 processors; 6 procs/100 s, 10/100 s, 4/1000 s at t=0, 1, 2.

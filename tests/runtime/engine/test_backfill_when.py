@@ -6,9 +6,8 @@ the correct EASY rule from the popular "fits the free processors now" one.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from repo import ROOT
 
 from schedc.dsl import (
     DiagnosticError,
@@ -30,7 +29,6 @@ from schedc.runtime.monitor import MonitorViolation
 from schedc.runtime.workloads.load import load_workload
 from schedc.runtime.workloads.workload import Workload
 
-ROOT = Path(__file__).resolve().parents[1]
 VARIANTS = [dict(), dict(incremental=False), dict(fast=False),
             dict(incremental=False, fast=False)]
 

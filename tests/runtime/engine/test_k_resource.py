@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 from itertools import product
-from pathlib import Path
 
 import pytest
+from repo import ROOT
 
 from schedc.dsl import compile_file, compile_source
 from schedc.dsl.verify.pass_encoding import Bounds
@@ -18,7 +18,6 @@ from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.jobs import Job
 from schedc.runtime.workloads.workload import Workload
 
-ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 
 # Figure 1: 16 CPUs and 32 GB; six jobs at time 0, all of run time t (cpus, GB), in order.

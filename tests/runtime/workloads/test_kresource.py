@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from repo import ROOT
 
 from schedc.dsl import compile_file
 from schedc.dsl.machines import with_resources
@@ -24,7 +25,6 @@ from schedc.runtime.workloads import kresource as kr
 from schedc.runtime.workloads.load import load_workload
 from schedc.runtime.workloads.workload import WorkloadError
 
-ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 SOURCE = tuple(kr.SourceJob(size, run, run + 10) for size, run in
                ((1, 50), (8, 100), (16, 30), (3, 400), (64, 20), (2, 5), (32, 900), (5, 60)))

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 from experiment_scripts import load_script
+from repo import ROOT
 from shared_traces import shared_trace
 
 from experiments import common
 
-ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "experiments" / "paper000" / "run.py"
 KTH = "KTH-SP2-1996-2.1-cln.swf.gz"
 RFS = (1, 2)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import z3
+from repo import ROOT
 
 from schedc.dsl import compile_file, compile_source
 from schedc.dsl.verify.pass_encoding import Bounds, encode_pass
@@ -17,7 +18,6 @@ from schedc.dsl.verify.prover import Limits, verify_policy
 from schedc.runtime.cli.main import main
 from schedc.runtime.replay import replayer
 
-ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 BROKEN = EXAMPLES / "broken"
 SMALL = Bounds(queued=3, running=3)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # experiments/common.py and stats.py
     sys.path.insert(0, str(ROOT))
 

@@ -7,6 +7,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from repo import ROOT
 from schedule_checks import assert_feasible
 
 from schedc.dsl import compile_file, compile_source
@@ -20,7 +21,6 @@ from schedc.runtime.workloads import synthetic
 from schedc.runtime.workloads.load import load_workload
 from schedc.runtime.workloads.workload import Workload
 
-ROOT = Path(__file__).resolve().parents[1]
 PAPER = Cluster(parse_speeds("32x1,32x2"), 0.3, 1)  # papers/002's cluster
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from classic_easy import classic_easy_starts
+from repo import ROOT
 from shared_traces import shared_trace
 
 from schedc.dsl import compile_file
@@ -15,7 +16,7 @@ from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.workloads.load import load_workload
 
 # The example users run, compiled from its .pol file (not a hand-built policy).
-EASY = to_runtime(compile_file(Path(__file__).parents[1] / "examples" / "easy.pol"))
+EASY = to_runtime(compile_file(ROOT / "examples" / "easy.pol"))
 
 
 def trace(name: str) -> Path:
