@@ -30,6 +30,7 @@ from typing import Any
 
 from attrs import evolve
 
+from schedc.dsl.semantics.decisions import PassDecisions, Reserved, Started
 from schedc.runtime.engine import one_resource
 from schedc.runtime.engine.cluster import Cluster, ClusterError, ClusterState, check_fits, wall_time
 from schedc.runtime.engine.gc_paused import paused_gc
@@ -58,7 +59,8 @@ Progress = Callable[[int, int], None]
 
 def simulate(policy: RuntimePolicy, workload: Workload, progress: Progress | None = None, *,
              initial: InitialState | None = None, incremental: bool = True, fast: bool = True,
-             monitor: bool = True, cluster: Cluster | None = None) -> Schedule:
+             monitor: bool = True, cluster: Cluster | None = None,
+             on_pass: Callable[[PassDecisions], None] | None = None) -> Schedule:
     """Replay ``workload`` under ``policy``.
 
     With ``initial`` (``state.py``) the machine starts at ``initial.now`` with its running
@@ -75,10 +77,18 @@ def simulate(policy: RuntimePolicy, workload: Workload, progress: Progress | Non
 
     ``cluster`` (``hetero.py``): the cpus are processors with speeds and background load; a
     job's times scale by the power of the processors it gets (policies without reservations).
+
+    ``on_pass`` gets the decisions of every pass run (``dsl/semantics/decisions.py``), in
+    time order; a pass skipped because nothing could start decides nothing and is not
+    reported. A continuation reports the reservations it keeps from the pass it resumes,
+    then its own decisions. With ``on_pass`` the general walk runs (not the one-resource
+    kernel).
     """
     with paused_gc():
         sim = _Sim(policy, workload, incremental, fast, monitor, initial, cluster)
-        if fast and initial is None and cluster is None and one_resource.eligible(policy, sim.K):
+        sim.on_pass = on_pass
+        if (fast and on_pass is None and initial is None and cluster is None
+                and one_resource.eligible(policy, sim.K)):
             starts, passes = one_resource.run_one_resource(
                 policy, workload.jobs, sim.cap[0], progress, incremental, monitor)
             return sim.schedule(starts, [j.request for j in workload.jobs], passes)
@@ -89,7 +99,7 @@ class _PassRun:
     """One pass in progress (and, kept afterwards, the end state a continuation resumes)."""
 
     __slots__ = ("now", "free", "profile", "shadow", "nres", "blocked", "reservations",
-                 "started", "check_res", "candidates", "complete", "per_key")
+                 "started", "check_res", "candidates", "complete", "per_key", "decisions")
 
     def __init__(self, now: int, free: list[int]) -> None:
         self.now = now
@@ -105,6 +115,7 @@ class _PassRun:
         self.candidates: list[Job] = []  # backfill "best": queue after the D-th reservation
         self.complete = True  # every queued job was visited (or could be skipped safely)
         self.per_key: dict[Any, int] = {}  # `reserve D per KEY`: reservations per key value
+        self.decisions: list[Started | Reserved] | None = None  # kept for ``on_pass`` only
 
 
 def _last_fitting(jobs: list[Job], packed: list[int], free_g: int, guard: int, i: int) -> int:
@@ -191,6 +202,7 @@ class _Sim:
         self.state = PassState(now=0, queue=self.queue, running=self.running, capacity=cap,
                                used=self.used)
         self.passes = 0
+        self.on_pass: Callable[[PassDecisions], None] | None = None
         self.memo: _PassRun | None = None
         self.initial = initial
         # `size fixed`: job index -> the allocation chosen at its first visit
@@ -341,7 +353,11 @@ class _Sim:
         self.passes += 1
         idle = not self.running
         run = _PassRun(now, [c - u for c, u in zip(self.cap, self.used, strict=True)])
+        if self.on_pass is not None:
+            run.decisions = []
         self._walk(run, 0)
+        if self.on_pass is not None:
+            self.on_pass(PassDecisions(now, tuple(run.decisions)))
         self.memo = run if run.complete else None
         if idle and not run.started and self.monitor:
             # Every queued job fits the empty machine (the reader skips the others): a pass
@@ -396,8 +412,12 @@ class _Sim:
         run.check_res = False
         run.candidates = []
         self.passes += 1
+        if run.decisions is not None:
+            run.decisions = [d for d in run.decisions if isinstance(d, Reserved)]
         if not run.blocked:  # backfill "none": the last pass stopped at a job still blocked
             self._walk(run, old)
+        if self.on_pass is not None:
+            self.on_pass(PassDecisions(now, tuple(run.decisions)))
         if not run.complete:
             self.memo = None
 
@@ -541,6 +561,8 @@ class _Sim:
             run.profile.add(start, start + est, req)
         run.nres += 1
         run.reservations.append(Reservation(job, start, start + est, req))
+        if run.decisions is not None:
+            run.decisions.append(Reserved(job.id, start, req))
 
     def _best_loop(self, run: _PassRun) -> None:
         """Backfill "best": start the fitting candidate of smallest score until none fits.
@@ -682,6 +704,8 @@ class _Sim:
         if run.nres:
             run.check_res = True
         run.started.append(job)
+        if run.decisions is not None:
+            run.decisions.append(Started(job.id, req))
         if self.exact_queue:
             i = bisect_left(self.qkeys, self.keyof[job.index])
             del self.queue[i], self.qkeys[i]
