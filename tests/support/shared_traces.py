@@ -1,5 +1,10 @@
 """Where the tests find the shared real traces: ``$SCHEDC_TRACES``, else ``../shared/traces``
-beside the project root (see ../shared/traces/README.md). Absent traces skip, saying why."""
+beside the project root (see ../shared/traces/README.md).
+
+KTH-SP2 is also bundled with the package (``runtime/data``, the same bytes), so a test that
+asks for it always runs. ``any_trace`` is for tests whose assertions hold on any real trace:
+without the shared one they run on the bundled KTH-SP2. Other absent traces skip, saying why.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +15,19 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACES = Path(os.environ.get("SCHEDC_TRACES") or ROOT.parent / "shared" / "traces")
+BUNDLED = ROOT / "runtime" / "data" / "KTH-SP2-1996-2.1-cln.swf.gz"
 
 
 def shared_trace(name: str) -> Path:
     path = TRACES / name
-    if not path.exists():
-        pytest.skip(f"{path} is not here (set SCHEDC_TRACES to the folder of shared traces)")
-    return path
+    if path.exists():
+        return path
+    if name == BUNDLED.name:
+        return BUNDLED
+    pytest.skip(f"{path} is not here (set SCHEDC_TRACES to the folder of shared traces)")
+
+
+def any_trace(name: str) -> Path:
+    """The shared trace ``name``, else the bundled one."""
+    path = TRACES / name
+    return path if path.exists() else BUNDLED
