@@ -1,4 +1,5 @@
-"""Exact numbers as text: reals are exact rationals (see ``numeric``), read and shown exactly."""
+"""Exact numbers as text: reals are exact rationals (``semantics/numbers``), read and shown
+exactly."""
 
 from __future__ import annotations
 

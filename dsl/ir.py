@@ -1,7 +1,8 @@
 """The policy IR: plain, typed data (no closures) read by every interpreter.
 
-The concrete interpreter (`evaluate`), the code generator (`codegen`) and the Z3 backend all
-walk these same objects. Definitions are already inlined: there are no user calls.
+The reference interpreter (`semantics/evaluate`), the Python code generator
+(`semantics/python_code`) and the Z3 backend (`verify/symbolic`) all walk these same objects.
+Definitions are already inlined: there are no user calls.
 Every expression has ``type`` in {"int", "real", "bool"} and an optional source ``span``.
 """
 

@@ -23,7 +23,7 @@ class RunOutcome:
     policy: RuntimePolicy
     workload: Workload
     schedule: Schedule
-    cluster: str | None = None  # a heterogeneous cluster's description (hetero.py)
+    cluster: str | None = None  # a heterogeneous cluster's description (runtime/engine/cluster.py)
     # computed once: a table, --json and --csv of one run all read it
     _metrics: dict[str, Any] = field(init=False, eq=False, repr=False, default=Factory(
         lambda self: compute_metrics(self.schedule).to_dict(), takes_self=True))

@@ -155,8 +155,8 @@ def test_fast_paths_change_no_start(name: str) -> None:
 
 def test_memoised_aggregates_change_no_start(monkeypatch) -> None:
     # Job-independent sums (fair share's work in the system) are computed once per machine
-    # state (numeric.memo); computing them at every call must give the same schedule.
-    from schedc.dsl.semantics import python_code as codegen
+    # state (numbers.memo); computing them at every call must give the same schedule.
+    from schedc.dsl.semantics import python_code
     from schedc.runtime.workloads.moldable import MoldableSpec, make_moldable
 
     # any real trace will do: NASA's is the smallest, the bundled KTH-SP2 stands in for it
@@ -164,8 +164,8 @@ def test_memoised_aggregates_change_no_start(monkeypatch) -> None:
     load = make_moldable(load_workload(str(trace), capacities={}),
                          MoldableSpec(range_factor=2, sigma=1, load_factor=150))
     memoised = simulate(example("sqrt-fairshare.pol"), load)
-    # the generated code reads its helpers from codegen's namespace
-    monkeypatch.setitem(codegen._NAMESPACE, "_memo", lambda state, key, compute: compute())
+    # the generated code reads its helpers from python_code's namespace
+    monkeypatch.setitem(python_code._NAMESPACE, "_memo", lambda state, key, compute: compute())
     fresh = to_runtime(compile_file(EXAMPLES / "sqrt-fairshare.pol"))
     plain = simulate(fresh, load)
     assert [(r.start, r.alloc) for r in memoised.records] == [

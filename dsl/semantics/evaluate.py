@@ -1,4 +1,5 @@
-"""The reference interpreter of IR expressions (the semantics codegen is tested against)."""
+"""The reference interpreter of IR expressions: the semantics the generated Python code
+(`python_code`) is tested against."""
 
 from __future__ import annotations
 

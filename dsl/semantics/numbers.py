@@ -29,7 +29,7 @@ class EvaluationError(Exception):
 
 
 class SizeError(EvaluationError):
-    """A `size` formula gave no valid number of processors (``codegen.check_size``)."""
+    """A `size` formula gave no valid number of processors (``python_code.check_size``)."""
 
 
 def div(a, b) -> Fraction:

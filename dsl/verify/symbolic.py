@@ -8,9 +8,9 @@ a proof about the code the simulator runs. What Z3 does differently is made expl
   iff some obligation has its guard true and its `safe` false (`SymResult.error()`).
 - Z3 Int `div`/`mod` are Euclidean; the language's `div` and `%` are Python's floor division
   and modulo: they are encoded from the Euclidean ones (`_floordiv`, `_floormod`).
-- Reals are exact rationals on both sides (``numeric``: the simulator computes them with
+- Reals are exact rationals on both sides (``semantics/numbers``: the simulator computes them with
   ``Fraction``); constants and param bounds are the exact values of their decimals.
-- `sqrt` rounds its root to 53 significant bits (``numeric.sqrt``): the exact root s is a
+- `sqrt` rounds its root to 53 significant bits (``numbers.sqrt``): the exact root s is a
   fresh Real with `s >= 0 and s * s == x`, the result y a fresh Real within a relative 2**-53
   of it, with the facts of that rounding that proofs need (y is 0 iff x is, y >= 1 iff
   s >= 1). A proof holds for every such y, so for the simulator's; a counterexample may pick
@@ -64,7 +64,7 @@ def LOG(x: z3.ArithRef) -> z3.ArithRef:  # noqa: N802 (it stands for the functio
     return log_function()(x)
 
 
-# `sqrt`'s rounding (``numeric.sqrt``: 53 significant bits): |result - root| <= this * root
+# `sqrt`'s rounding (``numbers.sqrt``: 53 significant bits): |result - root| <= this * root
 SQRT_ERROR = Fraction(1, 2 ** 53)
 
 

@@ -837,7 +837,7 @@ def stop_property(message: str, invariants: Sequence[str]) -> str:
     that is none of them (a Python error in generated code, say)."""
     if " failed for job " in message:
         tail = message.split(" failed for job ", 1)[1]
-        if ": SizeError: " in tail:  # a size outside its range (numeric.SizeError)
+        if ": SizeError: " in tail:  # a size outside its range (numbers.SizeError)
             return "size-bounds"
         if ": EvaluationError: " not in tail:
             return "crash"

@@ -100,8 +100,8 @@ def replay(res: SymResult, fresh: FreshNames):
     """("error",) or ("ok", value) of a result whose inputs are all constants.
 
     `log` is uninterpreted and `sqrt` rounds within a band: pin each log application and each
-    sqrt result to what ``numeric`` computes from its (now known) argument, innermost first,
-    so that the model is the concrete run, exactly.
+    sqrt result to what ``semantics/numbers`` computes from its (now known) argument,
+    innermost first, so that the model is the concrete run, exactly.
     """
     s = z3.Solver()
     s.add(*res.definitions)
