@@ -158,12 +158,11 @@ class _Sim:
         incremental = self.incremental
         queue = machine.queue
         cluster = machine.cluster
-        next_instant, take = agenda.next_instant, agenda.take
-        while (now := next_instant()) is not None:
+        for now, events in agenda.instants():
             old = len(queue)  # jobs queued before this instant's submissions
             finished = forced_pass = False
             at_end = True  # every submission lands after the old jobs
-            for event in take(now):
+            for event in events:
                 kind = type(event)
                 if kind is Finish:
                     finish(event.index)  # type: ignore[union-attr]

@@ -233,7 +233,15 @@ class PassWalk:
                     and self.call(self.policy.backfill_when, job, "backfill condition")):
                 self.start(job, req, plan=False)
             return
-        if self.fits_now(job, req):
+        # ``fits_now``, inlined: this is the walk's hot path (one call per visited job)
+        est = job.estimate_at(req[0])
+        if self.shadow is not None:
+            fits = self.shadow.fits_now(self.free, self.now, est, req)
+        elif self.profile is not None:
+            fits = self.profile.fits_at(0, est, req) < 0
+        else:  # no reservation yet: the profile never dips below the free vector now
+            fits = all(f >= r for f, r in zip(self.free, req, strict=True))
+        if fits:
             self.start(job, req)
         else:
             self.wait_or_reserve(job, req)
