@@ -130,6 +130,18 @@ class ClusterState:
     def release(self, job_index: int) -> None:
         self.idle.update(self.held.pop(job_index))
 
+    def copy(self) -> ClusterState:
+        """The same processors, loads and random stream, changed independently."""
+        new = ClusterState.__new__(ClusterState)
+        new.cluster = self.cluster
+        new.rng = random.Random()
+        new.rng.setstate(self.rng.getstate())
+        new.loads = list(self.loads)
+        new.power = list(self.power)
+        new.idle = set(self.idle)
+        new.held = dict(self.held)
+        return new
+
 
 def wall_time(time: int, n: int, power: float) -> int:
     """A job's time on n dedicated 1-BPU processors, on processors of summed ``power``:

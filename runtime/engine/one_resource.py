@@ -5,12 +5,24 @@ reads the machine or queue state, and a pass of at most one reservation (backfil
 or first fit with depth 0 or 1). That covers FCFS, first fit and EASY in any static order,
 which is what sweeps over long traces mostly run.
 
-It makes exactly the decisions of ``simulator._Sim`` (DESIGN's rigid semantics): the same
-event order, the same walk, the same shadow-time plan, the same skipped passes and
-continuations (see ``_Sim._continue_pass`` for why a continuation equals a full re-pass).
-Tests run every trace and random workloads through both and compare every start time.
-What it saves is interpretation overhead: no objects per running job, no method calls per
-job, jobs addressed by their index into flat lists.
+It specialises the general engine (the event loop of ``simulator._Sim`` with the pass of
+``walk.PassWalk`` and the machine of ``machine.Machine``) to those policies, and makes exactly
+its decisions (DESIGN's rigid semantics): the same event order, the same walk, the same
+shadow-time plan (``shadow_time.py``, inlined), the same skipped passes and continuations
+(see ``_Sim._continue_pass`` for why a continuation equals a full re-pass). What it saves is
+interpretation overhead: no objects per running job, no method calls per job, jobs addressed
+by their index into flat lists.
+
+Why it is equal, and where it differs in what it reports (``on_pass``): its walk stops once
+the free cpus are below the smallest request queued, the general walk once no *later* job's
+request fits (a tighter bound). Between the two only jobs that cannot start are visited, so
+the starts are the same; but the kernel may make there the reservation the general walk
+leaves unmade (it could only matter to jobs that cannot start either), and then resume that
+pass where the general engine runs a full one. So passes (times and count) and each pass's
+starts are the same, and every reservation the general walk reports the kernel reports too
+(same job, time and cpus), possibly with one more. ``tests/runtime/engine/
+test_one_resource_kernel.py`` compares them pass by pass on the bundled trace and on random
+workloads.
 """
 
 from __future__ import annotations
@@ -19,6 +31,7 @@ import heapq
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable
 
+from schedc.dsl.semantics.decisions import PassDecisions, Reserved, Started
 from schedc.runtime.engine.policy import PassState, RuntimePolicy
 from schedc.runtime.jobs import Job
 from schedc.runtime.monitor import MonitorViolation, call_policy, check_invariants
@@ -35,9 +48,12 @@ def eligible(policy: RuntimePolicy, n_resources: int) -> bool:
 
 
 def run_one_resource(policy: RuntimePolicy, jobs: tuple[Job, ...], capacity: int,
-                progress: Progress | None, incremental: bool, monitor: bool
-                ) -> tuple[list[int], int]:
-    """Start time of every job (by index) and the number of passes run."""
+                     progress: Progress | None, incremental: bool, monitor: bool,
+                     on_pass: Callable[[PassDecisions], None] | None = None
+                     ) -> tuple[list[int], int]:
+    """Start time of every job (by index) and the number of passes run. ``on_pass`` (for
+    tests) gets each pass's decisions, as ``simulate``'s does (see the module's docstring
+    for how they compare)."""
     n = len(jobs)
     M = n + 1  # time * M + index packs an event key in one int
     procs = [j.request[0] for j in jobs]
@@ -120,7 +136,14 @@ def run_one_resource(policy: RuntimePolicy, jobs: tuple[Job, ...], capacity: int
             continue
         passes += 1
         memo_ok = True
+        # Only when asked: a continuation first reports the reservation it keeps.
+        decided: list[Started | Reserved] | None = None
+        if on_pass is not None:
+            decided = [Reserved(jobs[head].id, shadow, jobs[head].request)] if (
+                first and nres) else []
         if blocked:
+            if decided is not None:
+                on_pass(PassDecisions(now, tuple(decided)))
             continue
         free = capacity - used
         minp = qprocs[0]  # a lower bound as jobs start (it can only grow)
@@ -148,6 +171,8 @@ def run_one_resource(policy: RuntimePolicy, jobs: tuple[Job, ...], capacity: int
                 insort(rkeys, (now + est[i]) * M + i)
                 push(heap, (now + run_time[i]) * M + i)
                 positions.append(qi)
+                if decided is not None:
+                    decided.append(Started(jobs[i].id, jobs[i].request))
                 if invariants:
                     state.now = now
                     check_invariants(policy, jobs[i], state)
@@ -169,6 +194,10 @@ def run_one_resource(policy: RuntimePolicy, jobs: tuple[Job, ...], capacity: int
                 extra = avail - p
                 nres = 1
                 head = i
+                if decided is not None:
+                    decided.append(Reserved(jobs[i].id, shadow, jobs[i].request))
+        if decided is not None:
+            on_pass(PassDecisions(now, tuple(decided)))
         if positions:
             for qi in reversed(positions):
                 del qprocs[bisect_left(qprocs, procs[queue[qi]])]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 from repo import ROOT
+from variants import VARIANTS
 
 from schedc.dsl import (
     DiagnosticError,
@@ -28,9 +29,6 @@ from schedc.runtime.jobs import Job
 from schedc.runtime.monitor import MonitorViolation
 from schedc.runtime.workloads.load import load_workload
 from schedc.runtime.workloads.workload import Workload
-
-VARIANTS = [dict(), dict(incremental=False), dict(fast=False),
-            dict(incremental=False, fast=False)]
 
 
 def wl(*specs: tuple[int, int, int]) -> Workload:

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from variants import VARIANTS
 
 from schedc.runtime.engine.policy import RuntimeInvariant, RuntimePolicy
 from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.jobs import Job
 from schedc.runtime.monitor import MonitorViolation
 from schedc.runtime.workloads.workload import Workload, WorkloadError
-
-VARIANTS = [dict(), dict(incremental=False), dict(fast=False),
-            dict(incremental=False, fast=False)]
 
 
 def wl(cap: tuple[int, ...], *specs: tuple[int, tuple[int, ...], int, int],

@@ -7,6 +7,7 @@ from __future__ import annotations
 from functools import cache
 
 import pytest
+from variants import VARIANTS
 
 from schedc.dsl import check_source, compile_source, ir
 from schedc.dsl.ir_json import policy_to_json
@@ -19,9 +20,6 @@ from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.jobs import Job
 from schedc.runtime.workloads.load import load_workload
 from schedc.runtime.workloads.workload import Workload
-
-VARIANTS = [dict(), dict(incremental=False), dict(fast=False),
-            dict(incremental=False, fast=False)]
 
 
 def policy(clauses: str):
