@@ -44,6 +44,7 @@ from attrs import frozen
 
 from schedc.dsl import ir
 from schedc.dsl.exact import show
+from schedc.dsl.semantics.decisions import Decision, PassDecisions, Reserved, Started
 from schedc.dsl.verify.symbolic import FreshNames, Obligation, QueueTail, SymJob, SymState, sym_eval
 
 
@@ -160,6 +161,35 @@ class SymbolicPass:
     fresh: FreshNames
     queue_tail: QueueTail | None  # further queued jobs (None: the policy reads no queue aggregate)
 
+    def decisions_in(self, model: z3.ModelRef) -> PassDecisions:
+        """The pass's decisions in ``model``, in the order the pass makes them: the slots in
+        queue order (a start or a reservation), then the rounds of backfill `best` (the
+        round's pick). Twin: the record ``PassWalk`` makes (``simulate(on_pass=...)``)."""
+
+        def value(term: z3.ExprRef) -> int:
+            return model.eval(term, model_completion=True).as_long()
+
+        def holds(term: z3.BoolRef) -> bool:
+            return z3.is_true(model.eval(term, model_completion=True))
+
+        def alloc(slot: int, size: z3.ArithRef) -> tuple[int, ...]:
+            # a start's size is its cpus; its other resources are its request's
+            return (value(size), *(value(r) for r in self.queue[slot].request[1:]))
+
+        N = self.bounds.queued
+        walk = {s.slot: s for s in self.starts if s.step < N}
+        made: list[Decision] = []
+        for q, d in enumerate(self.decisions):
+            job = value(self.queue[q].id)
+            if holds(walk[q].guard):
+                made.append(Started(job, alloc(q, walk[q].size)))
+            elif holds(d.reserved):
+                made.append(Reserved(job, value(d.reservation),
+                                     tuple(value(a) for a in d.alloc)))
+        made += [Started(value(self.queue[s.slot].id), alloc(s.slot, s.size))
+                 for s in self.starts if s.step >= N and holds(s.guard)]
+        return PassDecisions(value(self.now), tuple(made))
+
 
 
 def _sum(terms) -> z3.ArithRef:
@@ -180,483 +210,663 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
     aggregates over the queue, any number of further jobs wait after the N slots
     (``QueueTail``): ``tail="any"`` lets each aggregate see arbitrary ones (every queue is
     covered: proofs), ``"copies"`` makes them copies of one job (a counterexample's state)."""
-    bounds = bounds or Bounds()
-    K = len(policy.machine.resources)
-    N, R = bounds.queued, bounds.running
-    fresh = FreshNames()
-    assumptions: list[Assumption] = []
+    return PassEncoder(policy, bounds or Bounds(), idle=idle, depth_value=depth_value,
+                       exact=exact, earliest=earliest, tail=tail).encode()
 
-    def assume(name: str, formula) -> None:
-        assumptions.append(Assumption(name, z3.simplify(z3.And(formula))
-                                      if isinstance(formula, list) else formula))
 
-    now = z3.Int("now")
-    assume("time is not negative", now >= 0)
-    capacity = []
-    for k, res in enumerate(policy.machine.resources):
-        if res.capacity is not None:
-            capacity.append(z3.IntVal(res.capacity))
-        else:
-            c = z3.Int(f"capacity_{res.name}")
-            capacity.append(c)
-            assume(f"capacity of `{res.name}` is at least 1", c >= 1)
-        del k
-    capacity_t = tuple(capacity)
+# The locals of the function the encoder was, in the order it freed them (``_release``).
+_FRAME_ORDER = (
+    "policy", "bounds", "idle", "depth_value", "exact", "earliest", "tail", "R", "assume",
+    "capacity", "res", "c", "r", "b", "p", "tail_copy", "tail_count", "template", "keyed", "job",
+    "present", "row", "key", "value", "kind", "best", "add_step", "fits_reservation",
+    "fits_physically", "may_reserve", "encode_may_reserve", "est_round", "size", "est",
+    "state_in_round", "sizes", "size_obligations", "fresh_sizes", "kept", "inv", "result",
+    "first", "low", "stops_at", "release_times", "choose_exactly", "exact_slots", "stops",
+    "starts_list", "starts", "condition", "reached", "blocked", "times", "fitting", "fit_prev",
+    "state", "any_pick", "pick_est", "fit", "score", "beats", "o", "better", "decisions",
+    "profile_ok", "capacity_ok", "use_nonnegative", "reservations_hold", "K", "N", "_fits_at",
+    "_record", "a", "active", "after", "after_slots", "alloc_j", "alloc_of", "alloc_walk",
+    "allocs", "assumptions", "below_depth", "bpu", "candidate", "capacity_t", "choice_estimates",
+    "choices", "computes", "definitions", "depth", "est_j", "est_walk", "estimate_at", "evaluate",
+    "final_est", "final_size", "fits_now", "fixed", "fresh", "holds", "i", "j", "k", "key_of",
+    "keys", "made", "not_after", "now", "obligation_steps", "obligations", "other_id", "params",
+    "pick_alloc", "picked", "points", "pool", "power", "q", "queue", "queue_tail", "res_time",
+    "reserved", "rigid", "rounds", "running", "running_request", "s", "selective", "size_round",
+    "size_walk", "sized_estimates", "start_state", "started", "started_walk", "starts_inside",
+    "state_at", "state_of", "steps", "use", "used0", "uses_log", "visited",
+)
 
-    params = _params(policy, assume)
-    depth = _depth(policy, params, depth_value)
 
-    # The processors' speeds and available power (papers/002), per resource: any positive
-    # speeds, any background load below 100% (power in (0, bpu]); read only if the policy does
-    bpu = power = None
-    if _reads_speeds(policy):
-        bpu = tuple(z3.Real(f"bpu_{r.name}") for r in policy.machine.resources)
-        power = tuple(z3.Real(f"power_{r.name}") for r in policy.machine.resources)
-        for r, b, p in zip(policy.machine.resources, bpu, power, strict=True):
-            assume(f"`{r.name}` has speed and available power, 0 < power <= bpu",
-                   [b > 0, p > 0, p <= b])
+Terms = Callable[[int, int], list[z3.ArithRef]]
 
-    running = tuple(_job(f"run{r}", K, running=True) for r in range(R))
-    queue = tuple(_job(f"q{q}", K, running=False) for q in range(N))
-    _assume_jobs(running, queue, now, capacity_t, assume, idle)
-    queue_tail = None
-    tail_copy = None
-    if _reads_queue(policy):
-        tail_count = z3.Int("queue_tail")
-        assume("any number of further jobs wait after the slots in the policy's order",
-               tail_count >= 0)
-        made = iter(range(1 << 30))
 
-        def other_id(job: SymJob) -> list[z3.BoolRef]:
-            """A further job's id is none of the slots' (ids are distinct)."""
-            return [z3.Implies(x.present, job.id != x.id) for x in (*running, *queue)]
+class PassEncoder:
+    """One pass of a policy as Z3 terms, built step by step like the simulator's walk
+    (``PassWalk`` in runtime/engine/walk.py): each method encodes the step of the same name.
 
-        def template() -> tuple[SymJob, z3.BoolRef]:
-            job = _job(f"{fresh.prefix}tail{next(made)}", K, running=False)
-            return job, z3.And(*_queued_ok(job, now, capacity_t), *other_id(job),
-                               *after_slots(job))
+    Z3's search follows the order in which terms are made, so the order of the calls below is
+    part of every verdict: ``encode`` makes them in a fixed order, and no method is to be
+    reordered or made lazily without checking that every term comes out the same."""
 
-        if tail == "copies":
-            tail_copy = _job("tail", K, running=False)
-            assume("the further jobs are copies of one rigid queued job",
-                   z3.Implies(tail_count >= 1, z3.And(*_queued_ok(tail_copy, now, capacity_t),
-                                                      *other_id(tail_copy),
-                                                      z3.Not(tail_copy.moldable))))
-        queue_tail = QueueTail(tail_count, template, tail_copy)
+    def __init__(self, policy: ir.Policy, bounds: Bounds, *, idle: bool,
+                 depth_value: int | None | str, exact: bool, earliest: bool,
+                 tail: str) -> None:
+        self.policy, self.bounds = policy, bounds
+        self.idle, self.depth_value, self.exact, self.earliest = idle, depth_value, exact, earliest
+        self.tail = tail
+        self.K = len(policy.machine.resources)
+        self.N, self.R = bounds.queued, bounds.running
+        self.fresh = FreshNames()
+        self.assumptions: list[Assumption] = []
+        self.obligations: list[Obligation] = []
+        self.obligation_steps: list[int | None] = []
+        self.definitions = Definitions()
+        self._uses_log = False
+        # The last value of each step's locals, released when the encoding is done (see
+        # ``_release``): a term that nothing else holds is freed then, not when its step ends.
+        self._frame: dict[str, object] = {}
 
-    used0 = tuple(_sum(z3.If(r.present, r.request[k], 0) for r in running) for k in range(K))
-    assume("the machine is not overcommitted before the pass",
-           [used0[k] <= capacity_t[k] for k in range(K)])
+    # -- the result -------------------------------------------------------------------------
 
-    obligations: list[Obligation] = []
-    obligation_steps: list[int | None] = []
-    definitions = Definitions()
-    uses_log = False
+    def encode(self) -> SymbolicPass:
+        """The inputs and their assumptions, the order, then the walk (terms in this order)."""
+        self.inputs()
+        self.order()
+        self.declare()
+        self.sizes_at_visits()
+        self.walk()
+        N = self.N
+        decisions = tuple(
+            JobDecision(q, self.visited[q], self.started[q], self.reserved[q],
+                        self.res_time[q], self.allocs[q], self.final_est[q])
+            for q in range(N))
+        reservations_hold = (tuple(self.holds(a) for a in range(N))
+                             if self.kind != "none" else ())
+        try:
+            return SymbolicPass(
+                policy=self.policy, bounds=self.bounds, exact=self.exact, now=self.now,
+                capacity=self.capacity, running=self.running, queue=self.queue,
+                params=self.params, assumptions=tuple(self.assumptions),
+                definitions=self.definitions, decisions=decisions,
+                starts=tuple(Start(*start) for start in self.starts_list),
+                sized_estimates=tuple(self.sized_estimates),
+                choice_estimates=tuple(self.choice_estimates), bpu=self.bpu, power=self.power,
+                kept_size=tuple(self.fixed), fresh_sizes=tuple(self.fresh_sizes),
+                steps=self.steps, state_at=self.state_at, evaluate=self.evaluate,
+                reservations_hold=reservations_hold, used_after=tuple(self.use[self.steps][0]),
+                profile_ok=self.profile_ok, capacity_ok=self.capacity_ok,
+                use_nonnegative=self.use_nonnegative,
+                obligations=self.obligations, obligation_steps=self.obligation_steps,
+                size_results=tuple(self.sizes), size_obligations=tuple(self.size_obligations),
+                uses_log=self.uses_log, fresh=self.fresh, queue_tail=self.queue_tail)
+        finally:
+            self._release()
 
-    def evaluate(expr: ir.Expr, job: SymJob | None, state: SymState, guard: z3.BoolRef,
+    def _keep(self, values: dict[str, object]) -> None:
+        """Hold a step's locals until the encoding is done."""
+        self._frame.update((name, v) for name, v in values.items() if name != "self")
+
+    def _release(self) -> None:
+        """Free the held locals, and the terms only the encoding reads, in a fixed order.
+
+        Z3 numbers a new term with the number of the term freed last, so when each term
+        is freed decides the numbers of every term made later (a lemma's, an invariant's),
+        which the search follows. This order is the one in which the single function the
+        encoder was (before it was a class) freed them; the check that every term keeps its
+        number is /tmp/sexpr_dump.py's, see the commit."""
+        frame = self._frame
+        frame["stops"] = self.__dict__.pop("stops")
+        if self.queue_tail is None:  # else the tail's template still reads the keys
+            frame["keys"] = self.__dict__.pop("keys")
+        for name in _FRAME_ORDER:
+            frame.pop(name, None)
+        frame.clear()
+
+    def uses_log(self) -> bool:
+        return self._uses_log
+
+    # -- inputs -----------------------------------------------------------------------------
+
+    def assume(self, name: str, formula) -> None:
+        self.assumptions.append(Assumption(name, z3.simplify(z3.And(formula))
+                                           if isinstance(formula, list) else formula))
+
+    def inputs(self) -> None:
+        """The symbolic state: time, capacities, params, speeds, job slots, the queue's tail
+        and the use before the pass, with what every state satisfies."""
+        policy, K, assume = self.policy, self.K, self.assume
+        now = self.now = z3.Int("now")
+        assume("time is not negative", now >= 0)
+        capacity = []
+        for k, res in enumerate(policy.machine.resources):
+            if res.capacity is not None:
+                capacity.append(z3.IntVal(res.capacity))
+            else:
+                c = z3.Int(f"capacity_{res.name}")
+                capacity.append(c)
+                assume(f"capacity of `{res.name}` is at least 1", c >= 1)
+            del k
+        capacity_t = self.capacity = tuple(capacity)
+
+        self.params = _params(policy, assume)
+        self.depth = _depth(policy, self.params, self.depth_value)
+
+        # The processors' speeds and available power (papers/002), per resource: any positive
+        # speeds, any background load below 100% (power in (0, bpu]); read only if the policy
+        # does
+        self.bpu = self.power = None
+        if _reads_speeds(policy):
+            self.bpu = tuple(z3.Real(f"bpu_{r.name}") for r in policy.machine.resources)
+            self.power = tuple(z3.Real(f"power_{r.name}") for r in policy.machine.resources)
+            for r, b, p in zip(policy.machine.resources, self.bpu, self.power, strict=True):
+                assume(f"`{r.name}` has speed and available power, 0 < power <= bpu",
+                       [b > 0, p > 0, p <= b])
+
+        running = self.running = tuple(_job(f"run{r}", K, running=True) for r in range(self.R))
+        queue = self.queue = tuple(_job(f"q{q}", K, running=False) for q in range(self.N))
+        _assume_jobs(running, queue, now, capacity_t, assume, self.idle)
+        self.queue_tail = None
+        self.tail_copy = None
+        if _reads_queue(policy):
+            tail_count = z3.Int("queue_tail")
+            assume("any number of further jobs wait after the slots in the policy's order",
+                   tail_count >= 0)
+            made = iter(range(1 << 30))
+
+            def other_id(job: SymJob) -> list[z3.BoolRef]:
+                """A further job's id is none of the slots' (ids are distinct)."""
+                return [z3.Implies(x.present, job.id != x.id) for x in (*running, *queue)]
+
+            def template() -> tuple[SymJob, z3.BoolRef]:
+                job = _job(f"{self.fresh.prefix}tail{next(made)}", K, running=False)
+                return job, z3.And(*_queued_ok(job, now, capacity_t), *other_id(job),
+                                   *self.after_slots(job))
+
+            if self.tail == "copies":
+                tail_copy = self.tail_copy = _job("tail", K, running=False)
+                assume("the further jobs are copies of one rigid queued job",
+                       z3.Implies(tail_count >= 1, z3.And(
+                           *_queued_ok(tail_copy, now, capacity_t), *other_id(tail_copy),
+                           z3.Not(tail_copy.moldable))))
+            self.queue_tail = QueueTail(tail_count, template, self.tail_copy)
+
+        self.used0 = tuple(_sum(z3.If(r.present, r.request[k], 0) for r in running)
+                           for k in range(K))
+        assume("the machine is not overcommitted before the pass",
+               [self.used0[k] <= capacity_t[k] for k in range(K)])
+
+    def evaluate(self, expr: ir.Expr, job: SymJob | None, state: SymState, guard: z3.BoolRef,
                  size: z3.ArithRef | None = None, step: object = "current") -> z3.ExprRef:
         """``step``: the step whose equations the value's definitions join (default: the
         one being encoded; an invariant evaluated after the encoding names its start's)."""
-        result = sym_eval(expr, job=job, state=state, params=params, size=size, fresh=fresh)
+        result = sym_eval(expr, job=job, state=state, params=self.params, size=size,
+                          fresh=self.fresh)
+        definitions = self.definitions
         encoding = definitions.current
         if step != "current":
             definitions.current = step
         try:
-            return _record(result, guard)
+            return self._record(result, guard)
         finally:
             definitions.current = encoding
 
-    def _record(result, guard: z3.BoolRef) -> z3.ExprRef:
-        nonlocal uses_log
+    def _record(self, result, guard: z3.BoolRef) -> z3.ExprRef:
+        definitions = self.definitions
         definitions.add_all(result.definitions)
-        obligations.extend(
+        self.obligations.extend(
             Obligation(o.kind, z3.And(guard, o.guard), o.safe, o.span, o.text)
             for o in result.obligations)
         # the step whose equations define the terms an obligation reads (None: any)
         step = definitions.current if isinstance(definitions.current, int) else None
-        obligation_steps.extend(step for _ in result.obligations)
-        uses_log = uses_log or result.uses_log
+        self.obligation_steps.extend(step for _ in result.obligations)
+        self._uses_log = self._uses_log or result.uses_log
         return result.value
 
-    # -- order ----------------------------------------------------------------------------
-    start_state = SymState(now=now, capacity=capacity_t, used=used0, queue=queue, bpu=bpu,
-                           power=power, running=running, queue_tail=queue_tail)
+    # -- order ------------------------------------------------------------------------------
 
-    def after_slots(job: SymJob) -> list[z3.BoolRef]:
+    def after_slots(self, job: SymJob) -> list[z3.BoolRef]:
         """A further job comes after every slot in the policy's order (keys that read the
         queue would need the tail to evaluate: then the order is left free; else every
         template is made once the slots' keys are known)."""
+        policy = self.policy
         if any("queue" in ir.dependencies(k.expr) for k in policy.order):
             return []
         row, defined = [], []
         for k in policy.order:
-            result = sym_eval(k.expr, job=job, state=start_state, params=params, fresh=fresh)
+            result = sym_eval(k.expr, job=job, state=self.start_state, params=self.params,
+                              fresh=self.fresh)
             defined += result.definitions
             v = result.value
             row.append((z3.If(v, 1, 0) if z3.is_bool(v) else v, k.descending))
         row.append((job.submit, False))
-        return [*defined, *(z3.Implies(queue[q].present, _lex_le(keys[q][:-1], row))
-                            for q in range(N))]
+        return [*defined, *(z3.Implies(self.queue[q].present, _lex_le(self.keys[q][:-1], row))
+                            for q in range(self.N))]
 
-    keys: list[list[tuple[z3.ExprRef, bool]]] = []
-    # the tail's copies come after the slots in file order (index N)
-    keyed = [(job, job.present) for job in queue]
-    if tail_copy is not None:
-        keyed.append((tail_copy, queue_tail.count >= 1))
-    for q, (job, present) in enumerate(keyed):
-        row = []
-        for key in policy.order:
-            value = evaluate(key.expr, job, start_state, present)
-            if key.expr.type == "bool":
-                value = z3.If(value, 1, 0)
-            row.append((value, key.descending))
-        row.append((job.submit, False))
-        row.append((z3.IntVal(q), False))  # file order: a strict total order
-        keys.append(row)
+    def order(self) -> None:
+        """The queue slots hold the queue in policy order: keys, then submit time, then file
+        order. Twin: the simulator's sort of the queue at the pass (``_resort``)."""
+        N, queue, queue_tail, tail_copy = self.N, self.queue, self.queue_tail, self.tail_copy
+        self.start_state = SymState(now=self.now, capacity=self.capacity, used=self.used0,
+                                    queue=queue, bpu=self.bpu, power=self.power,
+                                    running=self.running, queue_tail=queue_tail)
+        self.keys: list[list[tuple[z3.ExprRef, bool]]] = []
+        # the tail's copies come after the slots in file order (index N)
+        keyed = [(job, job.present) for job in queue]
+        if tail_copy is not None:
+            keyed.append((tail_copy, queue_tail.count >= 1))
+        for q, (job, present) in enumerate(keyed):
+            row = []
+            for key in self.policy.order:
+                value = self.evaluate(key.expr, job, self.start_state, present)
+                if key.expr.type == "bool":
+                    value = z3.If(value, 1, 0)
+                row.append((value, key.descending))
+            row.append((job.submit, False))
+            row.append((z3.IntVal(q), False))  # file order: a strict total order
+            self.keys.append(row)
 
-    # Without loss of generality the slots hold the queue in policy order: any queue can be
-    # laid out so, with the file order of tied jobs kept, and nothing in the language reads
-    # a slot's position. This keeps the pass free of a symbolic sort.
-    def not_after(b: int, a: int) -> z3.BoolRef:
+        # Without loss of generality the slots hold the queue in policy order: any queue can
+        # be laid out so, with the file order of tied jobs kept, and nothing in the language
+        # reads a slot's position. This keeps the pass free of a symbolic sort.
+        self.assume("queue slots hold the queue in policy order",
+                    [z3.Implies(queue[q + 1].present, self.not_after(q, q + 1))
+                     for q in range(N - 1)])
+        if tail_copy is not None:
+            self.assume("the further jobs come after the slots in the policy's order",
+                        [z3.Implies(z3.And(queue[q].present, queue_tail.count >= 1),
+                                    self.not_after(q, N))
+                         for q in range(N)])
+        self._keep(locals())
+
+    def not_after(self, b: int, a: int) -> z3.BoolRef:
         """Slot b's key tuple is at most slot a's (lexicographic)."""
         result = z3.BoolVal(True)
-        for (vb, desc), (va, _) in reversed(list(zip(keys[b][:-1], keys[a][:-1],
+        for (vb, desc), (va, _) in reversed(list(zip(self.keys[b][:-1], self.keys[a][:-1],
                                                      strict=True))):
             less = vb > va if desc else vb < va
             result = z3.Or(less, z3.And(vb == va, result))
         return result
 
-    assume("queue slots hold the queue in policy order",
-           [z3.Implies(queue[q + 1].present, not_after(q, q + 1)) for q in range(N - 1)])
-    if tail_copy is not None:
-        assume("the further jobs come after the slots in the policy's order",
-               [z3.Implies(z3.And(queue[q].present, queue_tail.count >= 1), not_after(q, N))
-                for q in range(N)])
+    # -- the decisions' terms ---------------------------------------------------------------
 
-    # -- the walk -------------------------------------------------------------------------
-    # Per-job decisions are fresh variables tied by equations; each refers only to the jobs
-    # before it (slots < a), so the equations have exactly one solution.
-    started_walk = [z3.Bool(f"started_{q}") for q in range(N)]
-    reserved = [z3.Bool(f"reserved_{q}") for q in range(N)]
-    res_time = [z3.Int(f"reservation_{q}") for q in range(N)]
-    visited = [z3.Bool(f"visited_{q}") for q in range(N)]
-    rigid = policy.size is None
-    kind = policy.backfill.kind
-    best = kind == "best"
-    rounds = N if best else 0
-    steps = N + rounds  # walk steps (one a slot), then the rounds of backfill `best`
+    def declare(self) -> None:
+        """The decisions' fresh variables and the plan's use at its checkpoints. Per-job
+        decisions are fresh variables tied by equations; each refers only to the jobs
+        before it (slots < a), so the equations have exactly one solution."""
+        N, K, policy, definitions = self.N, self.K, self.policy, self.definitions
+        self.started_walk = [z3.Bool(f"started_{q}") for q in range(N)]
+        self.reserved = [z3.Bool(f"reserved_{q}") for q in range(N)]
+        self.res_time = [z3.Int(f"reservation_{q}") for q in range(N)]
+        self.visited = [z3.Bool(f"visited_{q}") for q in range(N)]
+        self.rigid = policy.size is None
+        self.kind = policy.backfill.kind
+        self.best = self.kind == "best"
+        rounds = self.rounds = N if self.best else 0
+        # walk steps (one a slot), then the rounds of backfill `best`
+        steps = self.steps = N + rounds
 
-    def alloc_of(q: int, size: z3.ArithRef | None) -> tuple[z3.ArithRef, ...]:
+        # Sizes are fresh variables (a size may read the state at the job's visit, which
+        # depends on the sizes of the jobs before it).
+        self.size_walk = [None if self.rigid else z3.Int(f"size_{q}") for q in range(N)]
+        self.alloc_walk = [self.alloc_of(q, self.size_walk[q]) for q in range(N)]
+
+        # A moldable job's estimate on another size than its request follows its speedup
+        # model, which the state does not fix: a fresh value >= 1 (any one is some measured
+        # speedup's), so proofs hold for every model; counterexamples name the model that
+        # gives it.
+        self.sized_estimates: list[tuple[int, z3.ArithRef, z3.ArithRef]] = []
+        self.choice_estimates: list[tuple[int, z3.BoolRef, z3.ArithRef, z3.ArithRef]] = []
+        self.est_walk = [self.estimate_at(q, self.size_walk[q], "walk") for q in range(N)]
+
+        # The plan's use of each resource at its checkpoints after each step: point 0 is
+        # `now`, point b + 1 is job b's reservation time. Use only rises at these points
+        # (running jobs only release), so they are all a fit test or a capacity check needs;
+        # a fresh variable per (step, point) keeps every lemma small.
+        self.points = [self.now, *self.res_time]
+        use = self.use = [[[z3.Int(f"use_{k}_at_{i}_after_{s}") for k in range(K)]
+                           for i in range(N + 1)] for s in range(steps + 1)]
+        for k in range(K):
+            definitions.add(use[0][0][k] == self.used0[k])
+            for i in range(N):
+                definitions.add(use[0][i + 1][k] == _sum(
+                    z3.If(z3.And(r.present, r.start + r.estimate > self.res_time[i]),
+                          r.request[k], 0)
+                    for r in self.running))
+
+        # `reserve D per KEY or when COND` (see ``wait_or_reserve``)
+        self.selective = policy.reserve_per is not None or policy.reserve_when is not None
+        self.key_of: list[z3.ExprRef | None] = [None] * N
+        self.may_reserve: list[z3.BoolRef] = []
+
+        # Rounds of backfill `best` (declared here: the state a later job sees reads them).
+        rigid = self.rigid
+        self.picked = [[z3.Bool(f"picked_{j}_{q}") for q in range(N)] for j in range(rounds)]
+        self.size_round = [[None if rigid else z3.Int(f"size_{q}_round_{j}") for q in range(N)]
+                           for j in range(rounds)]
+        self.est_round = [[self.estimate_at(q, self.size_round[j][q], f"round_{j}")
+                           for q in range(N)] for j in range(rounds)]
+        if self.best:
+            self.started = [z3.Or(self.started_walk[q],
+                                  *(self.picked[j][q] for j in range(rounds)))
+                            for q in range(N)]
+            final_size: list[z3.ArithRef | None] = []
+            self.final_est: list[z3.ArithRef] = []
+            for q in range(N):
+                size, est = self.size_walk[q], self.est_walk[q]
+                for j in reversed(range(rounds)):
+                    size = None if rigid else z3.If(self.picked[j][q], self.size_round[j][q],
+                                                    size)
+                    est = est if rigid else z3.If(self.picked[j][q], self.est_round[j][q], est)
+                final_size.append(size)
+                self.final_est.append(est)
+            self.allocs = [self.alloc_of(q, final_size[q]) for q in range(N)]
+        else:
+            self.started, self.allocs, self.final_est = (self.started_walk, self.alloc_walk,
+                                                         self.est_walk)
+
+        self.sizes: list[tuple[z3.BoolRef, z3.ArithRef, int, int]] = []
+        self.size_obligations: list[tuple[Obligation, ...]] = []  # of each size's formulas
+        # `size choose N in [LOW, HIGH]`: per slot, the candidates (valid, size)
+        self.choices: list[list[tuple[z3.BoolRef, z3.ArithRef]]] = []
+        # `size fixed`: a queued job may have its size from an earlier pass (an input, in its
+        # range: the size-bounds property of that pass); only the others compute one now
+        self.fixed = [z3.BoolVal(False)] * N
+        self.fresh_sizes: list[tuple[z3.BoolRef, int, z3.ArithRef]] = []
+        self._keep(locals())
+
+    def alloc_of(self, q: int, size: z3.ArithRef | None) -> tuple[z3.ArithRef, ...]:
+        queue = self.queue
         return queue[q].request if size is None else (size, *queue[q].request[1:])
 
-    # Sizes are fresh variables (a size may read the state at the job's visit, which depends
-    # on the sizes of the jobs before it).
-    size_walk = [None if rigid else z3.Int(f"size_{q}") for q in range(N)]
-    alloc_walk = [alloc_of(q, size_walk[q]) for q in range(N)]
-
-    # A moldable job's estimate on another size than its request follows its speedup model,
-    # which the state does not fix: a fresh value >= 1 (any one is some measured speedup's),
-    # so proofs hold for every model; counterexamples name the model that gives it.
-    sized_estimates: list[tuple[int, z3.ArithRef, z3.ArithRef]] = []
-    choice_estimates: list[tuple[int, z3.BoolRef, z3.ArithRef, z3.ArithRef]] = []
-
-    def estimate_at(q: int, size: z3.ArithRef | None, name: str) -> z3.ArithRef:
+    def estimate_at(self, q: int, size: z3.ArithRef | None, name: str) -> z3.ArithRef:
+        """Job q's estimate on ``size`` (a fresh value on another size than its request)."""
+        queue = self.queue
         if size is None:
             return queue[q].estimate
         other = z3.Int(f"estimate_{q}_{name}")
         # on 1 cpu: the sequential time (``job.work``)
-        definitions.add(z3.And(other >= 1, z3.Implies(size == 1, other == queue[q].work)))
-        sized_estimates.append((q, size, other))
+        self.definitions.add(z3.And(other >= 1, z3.Implies(size == 1, other == queue[q].work)))
+        self.sized_estimates.append((q, size, other))
         return z3.If(z3.And(queue[q].moldable, size != queue[q].request[0]), other,
                      queue[q].estimate)
 
-    est_walk = [estimate_at(q, size_walk[q], "walk") for q in range(N)]
+    # -- states the policy sees -------------------------------------------------------------
 
-    # The plan's use of each resource at its checkpoints after each step: point 0 is `now`,
-    # point b + 1 is job b's reservation time. Use only rises at these points (running jobs
-    # only release), so they are all a fit test or a capacity check needs; a fresh variable
-    # per (step, point) keeps every lemma small.
-    points = [now, *res_time]
-    use = [[[z3.Int(f"use_{k}_at_{i}_after_{s}") for k in range(K)] for i in range(N + 1)]
-           for s in range(steps + 1)]
-    for k in range(K):
-        definitions.add(use[0][0][k] == used0[k])
-        for i in range(N):
-            definitions.add(use[0][i + 1][k] == _sum(
-                z3.If(z3.And(r.present, r.start + r.estimate > res_time[i]), r.request[k], 0)
-                for r in running))
-
-    def active(est: z3.ArithRef, i: int) -> z3.BoolRef:
-        """A job started now with estimate ``est`` holds its resources at point i."""
-        return z3.BoolVal(True) if i == 0 else now + est > points[i]
-
-    def add_step(s: int, terms_at: Callable[[int, int], list[z3.ArithRef]]) -> None:
-        for i in range(N + 1):
-            for k in range(K):
-                definitions.add(use[s + 1][i][k] == use[s][i][k] + _sum(terms_at(i, k)))
-
-    def fits_now(s: int, alloc: Sequence[z3.ArithRef], est: z3.ArithRef) -> z3.BoolRef:
-        """Fits the plan after step s from now for ``est``: at now and at each reservation
-        start inside the window."""
-        made = min(s, N)
-        checks = []
-        for k in range(K):
-            checks.append(use[s][0][k] + alloc[k] <= capacity_t[k])
-            checks += [z3.Implies(z3.And(reserved[b], res_time[b] < now + est),
-                                  use[s][b + 1][k] + alloc[k] <= capacity_t[k])
-                       for b in range(made)]
-        return z3.And(checks)
-
-    def starts_inside(s: int, t: z3.ArithRef, end: z3.ArithRef, k: int,
-                      extra: z3.ArithRef | None, slots: Sequence[int]) -> list[z3.BoolRef]:
-        """At each start in [t, end) of a reservation of ``slots``, the use of resource k
-        after step s (plus ``extra``) is within capacity. `t <= res_b` (not `<`): an equal
-        start is checked at b's own checkpoint, so a lemma never needs to know that two
-        checkpoints at one time hold one value."""
-        return [z3.Implies(z3.And(reserved[b], t <= res_time[b], res_time[b] < end),
-                           (use[s][b + 1][k] if extra is None else use[s][b + 1][k] + extra)
-                           <= capacity_t[k])
-                for b in slots]
-
-    def fits_reservation(a: int) -> z3.BoolRef:
-        """Job a fits the plan before its step from its reservation time on."""
-        t, end, alloc = res_time[a], res_time[a] + est_walk[a], alloc_walk[a]
-        checks = []
-        for k in range(K):
-            checks.append(use[a][a + 1][k] + alloc[k] <= capacity_t[k])
-            checks += starts_inside(a, t, end, k, alloc[k], range(a))
-        return z3.And(checks)
-
-    def fits_physically(s: int, alloc: Sequence[z3.ArithRef]) -> z3.BoolRef:
-        return z3.And([use[s][0][k] + alloc[k] <= capacity_t[k] for k in range(K)])
-
-    def below_depth(a: int) -> z3.BoolRef:
-        if depth is None:
-            return z3.BoolVal(True)
-        return _sum(z3.If(reserved[b], 1, 0) for b in range(a)) < depth
-
-    # `reserve D per KEY or when COND`: job a may be reserved while fewer than D earlier jobs
-    # of its key are, or else if COND holds (evaluated, as in the simulator, only then).
-    selective = policy.reserve_per is not None or policy.reserve_when is not None
-    key_of: list[z3.ExprRef | None] = [None] * N
-    may_reserve: list[z3.BoolRef] = []
-
-    def encode_may_reserve(a: int, not_started: z3.BoolRef) -> z3.BoolRef:
-        if not selective:
-            return below_depth(a)
-        assert depth is not None  # the compiler rejects `reserve all per ...`
-        if policy.reserve_per is not None:
-            key_of[a] = evaluate(policy.reserve_per, queue[a], state_at(a),
-                                 z3.And(visited[a], not_started))
-            same = [z3.And(reserved[b], key_of[b] == key_of[a]) for b in range(a)]
-        else:
-            same = [reserved[b] for b in range(a)]
-        room = _sum(z3.If(x, 1, 0) for x in same) < depth
-        if policy.reserve_when is None:
-            return room
-        when = evaluate(policy.reserve_when, queue[a], state_at(a),
-                        z3.And(visited[a], not_started, z3.Not(room)))
-        return z3.Or(room, when)
-
-    # Rounds of backfill `best` (declared here: the state a later job sees reads them).
-    picked = [[z3.Bool(f"picked_{j}_{q}") for q in range(N)] for j in range(rounds)]
-    size_round = [[None if rigid else z3.Int(f"size_{q}_round_{j}") for q in range(N)]
-                  for j in range(rounds)]
-    est_round = [[estimate_at(q, size_round[j][q], f"round_{j}") for q in range(N)]
-                 for j in range(rounds)]
-    if best:
-        started = [z3.Or(started_walk[q], *(picked[j][q] for j in range(rounds)))
-                   for q in range(N)]
-        final_size: list[z3.ArithRef | None] = []
-        final_est: list[z3.ArithRef] = []
-        for q in range(N):
-            size, est = size_walk[q], est_walk[q]
-            for j in reversed(range(rounds)):
-                size = None if rigid else z3.If(picked[j][q], size_round[j][q], size)
-                est = est if rigid else z3.If(picked[j][q], est_round[j][q], est)
-            final_size.append(size)
-            final_est.append(est)
-        allocs = [alloc_of(q, final_size[q]) for q in range(N)]
-    else:
-        started, allocs, final_est = started_walk, alloc_walk, est_walk
-
-    # A started job as the running set shows it: a moldable one on its size, a rigid one
-    # with its own request whatever a size rule gave it (the simulator's RunningJob.job).
-    def running_request(b: int) -> tuple[z3.ArithRef, ...]:
-        if rigid:
+    def running_request(self, b: int) -> tuple[z3.ArithRef, ...]:
+        """A started job as the running set shows it: a moldable one on its size, a rigid one
+        with its own request whatever a size rule gave it (the simulator's RunningJob.job)."""
+        queue = self.queue
+        if self.rigid:
             return queue[b].request
-        return (z3.If(queue[b].moldable, allocs[b][0], queue[b].request[0]),
+        return (z3.If(queue[b].moldable, self.allocs[b][0], queue[b].request[0]),
                 *queue[b].request[1:])
 
-    def state_of(s: int, gone: Sequence[z3.BoolRef]) -> SymState:
+    def state_of(self, s: int, gone: Sequence[z3.BoolRef]) -> SymState:
+        queue, N = self.queue, self.N
         launched = tuple(
             SymJob(present=gone[b], id=queue[b].id, submit=queue[b].submit,
-                   estimate=final_est[b], request=running_request(b), start=now,
+                   estimate=self.final_est[b], request=self.running_request(b), start=self.now,
                    moldable=queue[b].moldable, min_size=queue[b].min_size,
                    max_size=queue[b].max_size, work=queue[b].work)
             for b in range(N) if not z3.is_false(gone[b]))
         member = tuple(z3.And(queue[b].present, z3.Not(gone[b])) for b in range(N))
-        return SymState(now=now, capacity=capacity_t, used=tuple(use[s][0]), queue=queue,
-                        bpu=bpu, power=power, queue_tail=queue_tail,
-                        running=running + launched, queue_member=member)
+        return SymState(now=self.now, capacity=self.capacity, used=tuple(self.use[s][0]),
+                        queue=queue, bpu=self.bpu, power=self.power,
+                        queue_tail=self.queue_tail, running=self.running + launched,
+                        queue_member=member)
 
-    def state_at(a: int, including: bool = False) -> SymState:
+    def state_at(self, a: int, including: bool = False) -> SymState:
         """What the policy sees when the walk reaches job a (``including``: right after a
         itself started, as invariants see it)."""
-        gone = [started_walk[b] if b < a else z3.BoolVal(including and b == a)
-                for b in range(N)]
-        return state_of(a + 1 if including else a, gone)
+        gone = [self.started_walk[b] if b < a else z3.BoolVal(including and b == a)
+                for b in range(self.N)]
+        return self.state_of(a + 1 if including else a, gone)
 
-    def state_in_round(j: int) -> SymState:
+    def state_in_round(self, j: int) -> SymState:
         """What backfill `best` sees in round j (after the walk and rounds < j)."""
-        gone = [z3.Or(started_walk[q], *(picked[i][q] for i in range(j))) for q in range(N)]
-        return state_of(N + j, gone)
+        gone = [z3.Or(self.started_walk[q], *(self.picked[i][q] for i in range(j)))
+                for q in range(self.N)]
+        return self.state_of(self.N + j, gone)
 
-    sizes: list[tuple[z3.BoolRef, z3.ArithRef, int, int]] = []
-    size_obligations: list[tuple[Obligation, ...]] = []  # of each size's formulas
-    # `size choose N in [LOW, HIGH]`: per slot, the candidates (valid, size)
-    choices: list[list[tuple[z3.BoolRef, z3.ArithRef]]] = []
-    # `size fixed`: a queued job may have its size from an earlier pass (an input, in its
-    # range: the size-bounds property of that pass); only the others compute one now
-    fixed = [z3.BoolVal(False)] * N
-    fresh_sizes: list[tuple[z3.BoolRef, int, z3.ArithRef]] = []
-    if policy.size_fixed:
-        fixed = [z3.Bool(f"q{q}_sized") for q in range(N)]
-        for q, job in enumerate(queue):
-            kept = z3.Int(f"q{q}_size")
-            assume("a size kept from an earlier pass lies in the job's range",
-                   z3.Implies(z3.And(job.present, fixed[q]), z3.And(
-                       kept >= z3.If(job.moldable, job.min_size, 1),
-                       kept <= z3.If(job.moldable, job.max_size, capacity_t[0]),
-                       kept <= capacity_t[0])))
-            # Invariants of the job and its size alone were proved of every size computed
-            # (``fresh_sizes``, verify.py), in any earlier state: they hold of a kept one.
-            for inv in policy.invariants:
-                if ir.dependencies(inv.expr) <= {"job", "param"}:
-                    result = sym_eval(inv.expr, job=job, state=start_state, params=params,
-                                      size=kept, fresh=fresh)
-                    definitions.add_all(result.definitions)
-                    value = result.value
-                    assume(f"a kept size satisfies `{inv.text}` (proved when it was chosen)",
-                           z3.Implies(z3.And(job.present, fixed[q]), value))
-            definitions.add(z3.Implies(fixed[q], size_walk[q] == kept))
-            fresh_sizes.append((z3.And(visited[q], z3.Not(fixed[q])), q, size_walk[q]))
-    if not rigid:
+    # -- sizes ------------------------------------------------------------------------------
+
+    def sizes_at_visits(self) -> None:
+        """Each slot's size at its visit: kept from an earlier pass (`size fixed`), or the
+        size rule's value (`size choose`: one of its candidates; ``choose_size`` picks it).
+        Twin: the size rule's call in ``PassWalk.visit``."""
+        policy, N, queue, definitions = self.policy, self.N, self.queue, self.definitions
+        capacity_t, size_walk = self.capacity, self.size_walk
+        if policy.size_fixed:
+            fixed = self.fixed = [z3.Bool(f"q{q}_sized") for q in range(N)]
+            for q, job in enumerate(queue):
+                kept = z3.Int(f"q{q}_size")
+                self.assume("a size kept from an earlier pass lies in the job's range",
+                            z3.Implies(z3.And(job.present, fixed[q]), z3.And(
+                                kept >= z3.If(job.moldable, job.min_size, 1),
+                                kept <= z3.If(job.moldable, job.max_size, capacity_t[0]),
+                                kept <= capacity_t[0])))
+                # Invariants of the job and its size alone were proved of every size computed
+                # (``fresh_sizes``, verify.py), in any earlier state: they hold of a kept one.
+                for inv in policy.invariants:
+                    if ir.dependencies(inv.expr) <= {"job", "param"}:
+                        result = sym_eval(inv.expr, job=job, state=self.start_state,
+                                          params=self.params, size=kept, fresh=self.fresh)
+                        definitions.add_all(result.definitions)
+                        value = result.value
+                        self.assume(
+                            f"a kept size satisfies `{inv.text}` (proved when it was chosen)",
+                            z3.Implies(z3.And(job.present, fixed[q]), value))
+                definitions.add(z3.Implies(fixed[q], size_walk[q] == kept))
+                self.fresh_sizes.append((z3.And(self.visited[q], z3.Not(fixed[q])), q,
+                                         size_walk[q]))
+        if self.rigid:
+            self._keep(locals())
+            return
+        fixed, choices, sizes = self.fixed, self.choices, self.sizes
         for q in range(N):
             definitions.current = q
-            computes = z3.And(visited[q], z3.Not(fixed[q]))
-            first = len(obligations)
-            value = evaluate(policy.size, queue[q], state_at(q), computes)
+            computes = z3.And(self.visited[q], z3.Not(fixed[q]))
+            first = len(self.obligations)
+            value = self.evaluate(policy.size, queue[q], self.state_at(q), computes)
             if policy.size_choices is None:
                 definitions.add(z3.Implies(z3.And(queue[q].present, z3.Not(fixed[q])),
                                            size_walk[q] == value))
             else:
-                low = evaluate(policy.size_low, queue[q], state_at(q), computes)
+                low = self.evaluate(policy.size_low, queue[q], self.state_at(q), computes)
                 choices.append(_candidates(low, value, policy.size_choices))
                 # the step fact: the size is one of the candidates
                 definitions.add(z3.Implies(z3.And(queue[q].present, z3.Not(fixed[q])), z3.Or(
                     [z3.And(ok, size_walk[q] == c) for ok, c in choices[q]])))
                 # every candidate must be a size the job may get (the simulator checks all)
                 sizes += [(z3.And(computes, ok), c, q, q) for ok, c in choices[q]]
-            sizes.append((visited[q], size_walk[q], q, q))
-            size_obligations.extend([tuple(obligations[first:])] * (len(sizes)
-                                                                     - len(size_obligations)))
+            sizes.append((self.visited[q], size_walk[q], q, q))
+            self.size_obligations.extend([tuple(self.obligations[first:])]
+                                         * (len(sizes) - len(self.size_obligations)))
         definitions.current = None
+        self._keep(locals())
 
-    # The early stop of the rigid walk: at job a, no request from a on fits the free
-    # resources now (each lacks some resource).
-    def stops_at(a: int) -> z3.BoolRef:
-        free = [capacity_t[k] - use[a][0][k] for k in range(K)]
-        return z3.And(queue[a].present, z3.And([
-            z3.Implies(queue[b].present, z3.Or([free[k] < alloc_walk[b][k] for k in range(K)]))
-            for b in range(a, N)]))
-
-    def _fits_at(a: int, t: z3.ArithRef, alloc: Sequence[z3.ArithRef] | None = None,
-                 est: z3.ArithRef | None = None) -> z3.BoolRef:
-        """Job a (on ``alloc`` for ``est``, by default its walk's) fits the plan of the walk
-        before it from any time t >= now on: the use at t summed in full (t need not be a
-        checkpoint), then the reservation starts inside."""
-        alloc = alloc_walk[a] if alloc is None else alloc
-        end = t + (est_walk[a] if est is None else est)
-        checks = []
-        for k in range(K):
-            at_t = [z3.If(z3.And(r.present, r.start + r.estimate > t), r.request[k], 0)
-                    for r in running]
-            for b in range(a):
-                at_t.append(z3.If(z3.And(started_walk[b], now + est_walk[b] > t),
-                                  alloc_walk[b][k], 0))
-                at_t.append(z3.If(z3.And(reserved[b], res_time[b] <= t,
-                                         t < res_time[b] + est_walk[b]),
-                                  alloc_walk[b][k], 0))
-            checks.append(_sum(at_t) + alloc[k] <= capacity_t[k])
-            checks += starts_inside(a, t, end, k, alloc[k], range(a))
-        return z3.And(checks)
-
-    def release_times(a: int) -> list[tuple[z3.BoolRef, z3.ArithRef]]:
-        """Where an earliest fit of job a may lie: now or a release of the plan before a."""
-        times: list[tuple[z3.BoolRef, z3.ArithRef]] = [(z3.BoolVal(True), now)]
-        times += [(r.present, r.start + r.estimate) for r in running]
-        for b in range(a):
-            times.append((started_walk[b], now + est_walk[b]))
-            times.append((reserved[b], res_time[b] + est_walk[b]))
-        return times
-
-    def choose_exactly(a: int, times: list[tuple[z3.BoolRef, z3.ArithRef]]) -> None:
+    def choose_size(self, a: int, times: list[tuple[z3.BoolRef, z3.ArithRef]]) -> None:
         """`size choose`: job a's size is the candidate that completes first (earliest fit
-        plus its estimate on that size), ties to the smaller size."""
+        plus its estimate on that size), ties to the smaller size.
+        Twin: `PassWalk.choose_size` in runtime/engine/walk.py."""
+        definitions, now = self.definitions, self.now
         completion = []
-        for i, (ok, size) in enumerate(choices[a]):
-            est_i = estimate_at(a, size, f"choice_{i}")
-            choice_estimates.append((a, ok, size, est_i))
+        for i, (ok, size) in enumerate(self.choices[a]):
+            est_i = self.estimate_at(a, size, f"choice_{i}")
+            self.choice_estimates.append((a, ok, size, est_i))
             # the walk's estimate on the chosen size is this one (one speedup model)
-            definitions.add(z3.Implies(size_walk[a] == size, est_walk[a] == est_i))
-            alloc_i = alloc_of(a, size)
-            fit_i = [(z3.And(valid, t >= now, _fits_at(a, t, alloc_i, est_i)), t)
+            definitions.add(z3.Implies(self.size_walk[a] == size, self.est_walk[a] == est_i))
+            alloc_i = self.alloc_of(a, size)
+            fit_i = [(z3.And(valid, t >= now, self.fits_at(a, t, alloc_i, est_i)), t)
                      for valid, t in times]
             t_i = z3.Int(f"choice_start_{a}_{i}")
             definitions.add(z3.Implies(ok, z3.And(
                 z3.Or([z3.And(f, t_i == t) for f, t in fit_i]),
                 z3.And([z3.Implies(f, t_i <= t) for f, t in fit_i]))))
             completion.append((ok, size, t_i + est_i))
-        definitions.add(z3.Implies(z3.And(visited[a], z3.Not(fixed[a])), z3.Or([
-            z3.And(ok, size_walk[a] == size, z3.And([
+        definitions.add(z3.Implies(z3.And(self.visited[a], z3.Not(self.fixed[a])), z3.Or([
+            z3.And(ok, self.size_walk[a] == size, z3.And([
                 z3.Implies(ok2, z3.Or(c < c2, z3.And(c == c2, size <= size2)))
                 for ok2, size2, c2 in completion]))
             for ok, size, c in completion])))
 
-    exact_slots = N if exact else 0
-    stops = [z3.Bool(f"stops_{q}") for q in range(N)]
-    candidate = [z3.Bool(f"candidate_{q}") for q in range(N)]  # left to backfill `best`
-    starts_list: list[tuple[z3.BoolRef, int, SymState, z3.ArithRef, int]] = []
-    for a in range(N):
-        job = queue[a]
-        definitions.current = a
+    # -- the plan ---------------------------------------------------------------------------
+
+    def active(self, est: z3.ArithRef, i: int) -> z3.BoolRef:
+        """A job started now with estimate ``est`` holds its resources at point i."""
+        return z3.BoolVal(True) if i == 0 else self.now + est > self.points[i]
+
+    def start(self, s: int, terms_at: Terms) -> None:
+        """Step s's update of the plan: the use at each checkpoint after it is the use before
+        plus ``terms_at(point, resource)`` (a start's and a reservation's allocation where
+        they hold it). Twin: `PassWalk.start` in runtime/engine/walk.py."""
+        use = self.use
+        for i in range(self.N + 1):
+            for k in range(self.K):
+                self.definitions.add(use[s + 1][i][k] == use[s][i][k] + _sum(terms_at(i, k)))
+
+    def fits_now(self, s: int, alloc: Sequence[z3.ArithRef], est: z3.ArithRef) -> z3.BoolRef:
+        """Fits the plan after step s from now for ``est``: at now and at each reservation
+        start inside the window. Twin: `PassWalk.fits_now` in runtime/engine/walk.py."""
+        use, capacity_t, now = self.use, self.capacity, self.now
+        made = min(s, self.N)
+        checks = []
+        for k in range(self.K):
+            checks.append(use[s][0][k] + alloc[k] <= capacity_t[k])
+            checks += [z3.Implies(z3.And(self.reserved[b], self.res_time[b] < now + est),
+                                  use[s][b + 1][k] + alloc[k] <= capacity_t[k])
+                       for b in range(made)]
+        return z3.And(checks)
+
+    def starts_inside(self, s: int, t: z3.ArithRef, end: z3.ArithRef, k: int,
+                      extra: z3.ArithRef | None, slots: Sequence[int]) -> list[z3.BoolRef]:
+        """At each start in [t, end) of a reservation of ``slots``, the use of resource k
+        after step s (plus ``extra``) is within capacity. `t <= res_b` (not `<`): an equal
+        start is checked at b's own checkpoint, so a lemma never needs to know that two
+        checkpoints at one time hold one value."""
+        use, reserved, res_time = self.use, self.reserved, self.res_time
+        return [z3.Implies(z3.And(reserved[b], t <= res_time[b], res_time[b] < end),
+                           (use[s][b + 1][k] if extra is None else use[s][b + 1][k] + extra)
+                           <= self.capacity[k])
+                for b in slots]
+
+    def fits_reservation(self, a: int) -> z3.BoolRef:
+        """Job a fits the plan before its step from its reservation time on."""
+        t, end = self.res_time[a], self.res_time[a] + self.est_walk[a]
+        alloc = self.alloc_walk[a]
+        checks = []
+        for k in range(self.K):
+            checks.append(self.use[a][a + 1][k] + alloc[k] <= self.capacity[k])
+            checks += self.starts_inside(a, t, end, k, alloc[k], range(a))
+        return z3.And(checks)
+
+    def fits_physically(self, s: int, alloc: Sequence[z3.ArithRef]) -> z3.BoolRef:
+        """Fits the free resources now (the plan's reservations are not consulted)."""
+        return z3.And([self.use[s][0][k] + alloc[k] <= self.capacity[k] for k in range(self.K)])
+
+    def stops_at(self, a: int) -> z3.BoolRef:
+        """The early stop of the rigid walk: at job a, no request from a on fits the free
+        resources now (each lacks some resource). Twin: the walk's stop in `PassWalk.walk`."""
+        K, queue = self.K, self.queue
+        free = [self.capacity[k] - self.use[a][0][k] for k in range(K)]
+        return z3.And(queue[a].present, z3.And([
+            z3.Implies(queue[b].present,
+                       z3.Or([free[k] < self.alloc_walk[b][k] for k in range(K)]))
+            for b in range(a, self.N)]))
+
+    def fits_at(self, a: int, t: z3.ArithRef, alloc: Sequence[z3.ArithRef] | None = None,
+                est: z3.ArithRef | None = None) -> z3.BoolRef:
+        """Job a (on ``alloc`` for ``est``, by default its walk's) fits the plan of the walk
+        before it from any time t >= now on: the use at t summed in full (t need not be a
+        checkpoint), then the reservation starts inside."""
+        alloc = self.alloc_walk[a] if alloc is None else alloc
+        end = t + (self.est_walk[a] if est is None else est)
+        started_walk, reserved, res_time = self.started_walk, self.reserved, self.res_time
+        est_walk, alloc_walk = self.est_walk, self.alloc_walk
+        checks = []
+        for k in range(self.K):
+            at_t = [z3.If(z3.And(r.present, r.start + r.estimate > t), r.request[k], 0)
+                    for r in self.running]
+            for b in range(a):
+                at_t.append(z3.If(z3.And(started_walk[b], self.now + est_walk[b] > t),
+                                  alloc_walk[b][k], 0))
+                at_t.append(z3.If(z3.And(reserved[b], res_time[b] <= t,
+                                         t < res_time[b] + est_walk[b]),
+                                  alloc_walk[b][k], 0))
+            checks.append(_sum(at_t) + alloc[k] <= self.capacity[k])
+            checks += self.starts_inside(a, t, end, k, alloc[k], range(a))
+        return z3.And(checks)
+
+    def release_times(self, a: int) -> list[tuple[z3.BoolRef, z3.ArithRef]]:
+        """Where an earliest fit of job a may lie: now or a release of the plan before a."""
+        times: list[tuple[z3.BoolRef, z3.ArithRef]] = [(z3.BoolVal(True), self.now)]
+        times += [(r.present, r.start + r.estimate) for r in self.running]
+        for b in range(a):
+            times.append((self.started_walk[b], self.now + self.est_walk[b]))
+            times.append((self.reserved[b], self.res_time[b] + self.est_walk[b]))
+        return times
+
+    # -- the walk ---------------------------------------------------------------------------
+
+    def walk(self) -> None:
+        """The walk over the queue slots in policy order, then the rounds of backfill `best`.
+        Twin: `PassWalk.walk` in runtime/engine/walk.py."""
+        self.exact_slots = self.N if self.exact else 0
+        self.stops = [z3.Bool(f"stops_{q}") for q in range(self.N)]
+        # left to backfill `best`
+        self.candidate = [z3.Bool(f"candidate_{q}") for q in range(self.N)]
+        self.starts_list: list[tuple[z3.BoolRef, int, SymState, z3.ArithRef, int]] = []
+        for a in range(self.N):
+            self.visit(a)
+        self.best_rounds()
+
+    def below_depth(self, a: int) -> z3.BoolRef:
+        """Fewer than D reservations were made before job a."""
+        if self.depth is None:
+            return z3.BoolVal(True)
+        return _sum(z3.If(self.reserved[b], 1, 0) for b in range(a)) < self.depth
+
+    def would_start(self, a: int) -> z3.BoolRef:
+        """Whether job a starts if visited, by the backfill rule."""
+        policy, kind, alloc, est = self.policy, self.kind, self.alloc_walk[a], self.est_walk[a]
         if kind == "none":
-            starts = fits_physically(a, alloc_walk[a])
-        elif kind in ("first_fit", "best"):
-            starts = fits_now(a, alloc_walk[a], est_walk[a])
-        elif kind == "when":
+            return self.fits_physically(a, alloc)
+        if kind in ("first_fit", "best"):
+            return self.fits_now(a, alloc, est)
+        if kind == "when":
             # evaluated, as in the simulator, only once the job fits the free resources
-            condition = evaluate(policy.backfill.condition, job, state_at(a),
-                                 z3.And(visited[a], z3.Not(below_depth(a)),
-                                        fits_physically(a, alloc_walk[a])))
-            starts = z3.If(below_depth(a), fits_now(a, alloc_walk[a], est_walk[a]),
-                           z3.And(fits_physically(a, alloc_walk[a]), condition))
-        else:
-            raise Unsupported(f"backfill `{kind}` is not encoded")
-        add_step(a, lambda i, k, a=a: [
-            z3.If(z3.And(started_walk[a], active(est_walk[a], i)), alloc_walk[a][k], 0),
-            *([] if i == 0 else [z3.If(z3.And(reserved[a], res_time[a] <= points[i],
-                                              points[i] < res_time[a] + est_walk[a]),
-                                       alloc_walk[a][k], 0)])])
+            condition = self.evaluate(policy.backfill.condition, self.queue[a],
+                                      self.state_at(a),
+                                      z3.And(self.visited[a], z3.Not(self.below_depth(a)),
+                                             self.fits_physically(a, alloc)))
+            return z3.If(self.below_depth(a), self.fits_now(a, alloc, est),
+                         z3.And(self.fits_physically(a, alloc), condition))
+        raise Unsupported(f"backfill `{kind}` is not encoded")
+
+    def visit(self, a: int) -> None:
+        """Job slot a's decision: it starts if it fits by the backfill rule, else it waits
+        or is reserved; with the exact equations, whether the walk reaches it at all (the
+        early stop, `backfill none`'s block, the candidates left to `best`).
+        Twin: `PassWalk.visit` in runtime/engine/walk.py."""
+        job, definitions, now = self.queue[a], self.definitions, self.now
+        started_walk, reserved, res_time = self.started_walk, self.reserved, self.res_time
+        visited, candidate, kind = self.visited, self.candidate, self.kind
+        definitions.current = a
+        starts = self.would_start(a)
+        self.start(a, lambda i, k, a=a: [
+            z3.If(z3.And(started_walk[a], self.active(self.est_walk[a], i)),
+                  self.alloc_walk[a][k], 0),
+            *([] if i == 0 else [z3.If(z3.And(reserved[a], res_time[a] <= self.points[i],
+                                              self.points[i] < res_time[a] + self.est_walk[a]),
+                                       self.alloc_walk[a][k], 0)])])
         # What a safety lemma needs of this job's step: a start fits, a reservation fits at
         # its time. Any decisions with these properties keep the plan safe, so lemmas leave
         # the exact decisions (tagged "exact" below) out and prove that stronger statement.
         definitions.add(z3.Implies(started_walk[a], z3.And(visited[a], starts)))
-        may_reserve.append(encode_may_reserve(a, z3.Not(starts)))
-        definitions.add(z3.Implies(reserved[a], z3.And(visited[a], fits_reservation(a))))
-        starts_list.append((started_walk[a], a, state_at(a, including=True),
-                            alloc_walk[a][0], a))
+        self.may_reserve.append(self.wait_or_reserve(a, z3.Not(starts)))
+        definitions.add(z3.Implies(reserved[a], z3.And(visited[a], self.fits_reservation(a))))
+        self.starts_list.append((started_walk[a], a, self.state_at(a, including=True),
+                                 self.alloc_walk[a][0], a))
         # Facts of every job's step that lemmas about later steps rely on (shared): only a
         # present job is visited, it never both starts and is reserved, and a reservation
         # lies after now (the job did not fit now).
@@ -665,154 +875,177 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
         definitions.add(z3.Implies(z3.Or(started_walk[a], reserved[a]), visited[a]))
         definitions.add(z3.Implies(candidate[a], z3.And(job.present, z3.Not(visited[a]))))
         definitions.add(z3.Implies(reserved[a], z3.And(z3.Not(started_walk[a]),
-                                                       res_time[a] > now, may_reserve[a])))
+                                                       res_time[a] > now, self.may_reserve[a])))
         # ... and at a release of the plan before it (the earliest fit is one: see the
         # module's doc), which a rule like "ends before the first release" relies on
         definitions.add(z3.Implies(reserved[a], z3.Or([
-            z3.And(valid, res_time[a] == t) for valid, t in release_times(a)[1:]])))
+            z3.And(valid, res_time[a] == t) for valid, t in self.release_times(a)[1:]])))
         if kind == "none":
             definitions.add(z3.Not(reserved[a]))
-        if a >= exact_slots:
-            continue
+        if a >= self.exact_slots:
+            self._keep(locals())
+            return
         definitions.current = ("exact", a)
-        definitions.add(stops[a] == (stops_at(a) if rigid else z3.BoolVal(False)))
+        stops = self.stops
+        definitions.add(stops[a] == (self.stops_at(a) if self.rigid else z3.BoolVal(False)))
         reached = z3.And(job.present, z3.Not(z3.Or(stops[: a + 1])))
         if kind == "none":
             blocked = z3.Or([z3.And(visited[b], z3.Not(started_walk[b])) for b in range(a)])
             definitions.add(visited[a] == z3.And(reached, z3.Not(blocked)))
             definitions.add(started_walk[a] == z3.And(visited[a], starts))
-            if choices and earliest:
-                choose_exactly(a, release_times(a))
-            continue
-        if best:
-            definitions.add(visited[a] == z3.And(reached, below_depth(a)))
-            definitions.add(candidate[a] == z3.And(reached, z3.Not(below_depth(a))))
+            if self.choices and self.earliest:
+                self.choose_size(a, self.release_times(a))
+            self._keep(locals())
+            return
+        if self.best:
+            definitions.add(visited[a] == z3.And(reached, self.below_depth(a)))
+            definitions.add(candidate[a] == z3.And(reached, z3.Not(self.below_depth(a))))
         else:
             definitions.add(visited[a] == reached)
             definitions.add(z3.Not(candidate[a]))
         definitions.add(started_walk[a] == z3.And(visited[a], starts))
         definitions.add(reserved[a] == z3.And(visited[a], z3.Not(started_walk[a]),
-                                              may_reserve[a]))
-        if not earliest:
-            continue
-        # The reservation: the least candidate time (now or a release) at which a fits.
-        times = release_times(a)
-        fitting = [(z3.And(valid, t >= now, _fits_at(a, t)), t) for valid, t in times]
+                                              self.may_reserve[a]))
+        if self.earliest:
+            self.reserve(a)
+        self._keep(locals())
+
+    def wait_or_reserve(self, a: int, not_started: z3.BoolRef) -> z3.BoolRef:
+        """Whether job a, visited and not started, may be reserved (else it waits): while
+        fewer than D reservations exist, or with `reserve D per KEY or when COND`, while
+        fewer than D earlier jobs of its key are reserved, or else if COND holds (evaluated,
+        as in the simulator, only then). Twin: `PassWalk.wait_or_reserve` in
+        runtime/engine/walk.py."""
+        if not self.selective:
+            return self.below_depth(a)
+        policy, queue, reserved, key_of = self.policy, self.queue, self.reserved, self.key_of
+        assert self.depth is not None  # the compiler rejects `reserve all per ...`
+        if policy.reserve_per is not None:
+            key_of[a] = self.evaluate(policy.reserve_per, queue[a], self.state_at(a),
+                                      z3.And(self.visited[a], not_started))
+            same = [z3.And(reserved[b], key_of[b] == key_of[a]) for b in range(a)]
+        else:
+            same = [reserved[b] for b in range(a)]
+        room = _sum(z3.If(x, 1, 0) for x in same) < self.depth
+        if policy.reserve_when is None:
+            return room
+        when = self.evaluate(policy.reserve_when, queue[a], self.state_at(a),
+                             z3.And(self.visited[a], not_started, z3.Not(room)))
+        return z3.Or(room, when)
+
+    def reserve(self, a: int) -> None:
+        """The reservation's time: the least candidate time (now or a release) at which job a
+        fits (and, `size choose`, its size). Twin: `PassWalk.reserve` in
+        runtime/engine/walk.py."""
+        definitions, reserved, res_time = self.definitions, self.reserved, self.res_time
+        times = self.release_times(a)
+        fitting = [(z3.And(valid, t >= self.now, self.fits_at(a, t)), t) for valid, t in times]
         definitions.add(z3.Implies(
             reserved[a], z3.Or([z3.And(ok, res_time[a] == t) for ok, t in fitting])))
         definitions.add(z3.Implies(
             reserved[a], z3.And([z3.Implies(ok, res_time[a] <= t) for ok, t in fitting])))
-        if choices:
-            choose_exactly(a, times)
+        if self.choices:
+            self.choose_size(a, times)
+        self._keep(locals())
 
-    # -- backfill `best`: after the walk, rounds; each starts the fitting candidate of best
-    # score (ties: queue order) until none fits. A candidate that does not fit in a round
-    # never fits later (starts only take resources), so it leaves the pool.
-    pool = [[z3.Bool(f"pool_{j}_{q}") for q in range(N)] for j in range(rounds)]
-    fit_prev: list[z3.BoolRef] = []
-    for j in range(rounds):
-        s = N + j
-        definitions.current = s
-        state, after = state_in_round(j), state_in_round(j + 1)
-        alloc_j = [alloc_of(q, size_round[j][q]) for q in range(N)]
-        est_j = est_round[j]
-        if not rigid:
+    def best_rounds(self) -> None:
+        """Backfill `best`: after the walk, rounds; each starts the fitting candidate of best
+        score (ties: queue order) until none fits. A candidate that does not fit in a round
+        never fits later (starts only take resources), so it leaves the pool.
+        Twin: `PassWalk.best_rounds` in runtime/engine/walk.py."""
+        N, K, policy, definitions = self.N, self.K, self.policy, self.definitions
+        queue, picked, candidate = self.queue, self.picked, self.candidate
+        pool = [[z3.Bool(f"pool_{j}_{q}") for q in range(N)] for j in range(self.rounds)]
+        fit_prev: list[z3.BoolRef] = []
+        for j in range(self.rounds):
+            s = N + j
+            definitions.current = s
+            state, after = self.state_in_round(j), self.state_in_round(j + 1)
+            alloc_j = [self.alloc_of(q, self.size_round[j][q]) for q in range(N)]
+            est_j = self.est_round[j]
+            if not self.rigid:
+                for q in range(N):
+                    first = len(self.obligations)
+                    value = self.evaluate(policy.size, queue[q], state, pool[j][q])
+                    definitions.add(z3.Implies(queue[q].present,
+                                               self.size_round[j][q] == value))
+                    self.sizes.append((pool[j][q], self.size_round[j][q], s, q))
+                    self.size_obligations.append(tuple(self.obligations[first:]))
+            # The round's start, if any, as one job: what the step facts and the plan need.
+            any_pick = z3.Or(picked[j])
+            pick_est, pick_alloc = z3.Int(f"estimate_round_{j}"), [
+                z3.Int(f"alloc_{k}_round_{j}") for k in range(K)]
+            definitions.add(pick_est == _sum(z3.If(picked[j][q], est_j[q], 0)
+                                             for q in range(N)))
+            definitions.add_all([pick_alloc[k] == _sum(z3.If(picked[j][q], alloc_j[q][k], 0)
+                                                       for q in range(N)) for k in range(K)])
+            self.start(s, lambda i, k, any_pick=any_pick, pick_est=pick_est,
+                       pick_alloc=pick_alloc: [
+                           z3.If(z3.And(any_pick, self.active(pick_est, i)), pick_alloc[k], 0)])
+            definitions.add(z3.Implies(any_pick, self.fits_now(s, pick_alloc, pick_est)))
+            self.starts_list += [(picked[j][q], q, after, alloc_j[q][0], s) for q in range(N)]
+            # who fits the round: the score is computed for those only (a step fact too: a
+            # score that is defined only for a job that fits, as `sqrt` of the cpus left,
+            # needs it)
+            fit = [z3.And(pool[j][q], self.fits_now(s, alloc_j[q], est_j[q])) for q in range(N)]
+            score = []
             for q in range(N):
-                first = len(obligations)
-                value = evaluate(policy.size, queue[q], state, pool[j][q])
-                definitions.add(z3.Implies(queue[q].present, size_round[j][q] == value))
-                sizes.append((pool[j][q], size_round[j][q], s, q))
-                size_obligations.append(tuple(obligations[first:]))
-        # The round's start, if any, as one job: what the step facts and the plan need.
-        any_pick = z3.Or(picked[j])
-        pick_est, pick_alloc = z3.Int(f"estimate_round_{j}"), [
-            z3.Int(f"alloc_{k}_round_{j}") for k in range(K)]
-        definitions.add(pick_est == _sum(z3.If(picked[j][q], est_j[q], 0)
-                                         for q in range(N)))
-        definitions.add_all([pick_alloc[k] == _sum(z3.If(picked[j][q], alloc_j[q][k], 0)
-                                                   for q in range(N)) for k in range(K)])
-        add_step(s, lambda i, k, any_pick=any_pick, pick_est=pick_est,
-                 pick_alloc=pick_alloc: [
-                     z3.If(z3.And(any_pick, active(pick_est, i)), pick_alloc[k], 0)])
-        definitions.add(z3.Implies(any_pick, fits_now(s, pick_alloc, pick_est)))
-        starts_list += [(picked[j][q], q, after, alloc_j[q][0], s) for q in range(N)]
-        # who fits the round: the score is computed for those only (a step fact too: a
-        # score that is defined only for a job that fits, as `sqrt` of the cpus left, needs it)
-        fit = [z3.And(pool[j][q], fits_now(s, alloc_j[q], est_j[q])) for q in range(N)]
-        score = []
-        for q in range(N):
-            value = evaluate(policy.backfill.score, queue[q], state, fit[q])
-            score.append(z3.If(value, 1, 0) if policy.backfill.score.type == "bool"
-                         else value)
+                value = self.evaluate(policy.backfill.score, queue[q], state, fit[q])
+                score.append(z3.If(value, 1, 0) if policy.backfill.score.type == "bool"
+                             else value)
+            definitions.current = None
+            definitions.add(z3.AtMost(*picked[j], 1))
+            definitions.add_all([z3.Implies(picked[j][q], pool[j][q]) for q in range(N)])
+            definitions.add_all([z3.Implies(pool[j][q], candidate[q]) for q in range(N)])
+            if self.exact:
+                definitions.current = ("exact", s)
+                for q in range(N):
+                    definitions.add(pool[j][q] == (candidate[q] if j == 0 else
+                                                   z3.And(fit_prev[q],
+                                                          z3.Not(picked[j - 1][q]))))
+                    beats = []
+                    for o in range(N):
+                        if o == q:
+                            continue
+                        better = (score[q] > score[o] if policy.backfill.descending
+                                  else score[q] < score[o])
+                        if q < o:
+                            better = z3.Or(better, score[q] == score[o])
+                        beats.append(z3.Implies(fit[o], better))
+                    definitions.add(picked[j][q] == z3.And(fit[q], *beats))
+            fit_prev = fit
         definitions.current = None
-        definitions.add(z3.AtMost(*picked[j], 1))
-        definitions.add_all([z3.Implies(picked[j][q], pool[j][q]) for q in range(N)])
-        definitions.add_all([z3.Implies(pool[j][q], candidate[q]) for q in range(N)])
-        if exact:
-            definitions.current = ("exact", s)
-            for q in range(N):
-                definitions.add(pool[j][q] == (candidate[q] if j == 0 else
-                                               z3.And(fit_prev[q], z3.Not(picked[j - 1][q]))))
-                beats = []
-                for o in range(N):
-                    if o == q:
-                        continue
-                    better = (score[q] > score[o] if policy.backfill.descending
-                              else score[q] < score[o])
-                    if q < o:
-                        better = z3.Or(better, score[q] == score[o])
-                    beats.append(z3.Implies(fit[o], better))
-                definitions.add(picked[j][q] == z3.And(fit[q], *beats))
-        fit_prev = fit
-    definitions.current = None
+        self._keep(locals())
 
-    decisions = tuple(
-        JobDecision(q, visited[q], started[q], reserved[q], res_time[q], allocs[q],
-                    final_est[q])
-        for q in range(N))
+    # -- checks after steps -----------------------------------------------------------------
 
-    def profile_ok(s: int) -> z3.BoolRef:
+    def profile_ok(self, s: int) -> z3.BoolRef:
         """The plan after step s (running jobs, starts, reservations) never exceeds a
         capacity: use rises only at now and at reservation starts."""
+        use, capacity_t = self.use, self.capacity
         checks = []
-        for k in range(K):
+        for k in range(self.K):
             checks.append(use[s][0][k] <= capacity_t[k])
-            checks += [z3.Implies(reserved[b], use[s][b + 1][k] <= capacity_t[k])
-                       for b in range(min(s, N))]
+            checks += [z3.Implies(self.reserved[b], use[s][b + 1][k] <= capacity_t[k])
+                       for b in range(min(s, self.N))]
         return z3.And(checks)
 
-    def capacity_ok(s: int) -> z3.BoolRef:
-        return z3.And([use[s][0][k] <= capacity_t[k] for k in range(K)])
+    def capacity_ok(self, s: int) -> z3.BoolRef:
+        return z3.And([self.use[s][0][k] <= self.capacity[k] for k in range(self.K)])
 
-    def use_nonnegative(s: int) -> z3.BoolRef:
-        return z3.And([use[s][0][k] >= 0 for k in range(K)])
+    def use_nonnegative(self, s: int) -> z3.BoolRef:
+        return z3.And([self.use[s][0][k] >= 0 for k in range(self.K)])
 
-    # After the whole pass, each reservation still fits beside every start and every other
-    # reservation: no job started in the pass delayed it.
-    def holds(a: int) -> z3.BoolRef:
-        t, end = res_time[a], res_time[a] + est_walk[a]
+    def holds(self, a: int) -> z3.BoolRef:
+        """After the whole pass, reservation a still fits beside every start and every other
+        reservation: no job started in the pass delayed it."""
+        t, end = self.res_time[a], self.res_time[a] + self.est_walk[a]
         checks = []
-        for k in range(K):
-            checks.append(use[steps][a + 1][k] <= capacity_t[k])
-            checks += starts_inside(steps, t, end, k, None, [b for b in range(N) if b != a])
-        return z3.Implies(reserved[a], z3.And(checks))
-
-    reservations_hold = tuple(holds(a) for a in range(N)) if kind != "none" else ()
-    return SymbolicPass(policy=policy, bounds=bounds, exact=exact, now=now,
-                        capacity=capacity_t, running=running, queue=queue, params=params,
-                        assumptions=tuple(assumptions), definitions=definitions,
-                        decisions=decisions,
-                        starts=tuple(Start(*start) for start in starts_list),
-                        sized_estimates=tuple(sized_estimates),
-                        choice_estimates=tuple(choice_estimates), bpu=bpu, power=power,
-                        kept_size=tuple(fixed), fresh_sizes=tuple(fresh_sizes),
-                        steps=steps, state_at=state_at, evaluate=evaluate,
-                        reservations_hold=reservations_hold, used_after=tuple(use[steps][0]),
-                        profile_ok=profile_ok, capacity_ok=capacity_ok,
-                        use_nonnegative=use_nonnegative,
-                        obligations=obligations, obligation_steps=obligation_steps,
-                        size_results=tuple(sizes), size_obligations=tuple(size_obligations),
-                        uses_log=lambda: uses_log, fresh=fresh, queue_tail=queue_tail)
+        for k in range(self.K):
+            checks.append(self.use[self.steps][a + 1][k] <= self.capacity[k])
+            checks += self.starts_inside(self.steps, t, end, k, None,
+                                         [b for b in range(self.N) if b != a])
+        return z3.Implies(self.reserved[a], z3.And(checks))
 
 
 def _lex_le(a: Sequence[tuple[z3.ExprRef, bool]], b: Sequence[tuple[z3.ExprRef, bool]]

@@ -2,40 +2,39 @@
 
 Random small concrete states: every input of ``encode_pass`` is pinned to the concrete value
 (queue slots in policy order, as the encoding assumes), the assumptions must hold (sat), the
-model's decisions (which jobs start, with which allocation, which are reserved and when) must
-be exactly those of the simulator's first pass at ``now``, and no other decision vector may
-satisfy the equations (unsat after excluding the one found).
-
-The simulator's reservations are not in its ``Schedule``: ``_Sim._walk`` is wrapped (in the
-test only) to read the pass's ``reservations`` once the walk is over.
+model's decisions record (``SymbolicPass.decisions_in``: which jobs start, with which
+allocation, which are reserved, when and on what, in the pass's order) must be exactly the
+simulator's record of its first pass at ``now`` (``simulate(on_pass=...)``), and no other
+decision vector may satisfy the equations (unsat after excluding the one found).
 
 Policies whose order reads the state (``job.wait``, ``job.xfactor``, ``now``, the counts,
 ``machine.free``) are ordered as the simulator's ``_resort`` does at the pass: with the state
 at the pass start. Params are drawn in their domains, passed to the simulator through the
-state's ``params`` and pinned on the symbolic side. Invariants: ``check_invariants`` is
-wrapped (in the test only) to record each invariant's truth value per started job instead of
-raising; the symbolic side evaluates it in the model with the state right after the start.
+state's ``params`` and pinned on the symbolic side. Invariants: the concrete side evaluates
+each one (``RuntimeInvariant.check``) on the state right after each start of the record, rebuilt
+from it (the started jobs moved from the queue to the running set); the symbolic side evaluates
+it in the model with the state right after the start.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from fractions import Fraction
 
 import pytest
 import z3
+from attrs import evolve
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from schedc.dsl import compile_source
+from schedc.dsl.semantics.decisions import PassDecisions
 from schedc.dsl.verify.pass_encoding import Bounds, encode_pass
-from schedc.runtime.engine import simulator
 from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.engine.policy import PassState
 from schedc.runtime.engine.simulator import simulate
+from schedc.runtime.jobs import RunningJob
 from schedc.runtime.workloads.state_file import InitialState, param_text, state_from_data
 
 RESOURCES = {1: ("cpus",), 2: ("cpus", "memory")}
@@ -182,55 +181,45 @@ def symbolic_invariants(sym) -> list[list[z3.ExprRef]]:
 # -- the concrete side ------------------------------------------------------------------------
 
 
-@contextmanager
-def recording_walks() -> Iterator[list[tuple[int, dict[int, int]]]]:
-    """Yield a list that gets (pass time, {job id: reservation start}) for every walk."""
-    walks: list[tuple[int, dict[int, int]]] = []
-    original = simulator._Sim._walk
-
-    def walk(self, run, first):
-        original(self, run, first)
-        walks.append((run.now, {r.job.id: r.start for r in run.reservations}))
-
-    simulator._Sim._walk = walk
-    try:
-        yield walks
-    finally:
-        simulator._Sim._walk = original
-
-
-@contextmanager
-def recording_invariants() -> Iterator[list[tuple[int, int, tuple[bool, ...]]]]:
-    """Yield a list that gets (time, job id, each invariant's truth value) for every start;
-    a false invariant is recorded, not raised."""
-    checks: list[tuple[int, int, tuple[bool, ...]]] = []
-    original = simulator.check_invariants
-
-    def check(policy, job, state):
-        checks.append((state.now, job.id,
-                       tuple(bool(inv.check(job, state)) for inv in policy.invariants)))
-
-    simulator.check_invariants = check
-    try:
-        yield checks
-    finally:
-        simulator.check_invariants = original
-
-
-def concrete_decisions(rpolicy, state: InitialState, **options):
-    """({job id: alloc} started at now, {job id: reservation start}, {job id: invariant
-    values}) of the first pass."""
-    with recording_walks() as walks, recording_invariants() as checks:
-        schedule = simulate(rpolicy, state.workload, initial=state, monitor=False, **options)
-    first = [res for t, res in walks if t == state.now]
+def concrete_decisions(rpolicy, state: InitialState, **options) -> PassDecisions:
+    """The simulator's record of its first pass (at ``now``); an empty one if that pass was
+    skipped (nothing could start: no decision). The invariants are left out of the run (a
+    false one would stop it): ``invariant_values`` evaluates them on the record."""
+    records: list[PassDecisions] = []
+    simulate(evolve(rpolicy, invariants=()), state.workload, initial=state, monitor=False,
+             on_pass=records.append, **options)
+    first = [r for r in records if r.now == state.now]
     # the pass at now either ran once or was skipped (nothing could start)
     assert len(first) <= 1
-    queued = {j.index for j in state.queue}
-    started = {r.job.id: r.alloc for r in schedule.records
-               if r.job.index in queued and r.start == state.now}
-    invariants = {i: v for t, i, v in checks if t == state.now}
-    assert invariants.keys() == started.keys()
-    return started, (first[0] if first else {}), invariants
+    return first[0] if first else PassDecisions(state.now)
+
+
+def by_end(rj) -> tuple[int, int]:
+    """The simulator's order of its running set: by estimated end, then file order."""
+    return rj.start + rj.job.estimate, rj.job.index
+
+
+def invariant_values(rpolicy, state: InitialState, ordered: list,
+                     record: PassDecisions) -> dict[int, tuple[bool, ...]]:
+    """{job id: each invariant's truth value} right after each start of ``record``, on the
+    state rebuilt from it: the jobs started so far moved from the queue (policy order) to
+    the running set on their allocs, the use updated."""
+    by_id = {j.id: j for j in ordered}
+    pass_state = pass_start(state)
+    queue, running, used = list(ordered), sorted(pass_state.running, key=by_end), list(
+        pass_state.used)
+    values: dict[int, tuple[bool, ...]] = {}
+    for d in record.starts:
+        job = by_id[d.job]
+        queue.remove(job)
+        # a moldable job runs with its speedup's times on its size (the simulator's _timed)
+        timed = job if job.moldable is None else job.at_size(d.alloc[0])
+        running = sorted([*running, RunningJob(timed, state.now, d.alloc)], key=by_end)
+        used = [u + a for u, a in zip(used, d.alloc, strict=True)]
+        view = PassState(now=state.now, queue=list(queue), running=list(running),
+                         capacity=state.capacities, used=list(used))
+        values[d.job] = tuple(bool(inv.check(job, view)) for inv in rpolicy.invariants)
+    return values
 
 
 def pass_start(state: InitialState) -> PassState:
@@ -268,8 +257,8 @@ def z3_value(value):
 def symbolic_decisions(sym, solver: z3.Solver, state: InitialState, ordered,
                        invariants: list[list[z3.ExprRef]] | None = None):
     """Pin every input of ``sym`` to ``state`` (queue slots hold ``ordered``); return the
-    model's (started, reserved, invariant values of the started) after checking the
-    decisions are the only solution."""
+    model's (decisions record, {job id: invariant values} of the started) after checking
+    the decisions are the only solution."""
     pins = [sym.now == state.now]
     pins += [sym.params[name] == z3_value(v) for name, v in state.params.items()]
     pins += [c == v for c, v in zip(sym.capacity, state.capacities, strict=True)]
@@ -313,12 +302,12 @@ def symbolic_decisions(sym, solver: z3.Solver, state: InitialState, ordered,
         verdict = solver.check()
         assert verdict == z3.sat, f"the concrete state violates the assumptions ({verdict})"
         m = solver.model()
-        started, reserved, same, holds = {}, {}, [], {}
+        record = sym.decisions_in(m)
+        same, holds = [], {}
         for q, job in enumerate(ordered):
             d = sym.decisions[q]
             if z3.is_true(m.eval(d.started, model_completion=True)):
                 alloc = tuple(m.eval(a, model_completion=True).as_long() for a in d.alloc)
-                started[job.id] = alloc
                 holds[job.id] = tuple(z3.is_true(m.eval(v, model_completion=True))
                                       for v in (invariants[q] if invariants else ()))
                 same += [d.started] + [a == v for a, v in zip(d.alloc, alloc, strict=True)]
@@ -326,7 +315,6 @@ def symbolic_decisions(sym, solver: z3.Solver, state: InitialState, ordered,
                 same.append(z3.Not(d.started))
             if z3.is_true(m.eval(d.reserved, model_completion=True)):
                 t = m.eval(d.reservation, model_completion=True).as_long()
-                reserved[job.id] = t
                 same += [d.reserved, d.reservation == t]
             else:
                 same.append(z3.Not(d.reserved))
@@ -335,7 +323,7 @@ def symbolic_decisions(sym, solver: z3.Solver, state: InitialState, ordered,
         assert solver.check() == z3.unsat, "the symbolic pass's decisions are not unique"
     finally:
         solver.pop()
-    return started, reserved, holds
+    return record, holds
 
 
 def check_agreement(name: str, state: InitialState, exact_bounds: bool = False) -> None:
@@ -343,9 +331,10 @@ def check_agreement(name: str, state: InitialState, exact_bounds: bool = False) 
     ordered = policy_order(rpolicy, state)
     N, R = ((max(1, len(ordered)), max(1, len(state.running))) if exact_bounds
             else (MAX_QUEUED, MAX_RUNNING))
-    concrete = concrete_decisions(rpolicy, state)
+    record = concrete_decisions(rpolicy, state)
     # the simulator's optimisations (shadow plan, one-resource profile) change nothing
-    assert concrete_decisions(rpolicy, state, fast=False, incremental=False) == concrete
+    assert concrete_decisions(rpolicy, state, fast=False, incremental=False) == record
+    concrete = record, invariant_values(rpolicy, state, ordered, record)
     sym, solver, invariants = encoded(name, len(state.capacities), N, R)
     symbolic = symbolic_decisions(sym, solver, state, ordered, invariants)
     assert symbolic == concrete, (
@@ -353,8 +342,8 @@ def check_agreement(name: str, state: InitialState, exact_bounds: bool = False) 
         f"running: {[(r.job.id, r.start, r.job.estimate, r.alloc) for r in state.running]}\n"
         f"params: {state.params}\nqueue (policy order): "
         f"{[(j.id, j.submit, j.estimate, j.request) for j in ordered]}\n"
-        f"symbolic (started, reserved, invariants) {symbolic}\n"
-        f"concrete (started, reserved, invariants) {concrete}")
+        f"symbolic (decisions, invariants) {symbolic}\n"
+        f"concrete (decisions, invariants) {concrete}")
 
 
 # -- random states ----------------------------------------------------------------------------
@@ -493,11 +482,20 @@ def hand_encoded(clauses: str, state: InitialState, with_invariants: bool = Fals
     return rpolicy, ordered, sym, solver, invariants
 
 
+def summary(record: PassDecisions) -> tuple[dict[int, tuple[int, ...]], dict[int, int]]:
+    """({job id: alloc} started, {job id: reservation start}) of a record."""
+    return ({d.job: d.alloc for d in record.starts},
+            {d.job: d.time for d in record.reservations})
+
+
 def both_sides(clauses: str, state: InitialState):
     """(concrete, symbolic) decisions of a one-resource policy on ``state``."""
     rpolicy, ordered, sym, solver, _ = hand_encoded(clauses, state)
-    return (concrete_decisions(rpolicy, state)[:2],
-            symbolic_decisions(sym, solver, state, ordered)[:2])
+    concrete, (symbolic, _) = (concrete_decisions(rpolicy, state),
+                               symbolic_decisions(sym, solver, state, ordered))
+    # the records themselves agree (order and allocs too); the tests read their summaries
+    assert symbolic == concrete
+    return summary(concrete), summary(symbolic)
 
 
 def test_design_case_easy_reserves_job_2_at_100_and_holds_job_3() -> None:
@@ -532,17 +530,18 @@ def one_job_state() -> InitialState:
                    "request": {"cpus": 1}}]})
 
 
-def invariant_values(clauses: str, state: InitialState):
+def hand_invariant_values(clauses: str, state: InitialState):
     """(concrete, symbolic) {job id: invariant values} of a one-resource policy."""
     rpolicy, ordered, sym, solver, invariants = hand_encoded(clauses, state,
                                                             with_invariants=True)
-    return (concrete_decisions(rpolicy, state)[2],
-            symbolic_decisions(sym, solver, state, ordered, invariants)[2])
+    record = concrete_decisions(rpolicy, state)
+    return (invariant_values(rpolicy, state, ordered, record),
+            symbolic_decisions(sym, solver, state, ordered, invariants)[1])
 
 
 def test_invariant_sees_the_queue_without_the_started_job() -> None:
     # a state-reading order: the simulator keeps its queue exact during the pass
-    concrete, symbolic = invariant_values(
+    concrete, symbolic = hand_invariant_values(
         "order job.wait desc reserve 1 backfill first_fit invariant queue.count == 0",
         one_job_state())
     assert concrete == symbolic == {1: (True,)}
@@ -552,7 +551,7 @@ def test_invariant_sees_the_started_job_in_a_state_free_queue() -> None:
     # Found by these tests: the simulator kept its queue exact during a pass only for
     # policies whose decisions read the state, so an invariant reading `queue` still saw the
     # job just started. Invariants that read the state now make the queue exact too.
-    concrete, symbolic = invariant_values(
+    concrete, symbolic = hand_invariant_values(
         "order job.submit asc reserve 1 backfill first_fit invariant queue.count == 0",
         one_job_state())
     assert symbolic == {1: (True,)}
@@ -566,7 +565,8 @@ def test_a_wrong_decision_is_caught() -> None:
     sym = encode_pass(policy, Bounds(queued=2, running=1))
     solver = z3.Solver()
     solver.add(*(a.formula for a in sym.assumptions), *sym.definitions.all())
-    assert symbolic_decisions(sym, solver, state, list(state.queue)) == ({}, {2: 100}, {})
+    record, holds = symbolic_decisions(sym, solver, state, list(state.queue))
+    assert (summary(record), holds) == (({}, {2: 100}), {})
     solver.add(sym.now == 2, sym.capacity[0] == 10, sym.running[0].present,
                sym.running[0].start == 0, sym.running[0].estimate == 100,
                sym.running[0].request[0] == 6, sym.running[0].submit == 0)
