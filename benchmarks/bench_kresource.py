@@ -2,8 +2,9 @@
 
 Generates (as `schedc workload kresource` does) the first --jobs jobs of a trace on K
 resources, at a fixed fraction of the offered-load gap (long queues: the case where a pass's
-cost shows), and times `simulate` alone for FF-EASY, BL-EASY, BB-EASY and FF-CONS, best of
---repeat. Prints the baseline's mean queue length too, the load each figure is measured at.
+cost shows), and times the simulation alone (`run_policy`'s wall) for FF-EASY, BL-EASY,
+BB-EASY and FF-CONS, best of --repeat. Prints the baseline's mean queue length too, the load
+each figure is measured at.
 
     python benchmarks/bench_kresource.py [--ks 2 8] [--jobs 5000] [--repeat 3]
 
@@ -14,14 +15,9 @@ checkouts whose reader lacks them) and prints the `--capacity` to give.
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 
-from schedc.dsl import compile_file
-from schedc.dsl.machines import with_resources
-from schedc.runtime.engine.from_ir import to_runtime
-from schedc.runtime.engine.simulator import simulate
-from schedc.runtime.metrics import compute_metrics
+from schedc.runtime.run import RunOptions, compiled, run_policy
 from schedc.runtime.workloads import kresource
 from schedc.runtime.workloads.load import load_workload
 
@@ -62,14 +58,10 @@ def main() -> None:
                 f"{r}={capacity}" for r in w.resources))
             continue
         for name in POLICIES:
-            policy = to_runtime(with_resources(compile_file(ROOT / "examples" /
-                                                            f"{name}.pol"), k))
-            best = float("inf")
-            for _ in range(args.repeat):
-                started = time.perf_counter()
-                schedule = simulate(policy, w)
-                best = min(best, time.perf_counter() - started)
-            queue = compute_metrics(schedule).mean_queue
+            policy = compiled(str(ROOT / "examples" / f"{name}.pol"), RunOptions(resources=k))
+            runs = [run_policy(policy, w) for _ in range(args.repeat)]
+            best = min(r.wall for r in runs)  # the simulation alone
+            queue = runs[-1].metrics()["mean_queue"]
             print(f"{k:>2} {name:10} {best:8.2f} {len(w.jobs) / best:8,.0f} {queue:11.1f}",
                   flush=True)
 

@@ -13,10 +13,10 @@ from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-from schedc.dsl import DiagnosticError, compile_file
+from schedc.dsl import DiagnosticError
 from schedc.runtime.atomicio import open_atomic, write_text_atomic
-from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.engine.policy import RuntimePolicy
+from schedc.runtime.run import RunOptions, prepared_policy
 from schedc.runtime.workloads.workload import WorkloadError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,7 +35,8 @@ class SimulationFailed(Exception):
 
 
 def load_policy(path: str) -> RuntimePolicy:
-    return to_runtime(compile_file(path), {})
+    """The policy as `run_policy` runs it with no options (its params' defaults)."""
+    return prepared_policy(path, RunOptions())
 
 
 def run_all(tasks: Sequence[Any], jobs: int, run_task: Callable[[Any], Outcome],
@@ -130,15 +131,15 @@ def policy_path(given: str) -> str:
 
 def one_line(exc: Exception) -> str:
     """The first diagnostic of a policy or workload mistake, on one line."""
+    if isinstance(exc, WorkloadError):  # before DiagnosticError, its base: no help shown
+        where = ":".join(str(x) for x in (exc.path, exc.line, exc.col) if x is not None)
+        return f"{where}: {exc.message}"
     if isinstance(exc, DiagnosticError):
         d = exc.diagnostics[0]
         where = ":".join(str(x) for x in (d.file, d.line, d.col) if x is not None)
         more = f" (+{len(exc.diagnostics) - 1} more: schedc check)" if exc.diagnostics[1:] else ""
         hint = f" ({d.help})" if d.help else ""
         return f"{where + ': ' if where else ''}{d.message}{hint}{more}"
-    if isinstance(exc, WorkloadError):
-        where = ":".join(str(x) for x in (exc.path, exc.line, exc.col) if x is not None)
-        return f"{where}: {exc.message}"
     return str(exc)
 
 
@@ -149,7 +150,7 @@ def command(parser: argparse.ArgumentParser, experiment: Callable[[argparse.Name
     args = parser.parse_args(argv)
     try:
         experiment(args)
-    except (ExperimentError, DiagnosticError, WorkloadError) as exc:
+    except (ExperimentError, DiagnosticError) as exc:  # WorkloadError too
         print(f"error: {one_line(exc)}", file=sys.stderr)
         return EXIT_USER_ERROR
     except SimulationFailed as exc:

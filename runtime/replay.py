@@ -22,7 +22,6 @@ from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.monitor import MonitorViolation
 from schedc.runtime.workloads.state_file import merged_params, state_from_data
-from schedc.runtime.workloads.workload import WorkloadError
 
 
 @frozen
@@ -43,7 +42,7 @@ def replay_stop(policy: ir.Policy, counterexample: Mapping[str, Any]) -> Stop:
     try:
         state = state_from_data(data, resources, "<counterexample>")
         runtime = to_runtime(policy, merged_params(state, {}))
-    except (WorkloadError, DiagnosticError) as exc:  # the state breaks a reader's rule
+    except DiagnosticError as exc:  # the state breaks a reader's rule (WorkloadError too)
         return Stop(None, f"the state is not valid input: {exc}")
     if state.sizes and not runtime.size_fixed:
         return Stop(None, "the state gives queued jobs a `size`, but the policy has none kept")

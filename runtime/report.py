@@ -8,28 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from attrs import Factory, field, frozen
-
 from schedc.runtime.atomicio import open_atomic
-from schedc.runtime.engine.policy import RuntimePolicy
-from schedc.runtime.metrics import compute_metrics
-from schedc.runtime.schedule import Schedule
-from schedc.runtime.workloads.workload import Workload
-
-
-@frozen
-class RunOutcome:
-    policy_file: str
-    policy: RuntimePolicy
-    workload: Workload
-    schedule: Schedule
-    cluster: str | None = None  # a heterogeneous cluster's description (runtime/engine/cluster.py)
-    # computed once: a table, --json and --csv of one run all read it
-    _metrics: dict[str, Any] = field(init=False, eq=False, repr=False, default=Factory(
-        lambda self: compute_metrics(self.schedule).to_dict(), takes_self=True))
-
-    def metrics(self) -> dict[str, Any]:
-        return self._metrics
+from schedc.runtime.run import RunResult
 
 
 def stderr_console():
@@ -45,7 +25,7 @@ def stdout_console():
     return Console(width=None if sys.stdout.isatty() else 120)
 
 
-def _machine(outcome: RunOutcome) -> dict[str, int]:
+def _machine(outcome: RunResult) -> dict[str, int]:
     return dict(zip(outcome.workload.resources, outcome.workload.capacities, strict=True))
 
 
@@ -63,7 +43,7 @@ def _scalar_items(metrics: dict[str, Any]) -> list[tuple[str, Any]]:
     return [(k, v) for k, v in metrics.items() if not isinstance(v, dict | list)]
 
 
-def run_json(outcome: RunOutcome) -> dict[str, Any]:
+def run_json(outcome: RunResult) -> dict[str, Any]:
     return {
         "policy": outcome.policy.name,
         "policy_file": outcome.policy_file,
@@ -94,14 +74,14 @@ LABELS = {
 }
 
 
-def _title(outcome: RunOutcome) -> str:
+def _title(outcome: RunResult) -> str:
     machine = ", ".join(f"{k}={v:,}" for k, v in _machine(outcome).items())
     changed = f", {outcome.workload.transform}" if outcome.workload.transform else ""
     cluster = f", {outcome.cluster}" if outcome.cluster else ""
     return f"{Path(outcome.workload.source).name} ({machine}{cluster}{changed})"
 
 
-def print_run(outcome: RunOutcome) -> None:
+def print_run(outcome: RunResult) -> None:
     from rich.table import Table
 
     from schedc.runtime.metrics import NCATEGORIES
@@ -132,7 +112,7 @@ def print_run(outcome: RunOutcome) -> None:
         console.print(f"skipped jobs: {detail}")
 
 
-def compare_json(outcomes: Sequence[RunOutcome]) -> dict[str, Any]:
+def compare_json(outcomes: Sequence[RunResult]) -> dict[str, Any]:
     first = outcomes[0]
     return {
         "workload": first.workload.source,
@@ -144,7 +124,7 @@ def compare_json(outcomes: Sequence[RunOutcome]) -> dict[str, Any]:
     }
 
 
-def _compare_rows(outcomes: Sequence[RunOutcome]) -> tuple[list[str], list[list[Any]]]:
+def _compare_rows(outcomes: Sequence[RunResult]) -> tuple[list[str], list[list[Any]]]:
     per_policy = [(o.policy.name, _scalar_items(o.metrics())) for o in outcomes]
     columns = ["policy"] + [key for key, _ in per_policy[0][1]]  # stable metric keys
     rows = [[name] + [value for _, value in items] for name, items in per_policy]
@@ -173,12 +153,12 @@ K_RESOURCE_COLUMNS = (
 )
 
 
-def compare_columns(outcomes: Sequence[RunOutcome]) -> tuple[tuple[str, str], ...]:
+def compare_columns(outcomes: Sequence[RunResult]) -> tuple[tuple[str, str], ...]:
     several = len(outcomes[0].workload.resources) > 1
     return COMPARE_COLUMNS + (K_RESOURCE_COLUMNS if several else ())
 
 
-def print_compare(outcomes: Sequence[RunOutcome]) -> None:
+def print_compare(outcomes: Sequence[RunResult]) -> None:
     from rich.table import Table
 
     columns = compare_columns(outcomes)
@@ -193,7 +173,7 @@ def print_compare(outcomes: Sequence[RunOutcome]) -> None:
     stdout_console().print(table)
 
 
-def write_compare_csv(outcomes: Sequence[RunOutcome], path: str) -> None:
+def write_compare_csv(outcomes: Sequence[RunResult], path: str) -> None:
     columns, rows = _compare_rows(outcomes)
     with open_atomic(path, newline="") as handle:
         writer = csv.writer(handle)

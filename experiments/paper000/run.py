@@ -20,19 +20,16 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import attrs
 from attrs import frozen
 
-from schedc.runtime.engine.simulator import simulate
-from schedc.runtime.metrics import NCATEGORIES, compute_metrics
+from schedc.runtime.metrics import NCATEGORIES
 from schedc.runtime.monitor import MonitorViolation
-from schedc.runtime.workloads.load import load_workload
-from schedc.runtime.workloads.moldable import MoldableSpec, make_moldable
-from schedc.runtime.workloads.workload import Workload
+from schedc.runtime.run import RunOptions, WorkloadCache, load_for, run_policy
+from schedc.runtime.workloads.moldable import MoldableSpec
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -114,40 +111,26 @@ def plan(traces: Sequence[Trace], lfs: Sequence[float], sigmas: Sequence[float],
 # --- simulation (also in worker processes) -------------------------------------------------
 
 
-@cache
-def load_trace(path: str, resources: tuple[str, ...], capacities: tuple[int | None, ...],
-               limit: int | None) -> Workload:
-    """The trace on the policy's machine (its capacities, else the header's), first jobs only.
-
-    Cached per process: forked workers inherit what the parent loaded while checking inputs.
-    """
-    workload = load_workload(path, resources=resources,
-                             capacities=dict(zip(resources, capacities, strict=True)))
-    if limit is not None:  # a prefix keeps jobs[i].index == i
-        workload = attrs.evolve(workload, jobs=workload.jobs[:limit])
-    return workload
+# The traces as read, per machine, limit: forked workers inherit what the parent loaded while
+# checking inputs
+LOADED: WorkloadCache = {}
 
 
-def workload_for(task: Task) -> Workload:
-    policy = load_policy(task.policy_file)
-    base = load_trace(task.trace.path, policy.resources, policy.capacities, task.limit)
-    # make_moldable with RF None scales arrivals only: the rigid baseline sees exactly the
-    # submit times of the moldable runs of the same LF
-    return make_moldable(base, task.spec())
+def options_for(task: Task) -> RunOptions:
+    # the spec with RF None scales arrivals only: the rigid baseline sees exactly the submit
+    # times of the moldable runs of the same LF
+    return RunOptions(moldable=task.spec(), limit=task.limit)
 
 
 def run_task(task: Task) -> dict[str, Any]:
-    policy = load_policy(task.policy_file)
-    workload = workload_for(task)
-    started = time.perf_counter()
     try:
-        schedule = simulate(policy, workload)
+        result = run_policy(task.policy_file, task.trace.path, options_for(task), LOADED)
     except MonitorViolation as exc:  # re-raised as a plain exception: it crosses processes
         raise SimulationFailed(f"{task.key}: runtime monitor: {exc}") from None
-    wall = time.perf_counter() - started
-    return {"key": task.key, "metrics": compute_metrics(schedule).to_dict(),
+    workload = result.workload
+    return {"key": task.key, "metrics": result.metrics(),
             "machine": dict(zip(workload.resources, workload.capacities, strict=True)),
-            "transform": workload.transform, "wall": wall}
+            "transform": workload.transform, "wall": result.wall}
 
 
 def _longest_first(tasks: Sequence[Task]) -> list[Task]:
@@ -370,7 +353,8 @@ def _checked(args: argparse.Namespace) -> list[Trace]:
     if len({t.name for t in traces}) < len(traces):
         raise ExperimentError("two traces have the same name")
     for trace in traces:
-        cpus = {load_trace(trace.path, p.resources, p.capacities, args.limit).capacities[0]
+        options = RunOptions(limit=args.limit)
+        cpus = {load_for(p, trace.path, options, LOADED).capacities[0]
                 for p in map(load_policy, (args.policy, args.baseline))}
         if len(cpus) > 1:  # a % change across two machine sizes would mean nothing
             raise ExperimentError(f"the policies' machines differ on {trace.name}: "

@@ -56,11 +56,11 @@ from experiments.common import (  # noqa: E402
 from experiments.stats import BatchMeans, batch_means  # noqa: E402
 from schedc.dsl import compile_file  # noqa: E402
 from schedc.dsl.exact import json_number  # noqa: E402
-from schedc.runtime.engine.cluster import Cluster, ClusterError, parse_speeds  # noqa: E402
+from schedc.runtime.engine.cluster import ClusterError, parse_speeds  # noqa: E402
 from schedc.runtime.engine.from_ir import bind_params  # noqa: E402
-from schedc.runtime.engine.simulator import simulate  # noqa: E402
 from schedc.runtime.metrics import compute_metrics  # noqa: E402
 from schedc.runtime.monitor import MonitorViolation  # noqa: E402
+from schedc.runtime.run import RunOptions, run_policy  # noqa: E402
 from schedc.runtime.schedule import Schedule  # noqa: E402
 from schedc.runtime.workloads import synthetic  # noqa: E402
 from schedc.runtime.workloads.load import load_workload  # noqa: E402
@@ -180,26 +180,22 @@ def workload_for(utilisation: float, setup: Setup) -> tuple[Workload, dict[str, 
     return workload, realised
 
 
-def _cluster(task: Task) -> Cluster:
+def run_options(task: Task) -> RunOptions:
+    """The heterogeneous cluster of the run (the run draws its background loads afresh)."""
     setup = task.setup
-    return Cluster(speeds=setup.speeds, max_load=setup.background_load,
-                   seed=derived_seed(setup.seed, "cluster", task.utilisation))
+    return RunOptions(speeds=setup.speeds, background_load=setup.background_load,
+                      load_seed=derived_seed(setup.seed, "cluster", task.utilisation))
 
 
 def run_task(task: Task) -> dict[str, Any]:
-    policy = load_policy(task.policy_file)
     workload, _ = workload_for(task.utilisation, task.setup)
-    # a fresh cluster per run: its background loads are drawn as the run goes
-    cluster = _cluster(task)
-    started = time.perf_counter()
     try:
-        schedule = simulate(policy, workload, cluster=cluster)
+        result = run_policy(task.policy_file, workload, run_options(task))
     except MonitorViolation as exc:  # re-raised as a plain exception: it crosses processes
         raise SimulationFailed(f"{task.key}: runtime monitor: {exc}") from None
     except ClusterError as exc:  # e.g. a policy that makes reservations
         raise ExperimentError(f"{task.key}: {_with_help(exc)}") from None
-    wall = time.perf_counter() - started
-    return {"key": task.key, "wall": wall, **summarise(schedule, task)}
+    return {"key": task.key, "wall": result.wall, **summarise(result.schedule, task)}
 
 
 def responses(schedule: Schedule, time_scale: int) -> list[float]:

@@ -32,6 +32,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import attrs
 from attrs import frozen
 
 HERE = Path(__file__).resolve().parent
@@ -54,13 +55,17 @@ from experiments.common import (  # noqa: E402
     shown,
     write_results,
 )
-from schedc.dsl import compile_file  # noqa: E402
-from schedc.dsl.machines import extend_machine, with_resources  # noqa: E402
-from schedc.runtime.engine.from_ir import to_runtime  # noqa: E402
+from schedc.dsl import ir  # noqa: E402
 from schedc.runtime.engine.policy import RuntimePolicy  # noqa: E402
-from schedc.runtime.engine.simulator import simulate  # noqa: E402
-from schedc.runtime.metrics import compute_metrics  # noqa: E402
 from schedc.runtime.monitor import MonitorViolation  # noqa: E402
+from schedc.runtime.run import (  # noqa: E402
+    RunOptions,
+    WorkloadCache,
+    compiled,
+    load_for,
+    prepared_policy,
+    run_policy,
+)
 from schedc.runtime.workloads import kresource  # noqa: E402
 from schedc.runtime.workloads.load import load_workload  # noqa: E402
 from schedc.runtime.workloads.workload import Workload  # noqa: E402
@@ -123,34 +128,38 @@ def draws_of(setup: Setup, k: int, distribution: str) -> kresource.Draws:
 
 
 def policy_on(path: str, k: int) -> RuntimePolicy:
-    return to_runtime(with_resources(compile_file(path), k))
+    return prepared_policy(path, RunOptions(resources=k))
 
 
-def measured(policy: RuntimePolicy, workload: Workload, key: str) -> dict[str, Any]:
-    started = time.perf_counter()
+def measured(policy: ir.Policy, workload: Workload, key: str,
+             options: RunOptions | None = None, cache: WorkloadCache | None = None
+             ) -> dict[str, Any]:
+    """One run's METRICS, its policy's name, and the simulation's wall time."""
     try:
-        schedule = simulate(policy, workload)
+        result = run_policy(policy, workload, options, cache)
     except MonitorViolation as exc:  # re-raised as a plain exception: it crosses processes
         raise SimulationFailed(f"{key} {policy.name}: runtime monitor: {exc}") from None
-    m = compute_metrics(schedule).to_dict()
-    return {"metrics": {name: m[name] for name in METRICS},
-            "wall": time.perf_counter() - started}
+    m = result.metrics()
+    return {"metrics": {name: m[name] for name in METRICS}, "name": result.policy.name,
+            "wall": result.wall}
 
 
 def run_cell(task: Task) -> dict[str, Any]:
     setup = task.setup
     source, capacity = source_of(setup)
     draws = draws_of(setup, task.k, task.distribution)
-    policies = [policy_on(p, task.k) for p in setup.policies]
+    on_k = RunOptions(resources=task.k)
+    irs = [compiled(p, on_k) for p in setup.policies]
+    baseline = prepared_policy(irs[0], RunOptions())
     started = time.perf_counter()
     try:
-        found = kresource.calibrate_rate(policies[0], source, draws, capacity,
+        found = kresource.calibrate_rate(baseline, source, draws, capacity,
                                          task.queue_length, setup.tolerance)
     except ValueError as exc:
         raise ExperimentError(f"{task.key}: {exc}") from None
     calibration_wall = time.perf_counter() - started
     w = kresource.workload(source, draws, capacity, found.mean_interarrival)
-    runs = {p.name: measured(p, w, task.key) for p in policies}
+    runs = {r["name"]: r for r in (measured(p, w, task.key) for p in irs)}
     return {"key": task.key, "calibration": {
         "mean_interarrival": found.mean_interarrival, "queue_length": found.queue_length,
         "steps": [list(s) for s in found.steps]},
@@ -158,16 +167,22 @@ def run_cell(task: Task) -> dict[str, Any]:
         "wall": {"calibration": calibration_wall, **{n: r["wall"] for n, r in runs.items()}}}
 
 
-@cache
-def lanl_workload(path: str) -> Workload:
-    return load_workload(path, ("cpus", "memory"), {"memory": LANL_MEMORY_KB})
+# LANL-CM5 on cpus and memory, as `schedc run --resources cpus,memory --capacity memory=...`
+LANL = RunOptions(resources=("cpus", "memory"), capacities={"memory": LANL_MEMORY_KB})
+# The trace as read (forked workers inherit it; every policy's LANL run shares it)
+LOADED: WorkloadCache = {}
+
+
+def lanl_workload(path: str, policy: str = DEFAULT_POLICIES[0]) -> Workload:
+    """The LANL trace as ``policy``'s run reads it."""
+    return load_for(prepared_policy(policy_path(policy), LANL), path, LANL, LOADED)
 
 
 def run_lanl(task: Task) -> dict[str, Any]:
-    policy = to_runtime(extend_machine(compile_file(task.lanl_policy), ["cpus", "memory"]))
-    r = measured(policy, lanl_workload(task.lanl), task.key)
-    return {"key": task.key, "policy": policy.name, "metrics": r["metrics"],
-            "wall": {policy.name: r["wall"]}}
+    policy = compiled(task.lanl_policy, LANL)  # on cpus and memory: its name for a stop
+    r = measured(policy, task.lanl, task.key, attrs.evolve(LANL, resources=None), LOADED)
+    return {"key": task.key, "policy": r["name"], "metrics": r["metrics"],
+            "wall": {r["name"]: r["wall"]}}
 
 
 def run_task(task: Task) -> dict[str, Any]:

@@ -60,7 +60,7 @@ def simulate(policy: RuntimePolicy, workload: Workload, progress: Progress | Non
     they can be switched off to test exactly that. ``monitor`` runs the independent after-pass
     checks (``monitor.py``).
 
-    ``cluster`` (``hetero.py``): the cpus are processors with speeds and background load; a
+    ``cluster`` (``cluster.py``): the cpus are processors with speeds and background load; a
     job's times scale by the power of the processors it gets (policies without reservations).
 
     ``on_pass`` gets the decisions of every pass run (``dsl/semantics/decisions.py``), in

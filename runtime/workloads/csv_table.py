@@ -32,7 +32,7 @@ BASE = ("id", "submit", "run_time", "estimate")
 MOLDABLE = ("min_size", "max_size")
 
 
-def read_jobtable(
+def read_csv_table(
     path: str | os.PathLike[str],
     resources: tuple[str, ...] = ("cpus",),
     capacities: Mapping[str, int | None] | None = None,

@@ -24,6 +24,6 @@ def load_workload(
     if name.endswith((".swf", ".swf.gz")):
         return swf.read_swf(path, resources, caps, lenient)
     if name.endswith((".csv", ".csv.gz")):
-        return csv_table.read_jobtable(path, resources, caps, lenient)
+        return csv_table.read_csv_table(path, resources, caps, lenient)
     raise WorkloadError(name, None, None, "unknown workload format",
                         help="expected a .swf, .swf.gz or .csv file")

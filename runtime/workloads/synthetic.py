@@ -27,7 +27,7 @@ Offered utilisation is eq. 9 of the paper:
 (``offered_utilisation``, whose docstring says how the denominator generalises to BPUs).
 
 Everything is drawn from ``random.Random`` seeded from ``SyntheticSpec.seed`` (no numpy), so
-the same spec gives the same jobs, and the same bytes from ``write_jobtable``.
+the same spec gives the same jobs, and the same bytes from ``write_csv_table``.
 """
 
 from __future__ import annotations
@@ -218,7 +218,7 @@ def interarrival_for_utilisation(
     return mean_demand / (target_utilisation * total_power)
 
 
-def write_jobtable(jobs: Iterable[SyntheticJob], path: str | os.PathLike[str]) -> None:
+def write_csv_table(jobs: Iterable[SyntheticJob], path: str | os.PathLike[str]) -> None:
     """Write ``id,submit,demand,pmax`` rows to ``path``, whole or not at all.
 
     The demand is written with ``repr`` (shortest string that reads back as the same float), so
@@ -271,7 +271,7 @@ def _parse_row(cells: list[str]) -> SyntheticJob:
 
 
 def read_synthetic_table(path: str | os.PathLike[str]) -> tuple[SyntheticJob, ...]:
-    """The jobs of a table written by ``write_jobtable``.
+    """The jobs of a table written by ``write_csv_table``.
 
     Raises ValueError "path:line: message" for a wrong header, a malformed row, a duplicate id
     or a submit earlier than the row before (the generator's order, which simulators rely on).

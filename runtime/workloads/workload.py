@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import difflib
 import gzip
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
 from attrs import field, frozen
 
+from schedc.dsl.diagnostics import Diagnostic, DiagnosticError
 from schedc.runtime.jobs import Job
 
 
@@ -27,8 +29,9 @@ class Workload:
         return sum(self.skipped.values())
 
 
-class WorkloadError(Exception):
-    """A user mistake in a workload file or its machine: rendered like a compiler diagnostic."""
+class WorkloadError(DiagnosticError):
+    """A user mistake in a workload file or its machine: a located diagnostic, rendered like a
+    compiler one (its ``str`` stays the short one-block form that logs and tests read)."""
 
     def __init__(
         self,
@@ -39,13 +42,21 @@ class WorkloadError(Exception):
         help: str | None = None,
         source_line: str | None = None,
     ) -> None:
-        super().__init__(message)
+        super().__init__([_located(path, line, col, message, help, source_line)])
         self.path = path
         self.line = line
         self.col = col
         self.message = message
         self.help = help
         self.source_line = source_line
+
+    @property
+    def diagnostic(self) -> Diagnostic:
+        return self.diagnostics[0]
+
+    def __reduce__(self) -> tuple:  # picklable: it crosses the experiments' worker processes
+        return (type(self), (self.path, self.line, self.col, self.message, self.help,
+                             self.source_line))
 
     def __str__(self) -> str:
         where = self.path
@@ -61,6 +72,21 @@ class WorkloadError(Exception):
         if self.help:
             out.append(f"help: {self.help}")
         return "\n".join(out)
+
+
+# The value a column points at: an SWF field, a CSV cell (quoted, or up to a comma), a JSON
+# string or number; the caret underlines all of it.
+_TOKEN = re.compile(r'"[^"]*"?|[^\s,"\]}]*')
+
+
+def _located(path: str, line: int | None, col: int | None, message: str, help: str | None,
+             source_line: str | None) -> Diagnostic:
+    end_col = None
+    if col is not None and source_line is not None:
+        token = _TOKEN.match(source_line[col - 1:])
+        end_col = col + max(1, len(token.group()) if token else 1)
+    return Diagnostic(message, path, line, col, line if end_col else None, end_col, help,
+                      source=source_line)
 
 
 def whole_number(text: str) -> int | None:

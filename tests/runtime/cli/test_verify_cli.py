@@ -62,7 +62,7 @@ def test_ctrl_c_stops_verify_at_once_and_writes_nothing(tmp_path: Path) -> None:
 LONG_CHECK = textwrap.dedent("""
     import sys
     import z3
-    from schedc.runtime.cli.main import _interruptibly
+    from schedc.runtime.cli.verify import _interruptibly
 
     def work():
         s = z3.Optimize() if sys.argv[1] == "optimize" else z3.Solver()

@@ -194,11 +194,11 @@ TABLE = '''id,submit,run_time,estimate,cpus,min_size,max_size,speedup
 
 
 def test_job_table_moldable_columns(tmp_path: Path) -> None:
-    from schedc.runtime.workloads.csv_table import read_jobtable
+    from schedc.runtime.workloads.csv_table import read_csv_table
 
     path = tmp_path / "jobs.csv"
     path.write_text(TABLE)
-    w = read_jobtable(path, capacities={"cpus": 4})
+    w = read_csv_table(path, capacities={"cpus": 4})
     assert [j.moldable for j in w.jobs] == [Moldable(1, 4, Linear()), Moldable(1, 1, Linear()),
                                             Moldable(2, 4, Downey(4, 0.5))]
 
@@ -210,27 +210,27 @@ def test_job_table_moldable_columns(tmp_path: Path) -> None:
     ("4,0,1,1,2,x,4,linear", "column `min_size` is not an integer", 11),
 ])
 def test_job_table_moldable_errors(tmp_path: Path, row, message, col) -> None:
-    from schedc.runtime.workloads.csv_table import read_jobtable
+    from schedc.runtime.workloads.csv_table import read_csv_table
     from schedc.runtime.workloads.workload import WorkloadError
 
     path = tmp_path / "jobs.csv"
     path.write_text(TABLE + row + "\n")
     with pytest.raises(WorkloadError, match=message) as caught:
-        read_jobtable(path, capacities={"cpus": 4})
+        read_csv_table(path, capacities={"cpus": 4})
     assert (caught.value.line, caught.value.col) == (5, col)
     assert caught.value.help not in str(caught.value.message)  # help adds, not repeats
-    lenient = read_jobtable(path, capacities={"cpus": 4}, lenient=True)
+    lenient = read_csv_table(path, capacities={"cpus": 4}, lenient=True)
     assert len(lenient.jobs) == 3 and lenient.skipped == {"malformed line": 1}
 
 
 def test_job_table_needs_both_range_columns(tmp_path: Path) -> None:
-    from schedc.runtime.workloads.csv_table import read_jobtable
+    from schedc.runtime.workloads.csv_table import read_csv_table
     from schedc.runtime.workloads.workload import WorkloadError
 
     path = tmp_path / "jobs.csv"
     path.write_text("id,submit,run_time,estimate,cpus,min_size\n1,0,1,1,1,1\n")
     with pytest.raises(WorkloadError, match="needs both `min_size` and `max_size`"):
-        read_jobtable(path, capacities={"cpus": 4})
+        read_csv_table(path, capacities={"cpus": 4})
 
 
 def test_cli_runs_a_moldable_job_table(tmp_path: Path, capsys) -> None:

@@ -20,7 +20,7 @@ from schedc.runtime.workloads.synthetic import (
     read_synthetic_table,
     total_computing_power,
     variate,
-    write_jobtable,
+    write_csv_table,
 )
 
 
@@ -57,8 +57,8 @@ specs = st.builds(
 def test_same_seed_same_jobs_and_same_bytes(tmp_path):
     a, b = generate(spec()), generate(spec())
     assert a == b
-    write_jobtable(a, tmp_path / "a.csv")
-    write_jobtable(b, tmp_path / "b.csv")
+    write_csv_table(a, tmp_path / "a.csv")
+    write_csv_table(b, tmp_path / "b.csv")
     assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
 
 
@@ -184,7 +184,7 @@ def test_utilisation_rejects_bad_power(bad):
 def test_write_read_round_trip(tmp_path):
     jobs = generate(spec(jobs=500, mean_demand=1e-3))
     path = tmp_path / "w.csv"
-    write_jobtable(jobs, path)
+    write_csv_table(jobs, path)
     assert path.read_text().splitlines()[0] == "id,submit,demand,pmax"
     assert read_synthetic_table(path) == jobs
     assert [p.name for p in tmp_path.iterdir()] == ["w.csv"]  # no temp file left behind
@@ -196,7 +196,7 @@ def test_write_read_round_trip(tmp_path):
 def test_demand_floats_round_trip_exactly(tmp_path_factory, demands):
     jobs = tuple(SyntheticJob(i, i // 3, d, 1 + i % 4) for i, d in enumerate(demands, 1))
     path = tmp_path_factory.mktemp("rt") / "t.csv"
-    write_jobtable(jobs, path)
+    write_csv_table(jobs, path)
     back = read_synthetic_table(path)
     assert back == jobs
     assert [d.demand.hex() for d in back] == [d.hex() for d in demands]
@@ -211,7 +211,7 @@ def test_failed_write_keeps_old_file(tmp_path):
         raise RuntimeError("boom")
 
     with pytest.raises(RuntimeError):
-        write_jobtable(broken(), path)
+        write_csv_table(broken(), path)
     assert path.read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["t.csv"]
 

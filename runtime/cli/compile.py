@@ -1,0 +1,41 @@
+"""`schedc check` and `schedc compile`: the language side alone, no simulation."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from schedc.runtime.cli.errors import EXIT_OK, EXIT_USER_ERROR, report
+from schedc.runtime.run import require_file
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from schedc.dsl import check_file
+
+    failed = False
+    for file in args.files:
+        require_file(file, "policy")
+        result = check_file(file)
+        if result.diagnostics:
+            failed = True
+            report(result.diagnostics)
+        else:
+            names = ", ".join(result.policies) or "no policy"
+            print(f"ok: {file} ({names})")
+    return EXIT_USER_ERROR if failed else EXIT_OK
+
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    from schedc.dsl import compile_file, policy_to_json
+
+    require_file(args.file, "policy")
+    policy = compile_file(args.file, args.policy)
+    text = json.dumps(policy_to_json(policy), indent=2) + "\n"
+    if args.output:
+        from schedc.runtime.atomicio import write_text_atomic
+
+        write_text_atomic(args.output, text)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK

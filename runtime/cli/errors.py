@@ -1,0 +1,70 @@
+"""Exit statuses, and what every error of a command becomes: a diagnostic on standard
+error and exit status 2 for a user mistake, 1 for a runtime monitor's stop, never a
+traceback."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Iterable
+
+from schedc.dsl.diagnostics import Diagnostic, DiagnosticError
+from schedc.runtime.run import OptionError
+
+EXIT_OK = 0
+EXIT_VIOLATION = 1
+EXIT_USER_ERROR = 2
+EXIT_UNKNOWN = 3  # `verify`: some verdict unknown
+
+# A mistake in the command line itself (not in a file): one message and a help line. The
+# library raises the same type for options that do not fit the policy or the workload.
+UserError = OptionError
+
+
+def err(text: str) -> None:
+    sys.stderr.write(text if text.endswith("\n") else text + "\n")
+
+
+def report(diagnostics: Iterable[Diagnostic]) -> None:
+    """Diagnostics on standard error: coloured through rich on a terminal, plain otherwise."""
+    from schedc.dsl import render_diagnostics
+
+    if sys.stderr.isatty():
+        from schedc.runtime.report import stderr_console
+
+        stderr_console().print(render_diagnostics(diagnostics, color=True), end="",
+                               highlight=False, soft_wrap=True)
+    else:
+        err(render_diagnostics(diagnostics))
+
+
+def handled(command: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """``command(args)``'s exit status, with its errors reported and mapped to theirs."""
+    try:
+        return command(args)
+    except DiagnosticError as error:  # policy, workload, state and option mistakes alike
+        report(error.diagnostics)
+        return EXIT_USER_ERROR
+    except _cluster_error() as error:
+        report([Diagnostic(str(error), help=error.help)])
+        return EXIT_USER_ERROR
+    except _monitor_violation() as error:  # a policy bug, not a user mistake
+        err(f"runtime monitor: {error}")
+        return EXIT_VIOLATION
+    except OSError as error:  # unreadable input, unwritable output
+        err(f"error: {error.strerror or error}: {error.filename or ''}".rstrip(": "))
+        return EXIT_USER_ERROR
+
+
+# The engine's exception types, imported only when an error is being matched: the simulator
+# loads slowly, and `schedc check` never needs it.
+def _cluster_error() -> type[Exception]:
+    from schedc.runtime.engine.cluster import ClusterError
+
+    return ClusterError
+
+
+def _monitor_violation() -> type[Exception]:
+    from schedc.runtime.monitor import MonitorViolation
+
+    return MonitorViolation

@@ -1,0 +1,182 @@
+"""`schedc run` and `schedc compare`: the command line's options made `RunOptions`, then
+`schedc.runtime.run.run_policy` and a report."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from schedc.runtime.cli.errors import EXIT_OK, UserError
+from schedc.runtime.run import RunOptions
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from schedc.runtime import report
+    from schedc.runtime.run import run_policy
+
+    result = run_policy(args.policy_file, args.workload, run_options(args))
+    if args.jobs_out:
+        from schedc.runtime.metrics import write_jobs_csv
+
+        write_jobs_csv(result.schedule, args.jobs_out)
+    if args.swf_out:
+        from schedc.runtime.workloads.swf import write_swf
+
+        write_swf(result.schedule, args.swf_out)
+    if args.json:
+        print(json.dumps(report.run_json(result), indent=2))
+    else:
+        report.print_run(result)
+    return EXIT_OK
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from schedc.runtime import report
+    from schedc.runtime.run import run_policy
+
+    options = run_options(args)
+    loaded: dict = {}  # policies on the same machine share one parsed workload
+    results = [run_policy(path, args.workload, options, loaded) for path in args.policy_files]
+    if args.csv_out:
+        report.write_compare_csv(results, args.csv_out)
+    if args.json:
+        print(json.dumps(report.compare_json(results), indent=2))
+    else:
+        report.print_compare(results)
+    return EXIT_OK
+
+
+def run_options(args: argparse.Namespace) -> RunOptions:
+    """The options of `run` or `compare`, checked for what needs no policy or workload."""
+    state = getattr(args, "state", None)
+    if state:
+        _check_state_options(args)
+    params = parse_assignments(args.param, "--param")
+    capacities = parse_capacities(args.capacity)
+    speeds = None if state else _speeds(args)  # a state's machine is its own
+    return RunOptions(
+        policy_name=getattr(args, "policy", None), params=params, capacities=capacities,
+        lenient=args.lenient, resources=args.resources,
+        moldable=None if state else _moldable_spec(args), speeds=speeds,
+        background_load=args.background_load, load_seed=args.load_seed, state=state or None,
+        progress=_progress_bars(args))
+
+
+def _check_state_options(args: argparse.Namespace) -> None:
+    """`run --state` replays the state's own jobs on its own machine: nothing to change."""
+    if args.workload:
+        raise UserError("give either --state or --workload, not both",
+                        help="a state holds its own jobs; later arrivals are not supported")
+    if args.capacity:
+        raise UserError("--capacity does not apply with --state",
+                        help="the state's `capacity` is the machine: edit it in the file")
+    if args.range_factor is not None or args.load_factor != 100 or args.sigma != 0:
+        raise UserError("--range-factor, --sigma and --load-factor do not apply with --state",
+                        help="they change a workload read with --workload")
+    if args.speeds is not None:
+        raise UserError("--speeds does not apply with --state",
+                        help="a state's machine is its `capacity`")
+
+
+def parse_assignments(items: Sequence[str], flag: str) -> dict[str, str]:
+    result: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise UserError(
+                f"{flag} {item!r} is not of the form NAME=VALUE",
+                help=f"for example {flag} cpus=128" if flag == "--capacity" else
+                f"for example {flag} depth=2",
+            )
+        result[name.strip()] = value.strip()
+    return result
+
+
+def parse_capacities(items: Sequence[str]) -> dict[str, int]:
+    capacities: dict[str, int] = {}
+    for name, value in parse_assignments(items, "--capacity").items():
+        try:
+            number = int(value)
+        except ValueError:
+            raise UserError(
+                f"--capacity {name}={value}: the capacity must be a whole number",
+                help="capacities count units of a resource, e.g. --capacity cpus=128",
+            ) from None
+        if number < 1:
+            raise UserError(
+                f"--capacity {name}={value}: the capacity must be at least 1",
+                help="a resource with no capacity can run no job",
+            )
+        capacities[name] = number
+    return capacities
+
+
+def _speeds(args: argparse.Namespace) -> tuple[float, ...] | None:
+    """The processors of --speeds (checked by the cluster when the run makes it)."""
+    from schedc.runtime.engine.cluster import ClusterError, parse_speeds
+
+    if args.speeds is None:
+        if args.background_load != 0 or args.load_seed != 0:
+            raise UserError("--background-load and --load-seed need --speeds",
+                            help="give the processors' speeds, e.g. --speeds 64x1 for a "
+                            "homogeneous cluster with background load")
+        return None
+    try:
+        return tuple(parse_speeds(args.speeds))
+    except ClusterError as exc:
+        raise UserError(str(exc), help=exc.help) from None
+
+
+def _moldable_spec(args: argparse.Namespace):
+    """papers/000's transform of the workload, or None when the options change nothing."""
+    from schedc.runtime.workloads.moldable import MoldableSpec
+
+    try:
+        spec = MoldableSpec(args.range_factor, args.sigma, args.load_factor)
+    except ValueError as exc:
+        raise UserError(str(exc), help="e.g. --range-factor 2 --sigma 1 --load-factor 125"
+                        ) from None
+    if spec.range_factor is None and args.sigma != 0:
+        raise UserError("--sigma needs --range-factor",
+                        help="sigma shapes the speedup of jobs made moldable")
+    if spec.range_factor is None and spec.load_factor == 100:
+        return None
+    return spec
+
+
+def _progress_bars(args: argparse.Namespace) -> Callable[[str, int], Any] | None:
+    """A rich progress bar per run on a terminal; none when piped or with --no-progress."""
+    if args.no_progress or args.json or not sys.stderr.isatty():
+        return None
+    return _ProgressBar
+
+
+class _ProgressBar:
+    def __init__(self, label: str, total: int) -> None:
+        self.label = label
+        self.total = total
+        self._bar = None
+        self._task = None
+
+    def __enter__(self) -> Callable[[int, int], None]:
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        from schedc.runtime.report import stderr_console
+
+        self._bar = Progress(TextColumn("{task.description}"), BarColumn(),
+                             TextColumn("{task.completed:,.0f}/{task.total:,.0f} jobs ended"),
+                             TimeElapsedColumn(), console=stderr_console(), transient=True)
+        self._bar.__enter__()
+        self._task = self._bar.add_task(self.label, total=self.total)
+
+        def update(done: int, total: int) -> None:
+            self._bar.update(self._task, completed=done, total=total)
+
+        return update
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(*exc)

@@ -1,0 +1,193 @@
+"""`schedc verify`: prove a policy's properties with Z3 (imported here only: it loads
+slowly), interruptible by Ctrl-C, with counterexamples written as replayable state files."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from schedc.runtime.cli.errors import EXIT_OK, EXIT_UNKNOWN, EXIT_VIOLATION, UserError
+from schedc.runtime.cli.version import version
+from schedc.runtime.run import require_file
+
+# `schedc verify` bounds: the defaults of dsl/verify's Bounds (not imported here: z3 loads
+# slowly)
+VERIFY_QUEUED = 8
+VERIFY_RUNNING = 8
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from schedc.dsl import compile_file
+    from schedc.dsl.verify import reports as vr
+    from schedc.dsl.verify.pass_encoding import Bounds
+    from schedc.dsl.verify.prover import PROPERTIES, Limits, verify_policy, with_resources
+    from schedc.runtime.replay import replayer
+
+    for flag, value, default in (("--queued", args.queued, VERIFY_QUEUED),
+                                 ("--running", args.running, VERIFY_RUNNING)):
+        if not 1 <= value <= 64:
+            raise UserError(f"{flag} {value}: the bound must lie in [1, 64]",
+                            help=f"small bounds prove less; large ones take long (default "
+                            f"{default})")
+    # Z3 reads both limits as unsigned 32-bit numbers (a larger rlimit wraps round; 0 is none)
+    if not 1 <= args.rlimit < 2**32:
+        raise UserError(f"--rlimit {args.rlimit}: the limit must lie in [1, {2**32 - 1}]",
+                        help="Z3's resource units per property (default 50000000)")
+    if not 0.001 <= args.timeout < 2**32 / 1000:  # also false for nan
+        raise UserError(f"--timeout {args.timeout:g}: give a number of seconds in "
+                        f"[0.001, {2**32 // 1000}]", help="per property (default 60)")
+    if args.resources is not None and not 1 <= args.resources <= 8:
+        raise UserError(f"--resources {args.resources}: K must lie in [1, 8]",
+                        help="the machine's own resources, then generic ones, up to 8")
+    from schedc.runtime.workloads.workload import choices_help
+
+    known = (*PROPERTIES, "invariant")
+    for name in args.properties or ():
+        if name not in known:
+            raise UserError(f"--property {name}: no such property",
+                            help=choices_help(name, known, "the properties are"))
+
+    def verify_all() -> list:
+        reports = []
+        for file in args.files:
+            require_file(file, "policy")
+            policy = compile_file(file, args.policy)
+            if args.resources is not None:
+                try:
+                    policy = with_resources(policy, args.resources)
+                except ValueError as exc:
+                    raise UserError(f"--resources {args.resources}: {exc}",
+                                    help="give at least as many resources as the machine has"
+                                    ) from None
+            verdicts = verify_policy(policy, Bounds(args.queued, args.running),
+                                     Limits(args.rlimit, int(args.timeout * 1000)),
+                                     only=args.properties, replay=replayer(policy))
+            reports.append(vr.PolicyReport(file, policy.name, tuple(verdicts)))
+        return reports
+
+    # Nothing is written until every verdict is in: Ctrl-C leaves no partial report.
+    reports = _interruptibly(verify_all)
+    if args.counterexamples:
+        _write_counterexamples(reports, Path(args.counterexamples))
+    if args.format == "text" and not args.output:
+        from schedc.runtime.report import stdout_console
+
+        vr.print_terminal(reports, stdout_console())
+    else:
+        text = {"json": vr.to_json, "markdown": vr.to_markdown, "text": vr.to_markdown,
+                "sarif": lambda r: vr.to_sarif(r, version())}[args.format](reports)
+        if args.output:
+            from schedc.runtime.atomicio import write_text_atomic
+
+            write_text_atomic(args.output, text)
+        else:
+            sys.stdout.write(text)
+    statuses = {v.status for r in reports for v in r.verdicts}
+    if "violated" in statuses:
+        return EXIT_VIOLATION
+    return EXIT_UNKNOWN if "unknown" in statuses else EXIT_OK
+
+
+T = TypeVar("T")
+
+
+class _Cancelled(BaseException):
+    """Raised in the verifying thread when the user presses Ctrl-C (never seen outside)."""
+
+
+def _interruptibly(work: Callable[[], T]) -> T:
+    """``work()`` (Z3 checks), stopped at once by Ctrl-C: KeyboardInterrupt within a moment,
+    and no verdict "unknown: canceled".
+
+    A Z3 check runs in C, where Python raises no KeyboardInterrupt until it returns; and Z3
+    traps SIGINT itself by default, cancels the check at hand (unknown, "canceled") and lets
+    the next one run. So Z3 leaves SIGINT to Python here (its `ctrl_c` parameter), ``work``
+    runs in a worker thread while this (main) thread only waits, and on KeyboardInterrupt
+    this thread interrupts Z3's context (a check returns at once) and raises `_Cancelled` in
+    the worker (its Python code stops at the next step), then raises KeyboardInterrupt."""
+    import threading
+
+    import z3
+
+    outcome: dict[str, Any] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            outcome["value"] = work()
+        except BaseException as exc:  # re-raised in the main thread
+            outcome["error"] = exc
+        finally:
+            done.set()
+
+    trapped = z3.get_param("ctrl_c")
+    z3.set_param("ctrl_c", False)
+    worker = threading.Thread(target=run, name="schedc-verify", daemon=True)
+    try:
+        worker.start()
+        # an Event, not join(): a join interrupted by Ctrl-C can leave is_alive() wrong
+        while worker.is_alive():
+            done.wait(0.1)
+    except KeyboardInterrupt:
+        _cancel(worker)
+        raise
+    finally:
+        z3.set_param("ctrl_c", trapped)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def _cancel(worker, patience: float = 2.0) -> None:
+    """Stop ``worker`` (see `_interruptibly`); give up waiting after ``patience`` seconds (a
+    daemon thread: the process can still exit)."""
+    import ctypes
+    import threading
+    import time
+
+    import z3
+
+    unraisable, excepthook = sys.unraisablehook, threading.excepthook
+
+    # `_Cancelled` raised in a `__del__` (z3 objects have one) is lost, so it is raised again
+    # until the worker ends; one raised after `work` returned ends the thread: both silently
+    def swallowed(unraisable_: Any) -> None:
+        if not isinstance(unraisable_.exc_value, _Cancelled):
+            unraisable(unraisable_)
+
+    def escaped(args_: Any) -> None:
+        if not isinstance(args_.exc_value, _Cancelled):
+            excepthook(args_)
+
+    sys.unraisablehook, threading.excepthook = swallowed, escaped
+    try:
+        deadline = time.monotonic() + patience
+        while worker.is_alive() and time.monotonic() < deadline:
+            # the check at hand, or the next one if none runs yet; read on each round: a
+            # verification makes its own context (dsl/verify/z3context.py)
+            z3.main_ctx().interrupt()
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(worker.ident),
+                                                       ctypes.py_object(_Cancelled))
+            time.sleep(0.02)
+    finally:
+        if not worker.is_alive():
+            sys.unraisablehook, threading.excepthook = unraisable, excepthook
+
+
+def _write_counterexamples(reports, folder: Path) -> None:
+    from schedc.runtime.atomicio import write_text_atomic
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for r in reports:
+        for v in r.verdicts:
+            if v.counterexample:
+                state = {k: val for k, val in v.counterexample.items() if k != "pass"}
+                name = v.property.split()[0] if v.property.startswith("invariant") \
+                    else v.property
+                target = folder / f"{Path(r.file).stem}.{name}.json"
+                write_text_atomic(target, json.dumps(state, indent=2) + "\n")
+

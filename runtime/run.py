@@ -1,0 +1,257 @@
+"""One way to run a policy: compile it, bind its params, load the workload on its machine,
+transform it, simulate, and measure. `schedc run`/`compare`, the experiments and the
+benchmarks all call `run_policy`.
+
+The simulator and the readers are imported inside the functions that use them, so that the
+CLI can import this module's light parts (`OptionError`, `require_file`) and still start fast.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
+from importlib import resources as importlib_resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from attrs import Factory, field, frozen
+
+from schedc.dsl.diagnostics import Diagnostic, DiagnosticError
+
+if TYPE_CHECKING:
+    from schedc.dsl import ir
+    from schedc.runtime.engine.cluster import Cluster
+    from schedc.runtime.engine.policy import RuntimePolicy
+    from schedc.runtime.schedule import Schedule
+    from schedc.runtime.workloads.moldable import MoldableSpec
+    from schedc.runtime.workloads.workload import Workload
+
+BUNDLED_TRACE = "KTH-SP2-1996-2.1-cln.swf.gz"
+
+# What `simulate` calls as jobs end: (jobs ended, jobs in all)
+Progress = Callable[[int, int], None]
+# Given a run's label and job count, a context that yields its progress callback (or None)
+ProgressFactory = Callable[[str, int], AbstractContextManager[Progress | None]]
+# Loaded workloads shared by runs on the same machine (`schedc compare`, the experiments)
+WorkloadCache = dict[tuple, "Workload"]
+
+
+class OptionError(DiagnosticError):
+    """A run option that does not fit (a file not found, a capacity of no resource): one
+    unlocated diagnostic, a message and a help line."""
+
+    def __init__(self, message: str, help: str | None = None) -> None:
+        super().__init__([Diagnostic(message, help=help)])
+        self.message = message
+        self.help = help
+
+    def __reduce__(self) -> tuple:  # picklable: it crosses the experiments' worker processes
+        return (type(self), (self.message, self.help))
+
+
+def bundled_trace() -> Path:
+    """The KTH-SP2 trace shipped inside the package (the default workload of a run)."""
+    return Path(str(importlib_resources.files("schedc.runtime") / "data" / BUNDLED_TRACE))
+
+
+def require_file(path: str | Path, what: str) -> None:
+    p = Path(path)
+    if not p.exists():
+        raise OptionError(f"{what} file not found: {path}",
+                          help="check the path; it is relative to the current directory")
+    if p.is_dir():
+        raise OptionError(f"{what} file is a directory: {path}", help="give a file")
+
+
+@frozen
+class RunOptions:
+    """How to run: everything `schedc run` takes besides the policy and the workload."""
+
+    policy_name: str | None = None  # which policy of the file (if it defines several)
+    params: Mapping[str, str] = field(factory=dict)  # param values as text (`--param`)
+    capacities: Mapping[str, int] = field(factory=dict)  # override the machine's and trace's
+    lenient: bool = False  # skip and count malformed workload lines
+    # More resources than the policy's machine: K (its own, then r2, r3, ...) or names
+    resources: int | str | tuple[str, ...] | None = None
+    moldable: MoldableSpec | None = None  # papers/000's transform (None: jobs as read)
+    limit: int | None = None  # only the workload's first N jobs
+    speeds: tuple[float, ...] | None = None  # a heterogeneous cluster (papers/002)
+    background_load: float = 0.0
+    load_seed: int = 0
+    state: str | None = None  # replay a machine state file instead of a workload
+    progress: ProgressFactory | None = field(default=None, eq=False)
+
+
+@frozen
+class RunResult:
+    policy_file: str  # as given ("" for a compiled policy)
+    policy: RuntimePolicy
+    workload: Workload  # as simulated (transformed, if the options say so)
+    schedule: Schedule
+    cluster: str | None = None  # a heterogeneous cluster's description
+    wall: float = 0.0  # seconds of the simulation alone
+    # computed once: a table, --json and --csv of one run all read it
+    _metrics: dict[str, Any] = field(init=False, eq=False, repr=False, default=Factory(
+        lambda self: _metrics_of(self.schedule), takes_self=True))
+
+    def metrics(self) -> dict[str, Any]:
+        return self._metrics
+
+
+def _metrics_of(schedule: Schedule) -> dict[str, Any]:
+    from schedc.runtime.metrics import compute_metrics
+
+    return compute_metrics(schedule).to_dict()
+
+
+def run_policy(policy: str | Path | ir.Policy, workload: str | Path | Workload | None = None,
+               options: RunOptions | None = None,
+               cache: WorkloadCache | None = None) -> RunResult:
+    """Simulate ``policy`` (a .pol file or a compiled policy) on ``workload`` (a file, a
+    loaded workload, or None: the bundled trace, or ``options.state``'s jobs).
+
+    A workload given loaded is simulated as it is (no capacities, limit or transform)."""
+    options = options or RunOptions()
+    if options.state is not None:
+        return _run_state(policy, options)
+    runtime = prepared_policy(policy, options)
+    capacities_for(runtime, options.capacities)  # a wrong capacity before a wrong cluster
+    cluster = make_cluster(options)
+    if isinstance(workload, str | Path) or workload is None:
+        path = str(workload) if workload is not None else str(bundled_trace())
+        loaded = load_for(runtime, path, options, cache,
+                          cpus=len(cluster.speeds) if cluster is not None else None)
+    else:
+        loaded = workload
+    schedule, wall = _simulate(runtime, loaded, options, Path(loaded.source).name,
+                               cluster=cluster)
+    return RunResult(policy_file=_file_of(policy), policy=runtime, workload=loaded,
+                     schedule=schedule, cluster=cluster.describe() if cluster else None,
+                     wall=wall)
+
+
+def compiled(policy: str | Path | ir.Policy, options: RunOptions) -> ir.Policy:
+    """The policy's IR on the machine the options ask for."""
+    from schedc.dsl import compile_file
+
+    if isinstance(policy, str | Path):
+        require_file(policy, "policy")
+        policy = compile_file(policy, options.policy_name)
+    return on_resources(policy, options.resources)
+
+
+def prepared_policy(policy: str | Path | ir.Policy, options: RunOptions) -> RuntimePolicy:
+    """The policy compiled, on its resources, with its params bound."""
+    from schedc.runtime.engine.from_ir import to_runtime
+
+    return to_runtime(compiled(policy, options), dict(options.params))
+
+
+def on_resources(policy: ir.Policy, spec: int | str | tuple[str, ...] | None) -> ir.Policy:
+    """The policy on its machine's resources and more (`--resources K|NAMES`)."""
+    from schedc.dsl.machines import extend_machine, with_resources
+
+    if spec is None:
+        return policy
+    shown = ",".join(spec) if isinstance(spec, tuple) else str(spec)
+    try:
+        if isinstance(spec, int):
+            return with_resources(policy, spec)
+        if isinstance(spec, str) and spec.strip().isascii() and spec.strip().isdigit():
+            return with_resources(policy, int(spec))
+        names = spec if isinstance(spec, tuple) else spec.split(",")
+        return extend_machine(policy, [n.strip() for n in names])
+    except ValueError as exc:
+        own = ",".join(r.name for r in policy.machine.resources)
+        raise OptionError(f"--resources {shown}: {exc}",
+                          help=f"list the machine's own first, e.g. --resources {own},memory"
+                          ) from None
+
+
+def make_cluster(options: RunOptions) -> Cluster | None:
+    """A fresh heterogeneous cluster (its background loads are drawn as the run goes)."""
+    from schedc.runtime.engine.cluster import Cluster
+
+    if options.speeds is None:
+        return None
+    return Cluster(options.speeds, options.background_load, options.load_seed)
+
+
+def capacities_for(policy: RuntimePolicy, given: Mapping[str, int]) -> dict[str, int | None]:
+    """The options' capacities override the policy's machine block, which overrides the
+    trace's (None: the trace's)."""
+    from schedc.runtime.workloads.workload import choices_help
+
+    for name in given:
+        if name not in policy.resources:
+            raise OptionError(
+                f"--capacity {name}: the policy's machine has no resource `{name}`",
+                help=choices_help(name, policy.resources, "its resources are"),
+            )
+    return {name: given.get(name, cap)
+            for name, cap in zip(policy.resources, policy.capacities, strict=True)}
+
+
+def load_for(policy: RuntimePolicy, path: str, options: RunOptions,
+             cache: WorkloadCache | None = None, cpus: int | None = None) -> Workload:
+    """The workload file on ``policy``'s machine: read (or taken from ``cache``), cut to
+    ``options.limit`` jobs, then transformed. ``cpus``: the cpus when nothing else says."""
+    import attrs
+
+    from schedc.runtime.workloads.load import load_workload
+    from schedc.runtime.workloads.moldable import make_moldable
+
+    capacities = capacities_for(policy, options.capacities)
+    if cpus is not None and capacities.get("cpus") is None:
+        capacities["cpus"] = cpus  # one cpu per processor of the cluster
+    require_file(path, "workload")
+    key = (path, policy.resources, tuple(capacities.items()), options.lenient, options.limit)
+    workload = (cache or {}).get(key)
+    if workload is None:
+        workload = load_workload(path, resources=policy.resources, capacities=capacities,
+                                 lenient=options.lenient)
+        if options.limit is not None:  # a prefix keeps jobs[i].index == i
+            workload = attrs.evolve(workload, jobs=workload.jobs[:options.limit])
+        if cache is not None:  # the file as read: each run transforms its own copy
+            cache[key] = workload
+    if options.moldable is not None:
+        workload = make_moldable(workload, options.moldable)
+    return workload
+
+
+def _run_state(policy: str | Path | ir.Policy, options: RunOptions) -> RunResult:
+    """One machine state replayed; its params are defaults for the options' params."""
+    from schedc.runtime.engine.from_ir import to_runtime
+    from schedc.runtime.workloads.state_file import load_state, merged_params
+
+    policy_ir = compiled(policy, options)
+    assert options.state is not None
+    require_file(options.state, "state")
+    resources = tuple(r.name for r in policy_ir.machine.resources)
+    state = load_state(options.state, resources)
+    runtime = to_runtime(policy_ir, merged_params(state, dict(options.params)))
+    if state.sizes and not runtime.size_fixed:
+        raise OptionError(f"the state gives queued jobs a `size`, but policy {runtime.name} "
+                          "chooses sizes at every pass",
+                          help="kept sizes are for `size fixed` policies: remove the `size` "
+                          "fields")
+    schedule, wall = _simulate(runtime, state.workload, options, Path(options.state).name,
+                               initial=state)
+    return RunResult(policy_file=_file_of(policy), policy=runtime, workload=state.workload,
+                     schedule=schedule, wall=wall)
+
+
+def _simulate(policy: RuntimePolicy, workload: Workload, options: RunOptions, where: str,
+              **how: Any) -> tuple[Schedule, float]:
+    from schedc.runtime.engine.simulator import simulate
+
+    progress = options.progress or (lambda label, total: nullcontext())
+    with progress(f"{policy.name} on {where}", len(workload.jobs)) as update:
+        started = time.perf_counter()
+        schedule = simulate(policy, workload, progress=update, **how)
+        return schedule, time.perf_counter() - started
+
+
+def _file_of(policy: str | Path | ir.Policy) -> str:
+    return str(policy) if isinstance(policy, str | Path) else ""
