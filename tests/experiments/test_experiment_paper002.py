@@ -16,6 +16,7 @@ from experiment_scripts import load_script
 from repo import ROOT
 
 from experiments import common
+from schedc.runtime.engine import simulator
 
 SCRIPT = ROOT / "experiments" / "paper002" / "run.py"
 if str(ROOT) not in sys.path:
@@ -205,13 +206,14 @@ def test_cluster_given_to_every_run(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     """Each run gets a fresh cluster of --speeds and --background-load, its seed the same for
     every policy at one utilisation and another at the next."""
     given: list[tuple[float, Any]] = []
-    real = run.simulate
+    real = simulator.simulate
 
-    def simulate(policy: Any, workload: Any, *, cluster: Any) -> Any:
+    def simulate(policy: Any, workload: Any, *, cluster: Any, **options: Any) -> Any:
         given.append((policy.name, cluster))
-        return real(policy, workload, cluster=cluster)
+        return real(policy, workload, cluster=cluster, **options)
 
-    monkeypatch.setattr(run, "simulate", simulate)
+    # every run goes through run_policy, which imports the simulator's simulate when it runs
+    monkeypatch.setattr(simulator, "simulate", simulate)
     argv = _argv(tmp_path, "--jobs-per-run", "100", "--speeds", "16x1,48x2",
                  "--background-load", "0.2")
     assert run.main(argv) == 0

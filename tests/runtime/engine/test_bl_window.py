@@ -10,15 +10,17 @@ import pytest
 import z3
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from repo import ROOT
-from test_dsl_agreement import (
+from pass_agreement import (
     EXAMPLES,
     concrete_decisions,
+    invariant_values,
     policy_order,
     small,
+    summary,
     symbolic_decisions,
     symbolic_invariants,
 )
+from repo import ROOT
 
 from schedc.dsl import compile_file, compile_source
 from schedc.dsl.semantics.evaluate import Env, evaluate
@@ -223,11 +225,12 @@ def agree(state: InitialState):
     """The first pass's (started, reserved), the same in the simulator and in Z3."""
     rpolicy = to_runtime(bl_easy_3(), {k: param_text(v) for k, v in state.params.items()})
     ordered = policy_order(rpolicy, state)
-    concrete = concrete_decisions(rpolicy, state)
+    record = concrete_decisions(rpolicy, state)
+    concrete = record, invariant_values(rpolicy, state, ordered, record)
     sym, solver, invariants = encoded3()
     symbolic = symbolic_decisions(sym, solver, state, ordered, invariants)
     assert symbolic == concrete, (state, symbolic, concrete)
-    return concrete[:2]
+    return summary(record)
 
 
 @pytest.mark.parametrize("window, started", [(1, {2: (3, 0, 6)}), (2, {3: (1, 6, 5)}),
