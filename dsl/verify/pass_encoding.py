@@ -214,29 +214,6 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
                        exact=exact, earliest=earliest, tail=tail).encode()
 
 
-# The locals of the function the encoder was, in the order it freed them (``_release``).
-_FRAME_ORDER = (
-    "policy", "bounds", "idle", "depth_value", "exact", "earliest", "tail", "R", "assume",
-    "capacity", "res", "c", "r", "b", "p", "tail_copy", "tail_count", "template", "keyed", "job",
-    "present", "row", "key", "value", "kind", "best", "add_step", "fits_reservation",
-    "fits_physically", "may_reserve", "encode_may_reserve", "est_round", "size", "est",
-    "state_in_round", "sizes", "size_obligations", "fresh_sizes", "kept", "inv", "result",
-    "first", "low", "stops_at", "release_times", "choose_exactly", "exact_slots", "stops",
-    "starts_list", "starts", "condition", "reached", "blocked", "times", "fitting", "fit_prev",
-    "state", "any_pick", "pick_est", "fit", "score", "beats", "o", "better", "decisions",
-    "profile_ok", "capacity_ok", "use_nonnegative", "reservations_hold", "K", "N", "_fits_at",
-    "_record", "a", "active", "after", "after_slots", "alloc_j", "alloc_of", "alloc_walk",
-    "allocs", "assumptions", "below_depth", "bpu", "candidate", "capacity_t", "choice_estimates",
-    "choices", "computes", "definitions", "depth", "est_j", "est_walk", "estimate_at", "evaluate",
-    "final_est", "final_size", "fits_now", "fixed", "fresh", "holds", "i", "j", "k", "key_of",
-    "keys", "made", "not_after", "now", "obligation_steps", "obligations", "other_id", "params",
-    "pick_alloc", "picked", "points", "pool", "power", "q", "queue", "queue_tail", "res_time",
-    "reserved", "rigid", "rounds", "running", "running_request", "s", "selective", "size_round",
-    "size_walk", "sized_estimates", "start_state", "started", "started_walk", "starts_inside",
-    "state_at", "state_of", "steps", "use", "used0", "uses_log", "visited",
-)
-
-
 Terms = Callable[[int, int], list[z3.ArithRef]]
 
 
@@ -262,9 +239,6 @@ class PassEncoder:
         self.obligation_steps: list[int | None] = []
         self.definitions = Definitions()
         self._uses_log = False
-        # The last value of each step's locals, released when the encoding is done (see
-        # ``_release``): a term that nothing else holds is freed then, not when its step ends.
-        self._frame: dict[str, object] = {}
 
     # -- the result -------------------------------------------------------------------------
 
@@ -282,45 +256,22 @@ class PassEncoder:
             for q in range(N))
         reservations_hold = (tuple(self.holds(a) for a in range(N))
                              if self.kind != "none" else ())
-        try:
-            return SymbolicPass(
-                policy=self.policy, bounds=self.bounds, exact=self.exact, now=self.now,
-                capacity=self.capacity, running=self.running, queue=self.queue,
-                params=self.params, assumptions=tuple(self.assumptions),
-                definitions=self.definitions, decisions=decisions,
-                starts=tuple(Start(*start) for start in self.starts_list),
-                sized_estimates=tuple(self.sized_estimates),
-                choice_estimates=tuple(self.choice_estimates), bpu=self.bpu, power=self.power,
-                kept_size=tuple(self.fixed), fresh_sizes=tuple(self.fresh_sizes),
-                steps=self.steps, state_at=self.state_at, evaluate=self.evaluate,
-                reservations_hold=reservations_hold, used_after=tuple(self.use[self.steps][0]),
-                profile_ok=self.profile_ok, capacity_ok=self.capacity_ok,
-                use_nonnegative=self.use_nonnegative,
-                obligations=self.obligations, obligation_steps=self.obligation_steps,
-                size_results=tuple(self.sizes), size_obligations=tuple(self.size_obligations),
-                uses_log=self.uses_log, fresh=self.fresh, queue_tail=self.queue_tail)
-        finally:
-            self._release()
-
-    def _keep(self, values: dict[str, object]) -> None:
-        """Hold a step's locals until the encoding is done."""
-        self._frame.update((name, v) for name, v in values.items() if name != "self")
-
-    def _release(self) -> None:
-        """Free the held locals, and the terms only the encoding reads, in a fixed order.
-
-        Z3 numbers a new term with the number of the term freed last, so when each term
-        is freed decides the numbers of every term made later (a lemma's, an invariant's),
-        which the search follows. This order is the one in which the single function the
-        encoder was (before it was a class) freed them; the check that every term keeps its
-        number is /tmp/sexpr_dump.py's, see the commit."""
-        frame = self._frame
-        frame["stops"] = self.__dict__.pop("stops")
-        if self.queue_tail is None:  # else the tail's template still reads the keys
-            frame["keys"] = self.__dict__.pop("keys")
-        for name in _FRAME_ORDER:
-            frame.pop(name, None)
-        frame.clear()
+        return SymbolicPass(
+            policy=self.policy, bounds=self.bounds, exact=self.exact, now=self.now,
+            capacity=self.capacity, running=self.running, queue=self.queue,
+            params=self.params, assumptions=tuple(self.assumptions),
+            definitions=self.definitions, decisions=decisions,
+            starts=tuple(Start(*start) for start in self.starts_list),
+            sized_estimates=tuple(self.sized_estimates),
+            choice_estimates=tuple(self.choice_estimates), bpu=self.bpu, power=self.power,
+            kept_size=tuple(self.fixed), fresh_sizes=tuple(self.fresh_sizes),
+            steps=self.steps, state_at=self.state_at, evaluate=self.evaluate,
+            reservations_hold=reservations_hold, used_after=tuple(self.use[self.steps][0]),
+            profile_ok=self.profile_ok, capacity_ok=self.capacity_ok,
+            use_nonnegative=self.use_nonnegative,
+            obligations=self.obligations, obligation_steps=self.obligation_steps,
+            size_results=tuple(self.sizes), size_obligations=tuple(self.size_obligations),
+            uses_log=self.uses_log, fresh=self.fresh, queue_tail=self.queue_tail)
 
     def uses_log(self) -> bool:
         return self._uses_log
@@ -476,7 +427,6 @@ class PassEncoder:
                         [z3.Implies(z3.And(queue[q].present, queue_tail.count >= 1),
                                     self.not_after(q, N))
                          for q in range(N)])
-        self._keep(locals())
 
     def not_after(self, b: int, a: int) -> z3.BoolRef:
         """Slot b's key tuple is at most slot a's (lexicographic)."""
@@ -572,7 +522,6 @@ class PassEncoder:
         # range: the size-bounds property of that pass); only the others compute one now
         self.fixed = [z3.BoolVal(False)] * N
         self.fresh_sizes: list[tuple[z3.BoolRef, int, z3.ArithRef]] = []
-        self._keep(locals())
 
     def alloc_of(self, q: int, size: z3.ArithRef | None) -> tuple[z3.ArithRef, ...]:
         queue = self.queue
@@ -660,7 +609,6 @@ class PassEncoder:
                 self.fresh_sizes.append((z3.And(self.visited[q], z3.Not(fixed[q])), q,
                                          size_walk[q]))
         if self.rigid:
-            self._keep(locals())
             return
         fixed, choices, sizes = self.fixed, self.choices, self.sizes
         for q in range(N):
@@ -683,7 +631,6 @@ class PassEncoder:
             self.size_obligations.extend([tuple(self.obligations[first:])]
                                          * (len(sizes) - len(self.size_obligations)))
         definitions.current = None
-        self._keep(locals())
 
     def choose_size(self, a: int, times: list[tuple[z3.BoolRef, z3.ArithRef]]) -> None:
         """`size choose`: job a's size is the candidate that completes first (earliest fit
@@ -883,7 +830,6 @@ class PassEncoder:
         if kind == "none":
             definitions.add(z3.Not(reserved[a]))
         if a >= self.exact_slots:
-            self._keep(locals())
             return
         definitions.current = ("exact", a)
         stops = self.stops
@@ -895,7 +841,6 @@ class PassEncoder:
             definitions.add(started_walk[a] == z3.And(visited[a], starts))
             if self.choices and self.earliest:
                 self.choose_size(a, self.release_times(a))
-            self._keep(locals())
             return
         if self.best:
             definitions.add(visited[a] == z3.And(reached, self.below_depth(a)))
@@ -908,7 +853,6 @@ class PassEncoder:
                                               self.may_reserve[a]))
         if self.earliest:
             self.reserve(a)
-        self._keep(locals())
 
     def wait_or_reserve(self, a: int, not_started: z3.BoolRef) -> z3.BoolRef:
         """Whether job a, visited and not started, may be reserved (else it waits): while
@@ -946,7 +890,6 @@ class PassEncoder:
             reserved[a], z3.And([z3.Implies(ok, res_time[a] <= t) for ok, t in fitting])))
         if self.choices:
             self.choose_size(a, times)
-        self._keep(locals())
 
     def best_rounds(self) -> None:
         """Backfill `best`: after the walk, rounds; each starts the fitting candidate of best
@@ -1015,7 +958,6 @@ class PassEncoder:
                     definitions.add(picked[j][q] == z3.And(fit[q], *beats))
             fit_prev = fit
         definitions.current = None
-        self._keep(locals())
 
     # -- checks after steps -----------------------------------------------------------------
 

@@ -2,7 +2,7 @@
 
 Kinds now: ``Submit`` (a job arrives), ``Finish`` (a running job ends), ``Pass`` (a full pass
 is due at an instant whatever else happens: a state's ``now``). Kinds that come next, each
-one more class here and one more branch in the event loop (``simulator._Sim.run``):
+one more class here and one more branch in the event loop (``simulator._Simulation.run``):
 suspend, resume, migrate, resize, timer.
 
 At an instant the events are handled in a fixed order: all finishes, then all submissions

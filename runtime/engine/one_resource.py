@@ -5,11 +5,11 @@ reads the machine or queue state, and a pass of at most one reservation (backfil
 or first fit with depth 0 or 1). That covers FCFS, first fit and EASY in any static order,
 which is what sweeps over long traces mostly run.
 
-It specialises the general engine (the event loop of ``simulator._Sim`` with the pass of
+It specialises the general engine (the event loop of ``simulator._Simulation`` with the pass of
 ``walk.PassWalk`` and the machine of ``machine.Machine``) to those policies, and makes exactly
 its decisions (DESIGN's rigid semantics): the same event order, the same walk, the same
 shadow-time plan (``shadow_time.py``, inlined), the same skipped passes and continuations
-(see ``_Sim._continue_pass`` for why a continuation equals a full re-pass). What it saves is
+(see ``_Simulation._continue_pass`` for why a continuation equals a full re-pass). What it saves is
 interpretation overhead: no objects per running job, no method calls per job, jobs addressed
 by their index into flat lists.
 

@@ -14,7 +14,7 @@ loop that joins them. Per-event work stays proportional to what changed:
 * a pass whose free cpus are below the smallest cpus request in the queue (rigid sizes)
   cannot start anything, and a pass that starts nothing has no effect: it is skipped;
 * a walk stops early, and plans cheaply (``walk.py``);
-* "continuation" (``incremental``): see ``_Sim._continue_pass`` for the proof that,
+* "continuation" (``incremental``): see ``_Simulation._continue_pass`` for the proof that,
   after submissions alone, the previous pass's end state is the full re-pass's state for
   the old jobs, so only the new jobs are visited.
 """
@@ -70,7 +70,7 @@ def simulate(policy: RuntimePolicy, workload: Workload, progress: Progress | Non
     kernel).
     """
     with paused_gc():
-        sim = _Sim(policy, workload, incremental, fast, monitor, initial, cluster, on_pass)
+        sim = _Simulation(policy, workload, incremental, fast, monitor, initial, cluster, on_pass)
         if (fast and on_pass is None and initial is None and cluster is None
                 and one_resource.eligible(policy, sim.machine.K)):
             starts, passes = one_resource.run_one_resource(
@@ -79,7 +79,7 @@ def simulate(policy: RuntimePolicy, workload: Workload, progress: Progress | Non
         return sim.run(progress)
 
 
-class _Sim:
+class _Simulation:
     """The event loop: events change the machine, then a pass (``PassWalk``) runs on it."""
 
     def __init__(self, policy: RuntimePolicy, workload: Workload, incremental: bool,

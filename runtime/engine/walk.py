@@ -16,7 +16,7 @@ Per-pass work stays proportional to what can change:
 * with depth 1 the O(1) shadow-time plan (``shadow_time.py``) replaces the full profile.
 
 A walk's end state (its plan, reservations, flags) stays on the object after the pass, so
-that a continuation (``resume``) can go on from it: see ``simulator._Sim._continue_pass``.
+that a continuation (``resume``) can go on from it: see ``simulator._Simulation._continue_pass``.
 """
 
 from __future__ import annotations

@@ -1358,11 +1358,11 @@ def record_failing_pass(rt: RuntimePolicy, workload: Workload, initial: InitialS
     """(now, queue, running, kept sizes, capacities, "pass" or "submission"): the state at
     the start of the pass, or at the submission, where the monitor stops; None if it does
     not. The simulator has no hook for a pass's start state, so this test
-    tool subclasses its private ``_Sim`` for one run (without the optimisations, which never
+    tool subclasses its private ``_Simulation`` for one run (without the optimisations, which never
     change a schedule)."""
     snap: list[tuple] = []
     where: list[str] = []
-    base = simulator._Sim
+    base = simulator._Simulation
 
     class Recording(base):  # type: ignore[misc, valid-type]
         def _full_pass(self, now: int) -> None:
@@ -1381,7 +1381,7 @@ def record_failing_pass(rt: RuntimePolicy, workload: Workload, initial: InitialS
             return super()._submit(job, old)
 
     probe = _Probe(calls, seconds)
-    simulator._Sim = Recording
+    simulator._Simulation = Recording
     try:
         simulate(probe.policy(rt), workload, probe.progress, initial=initial,
                  incremental=False, fast=False)
@@ -1390,7 +1390,7 @@ def record_failing_pass(rt: RuntimePolicy, workload: Workload, initial: InitialS
     except (OutOfBudget, Exception):
         return None
     finally:
-        simulator._Sim = base
+        simulator._Simulation = base
     return None
 
 
