@@ -11,10 +11,10 @@ from schedule_checks import assert_feasible, starts
 from shared_traces import any_trace, shared_trace
 
 from schedc.dsl import compile_file, compile_source
-from schedc.runtime.cli.main import bundled_trace
 from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.engine.policy import RuntimePolicy
 from schedc.runtime.engine.simulator import simulate
+from schedc.runtime.run import bundled_trace
 from schedc.runtime.workloads.load import load_workload
 from schedc.runtime.workloads.workload import Workload
 

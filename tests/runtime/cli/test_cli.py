@@ -10,25 +10,13 @@ from pathlib import Path
 
 import pytest
 from repo import ROOT
+from tiny_traces import THREE_JOBS_SWF
 
 from schedc.runtime.cli.main import bundled_trace, main
 
 EXAMPLES = ROOT / "examples"
 
 # DESIGN.md's 3-job case: 10 processors; 6 procs/100 s, 10/100 s, 4/1000 s at t=0, 1, 2.
-THREE_JOBS_SWF = """\
-; MaxProcs: 10
-1 0 -1 100 6 -1 -1 6 100 -1 1 1 1 1 1 -1 -1 -1
-2 1 -1 100 10 -1 -1 10 100 -1 1 1 1 1 1 -1 -1 -1
-3 2 -1 1000 4 -1 -1 4 1000 -1 1 1 1 1 1 -1 -1 -1
-"""
-
-
-@pytest.fixture
-def three_jobs(tmp_path: Path) -> Path:
-    path = tmp_path / "three.swf"
-    path.write_text(THREE_JOBS_SWF)
-    return path
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:

@@ -17,21 +17,6 @@ from schedc.runtime.workloads.load import load_workload
 from schedc.runtime.workloads.moldable import MoldableSpec
 
 EASY = ROOT / "examples" / "easy.pol"
-THREE_JOBS_SWF = """\
-; MaxProcs: 10
-1 0 -1 100 6 -1 -1 6 100 -1 1 1 1 1 1 -1 -1 -1
-2 1 -1 100 10 -1 -1 10 100 -1 1 1 1 1 1 -1 -1 -1
-3 2 -1 1000 4 -1 -1 4 1000 -1 1 1 1 1 1 -1 -1 -1
-"""
-
-
-@pytest.fixture
-def three_jobs(tmp_path: Path) -> Path:
-    path = tmp_path / "three.swf"
-    path.write_text(THREE_JOBS_SWF)
-    return path
-
-
 def test_the_cli_prints_run_policys_result(capsys, three_jobs: Path) -> None:
     options = RunOptions(moldable=MoldableSpec(2.0, 1.0, 125.0))
     result = run_policy(str(EASY), str(three_jobs), options)

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from schedc.dsl.semantics.decisions import PassDecisions
-from schedc.runtime.cli.main import bundled_trace
 from schedc.runtime.engine.machine import Machine
 from schedc.runtime.engine.policy import RuntimePolicy
 from schedc.runtime.engine.walk import PassWalk
 from schedc.runtime.jobs import Job
+from schedc.runtime.run import bundled_trace
 from schedc.runtime.workloads.load import load_workload
 
 

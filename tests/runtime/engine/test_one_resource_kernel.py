@@ -11,11 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schedc.dsl.semantics.decisions import PassDecisions, Reserved, Started
-from schedc.runtime.cli.main import bundled_trace
 from schedc.runtime.engine import one_resource
 from schedc.runtime.engine.policy import RuntimePolicy
 from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.jobs import Job
+from schedc.runtime.run import bundled_trace
 from schedc.runtime.workloads.load import load_workload
 from schedc.runtime.workloads.workload import Workload
 

@@ -11,10 +11,10 @@ import pytest
 from schedc.dsl import check_source, compile_file, compile_source
 from schedc.dsl.syntax.parser import parse
 from schedc.dsl.syntax.printer import module
-from schedc.runtime.cli.main import bundled_trace
 from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.engine.simulator import simulate, size_candidates
 from schedc.runtime.jobs import Job, Moldable
+from schedc.runtime.run import bundled_trace
 from schedc.runtime.speedup import Linear, parse_speedup
 from schedc.runtime.workloads.load import load_workload
 from schedc.runtime.workloads.moldable import MoldableSpec, make_moldable
