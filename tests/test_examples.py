@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from schedule_checks import assert_feasible, starts
-from shared_traces import any_trace, shared_trace
+from shared_traces import any_real_workload, shared_trace
 
 from schedc.dsl import compile_file, compile_source
 from schedc.runtime.engine.from_ir import to_runtime
@@ -59,8 +59,7 @@ def test_moldable_example_on_a_trace_made_moldable(name: str) -> None:
     from schedc.runtime.workloads.moldable import MoldableSpec, make_moldable
 
     # any real trace will do: NASA's is the smallest, the bundled KTH-SP2 stands in for it
-    trace = any_trace("NASA-iPSC-1993-3.1-cln.swf.gz")
-    load = make_moldable(load_workload(str(trace), capacities={}),
+    load = make_moldable(any_real_workload("NASA-iPSC-1993-3.1-cln.swf.gz"),
                          MoldableSpec(range_factor=2, sigma=0.5, load_factor=125))
     schedule = simulate(example(name), load)
     assert len(schedule.records) == len(load.jobs)
@@ -160,8 +159,7 @@ def test_memoised_aggregates_change_no_start(monkeypatch) -> None:
     from schedc.runtime.workloads.moldable import MoldableSpec, make_moldable
 
     # any real trace will do: NASA's is the smallest, the bundled KTH-SP2 stands in for it
-    trace = any_trace("NASA-iPSC-1993-3.1-cln.swf.gz")
-    load = make_moldable(load_workload(str(trace), capacities={}),
+    load = make_moldable(any_real_workload("NASA-iPSC-1993-3.1-cln.swf.gz"),
                          MoldableSpec(range_factor=2, sigma=1, load_factor=150))
     memoised = simulate(example("sqrt-fairshare.pol"), load)
     # the generated code reads its helpers from python_code's namespace

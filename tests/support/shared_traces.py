@@ -31,3 +31,19 @@ def any_trace(name: str) -> Path:
     """The shared trace ``name``, else the bundled one."""
     path = TRACES / name
     return path if path.exists() else BUNDLED
+
+
+def any_real_workload(name: str, stand_in_jobs: int = 3000):
+    """The shared trace ``name`` loaded on its own machine, else the bundled KTH-SP2's first
+    ``stand_in_jobs`` jobs: for tests whose assertions hold on any real trace, kept to a
+    size whose run takes seconds (the whole of KTH-SP2, longer than NASA's, would take
+    minutes where a pass reads the whole queue)."""
+    import attrs
+
+    from schedc.runtime.workloads.load import load_workload
+
+    path = TRACES / name
+    if path.exists():
+        return load_workload(str(path), capacities={})
+    whole = load_workload(str(BUNDLED), capacities={})
+    return attrs.evolve(whole, jobs=whole.jobs[:stand_in_jobs])
