@@ -6,7 +6,6 @@ import difflib
 from collections.abc import Iterable
 
 from attrs import field, frozen
-from rich.markup import escape
 
 
 @frozen
@@ -97,6 +96,9 @@ def dedupe(diags: Iterable[Diagnostic]) -> tuple[Diagnostic, ...]:
 
 
 def _render_one(d: Diagnostic, color: bool) -> str:
+    if color:  # rich only for a terminal: a plain rendering need not load it
+        from rich.markup import escape
+
     def style(text: str, markup: str) -> str:
         return f"[{markup}]{escape(text)}[/{markup}]" if color else text
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
-from importlib import resources as importlib_resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,7 +51,9 @@ class OptionError(DiagnosticError):
 
 def bundled_trace() -> Path:
     """The KTH-SP2 trace shipped inside the package (the default workload of a run)."""
-    return Path(str(importlib_resources.files("schedc.runtime") / "data" / BUNDLED_TRACE))
+    from importlib import resources
+
+    return Path(str(resources.files("schedc.runtime") / "data" / BUNDLED_TRACE))
 
 
 def require_file(path: str | Path, what: str) -> None:
