@@ -1,25 +1,111 @@
-"""Whole-or-nothing file output: write a temporary file beside the target, then rename."""
+"""File output that never loses data and never replaces what the user pointed at.
+
+- A regular file (or a new one) is written whole or not at all: a temporary file beside it,
+  renamed over it on success.
+- A symbolic link is followed: its target is written (atomically, if a regular file) and the
+  link stays a link.
+- ``-`` is standard output; a FIFO, a character device (``/dev/null``, ``/dev/full``) or a
+  socket is opened and streamed to, never replaced by a regular file.
+
+``OutputError`` (an ``OSError``) names the user's path, not a temporary file, and says what
+to do: the CLI reports it as a diagnostic. ``check_output`` finds the usual mistakes (a
+missing folder, a directory, no permission) before a long run starts.
+"""
 
 from __future__ import annotations
 
 import os
+import stat
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
+STDOUT = "-"
+
+
+class OutputError(OSError):
+    """An output that cannot be written, named as the user gave it, with help."""
+
+    def __init__(self, path: str | os.PathLike[str], reason: str, help: str) -> None:
+        super().__init__(f"cannot write {os.fspath(path)}: {reason}")
+        self.path = os.fspath(path)
+        self.reason = reason
+        self.help = help
+
+    def __reduce__(self) -> tuple:  # picklable: experiments write from worker processes
+        return (type(self), (self.path, self.reason, self.help))
+
+
+def _streamed(target: Path) -> bool:
+    """Whether ``target`` exists and is not a regular file (a FIFO, a device, a socket)."""
+    try:
+        mode = target.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+def check_output(path: str | os.PathLike[str]) -> None:
+    """Raise ``OutputError`` now if ``path`` cannot be written later: its folder is missing
+    or not writable, it is a directory, or it exists and is read-only."""
+    given = os.fspath(path)
+    if given == STDOUT:
+        return
+    target = Path(os.path.realpath(given))
+    if target.is_dir():
+        raise OutputError(given, "it is a directory", "give a file name inside it")
+    if _streamed(target):
+        if not os.access(target, os.W_OK):
+            raise OutputError(given, "permission denied", "choose a path you may write")
+        return
+    folder = target.parent
+    if not folder.is_dir():
+        raise OutputError(given, f"the folder {folder} does not exist",
+                          "create the folder first, or write elsewhere")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise OutputError(given, f"the folder {folder} is not writable",
+                          "choose a folder you may write")
+    if target.exists() and not os.access(target, os.W_OK):
+        raise OutputError(given, "the file is read-only", "make it writable or write elsewhere")
+
 
 @contextmanager
 def open_atomic(path: str | os.PathLike[str], newline: str | None = "\n",
                 binary: bool = False) -> Iterator[Any]:
-    """A text (``binary``: bytes) handle on a temp file in the target's folder, moved over
-    ``path`` on success.
+    """A text (``binary``: bytes) handle for writing ``path``, as the module says: atomic
+    for regular files, streamed to standard output, FIFOs and devices, through links."""
+    given = os.fspath(path)
+    if given == STDOUT:
+        yield from _to_stdout(binary)
+        return
+    target = Path(os.path.realpath(given))  # write through links, keep them links
+    try:
+        if _streamed(target):
+            with (open(target, "wb") if binary
+                  else open(target, "w", encoding="utf-8", newline=newline)) as out:
+                yield out
+            return
+        yield from _replace(target, newline, binary)
+    except OutputError:
+        raise
+    except OSError as error:
+        raise _named(given, error) from None
+
+
+def _to_stdout(binary: bool) -> Iterator[Any]:
+    out = sys.stdout.buffer if binary else sys.stdout
+    yield out
+    out.flush()
+
+
+def _replace(target: Path, newline: str | None, binary: bool) -> Iterator[Any]:
+    """Write a temporary file in the target's folder, then rename it over the target.
 
     Same folder so that ``os.replace`` is a rename on one file system (atomic on POSIX); on
-    any error the temp file is removed and the old target, if any, is left untouched.
-    """
-    target = Path(path)
+    any error the temporary file is removed and the old target, if any, is left untouched."""
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         # mkstemp makes the file private (0600): give it the mode a plain open() would
@@ -32,6 +118,19 @@ def open_atomic(path: str | os.PathLike[str], newline: str | None = "\n",
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _named(given: str, error: OSError) -> OutputError:
+    """``error`` told about the user's path (not the temporary file), with help."""
+    reason = (error.strerror or str(error)).lower()
+    helps = {
+        "no space left on device": "free some space or write elsewhere",
+        "permission denied": "choose a path you may write",
+        "read-only file system": "write to a writable file system",
+        "no such file or directory": "create the folder first, or write elsewhere",
+        "is a directory": "give a file name inside it",
+    }
+    return OutputError(given, reason, helps.get(reason, "check the path and the disk"))
 
 
 def _mode_for(target: Path) -> int:

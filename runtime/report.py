@@ -81,7 +81,7 @@ def _title(outcome: RunResult) -> str:
     return f"{Path(outcome.workload.source).name} ({machine}{cluster}{changed})"
 
 
-def print_run(outcome: RunResult) -> None:
+def print_run(outcome: RunResult, to_stderr: bool = False) -> None:
     from rich.table import Table
 
     from schedc.runtime.metrics import NCATEGORIES
@@ -93,7 +93,7 @@ def print_run(outcome: RunResult) -> None:
     table.add_column("value", justify="right")
     for key, value in _scalar_items(metrics):
         table.add_row(LABELS.get(key, key), _format(value))
-    console = stdout_console()
+    console = stderr_console() if to_stderr else stdout_console()
     console.print(table)
     categories = Table(title="mean response per area category (procs x run time)")
     for column in ("category", "area", "jobs", "mean response (s)"):
@@ -158,7 +158,7 @@ def compare_columns(outcomes: Sequence[RunResult]) -> tuple[tuple[str, str], ...
     return COMPARE_COLUMNS + (K_RESOURCE_COLUMNS if several else ())
 
 
-def print_compare(outcomes: Sequence[RunResult]) -> None:
+def print_compare(outcomes: Sequence[RunResult], to_stderr: bool = False) -> None:
     from rich.table import Table
 
     columns = compare_columns(outcomes)
@@ -170,7 +170,7 @@ def print_compare(outcomes: Sequence[RunResult]) -> None:
         metrics = outcome.metrics()
         table.add_row(outcome.policy.name, *(_format(metrics[key], short=True)
                                              for key, _ in columns))
-    stdout_console().print(table)
+    (stderr_console() if to_stderr else stdout_console()).print(table)
 
 
 def write_compare_csv(outcomes: Sequence[RunResult], path: str) -> None:

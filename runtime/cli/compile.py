@@ -30,6 +30,10 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from schedc.dsl import compile_file, policy_to_json
 
     require_file(args.file, "policy")
+    if args.output:
+        from schedc.runtime.atomicio import check_output
+
+        check_output(args.output)
     policy = compile_file(args.file, args.policy)
     text = json.dumps(policy_to_json(policy), indent=2) + "\n"
     if args.output:

@@ -15,6 +15,7 @@ EXIT_OK = 0
 EXIT_VIOLATION = 1
 EXIT_USER_ERROR = 2
 EXIT_UNKNOWN = 3  # `verify`: some verdict unknown
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a pipe's writer that was cut off
 
 # A mistake in the command line itself (not in a file): one message and a help line. The
 # library raises the same type for options that do not fit the policy or the workload.
@@ -51,7 +52,13 @@ def handled(command: Callable[[argparse.Namespace], int], args: argparse.Namespa
     except _monitor_violation() as error:  # a policy bug, not a user mistake
         err(f"runtime monitor: {error}")
         return EXIT_VIOLATION
-    except OSError as error:  # unreadable input, unwritable output
+    except BrokenPipeError:  # `schedc run ... --jobs-out - | head`: the reader is done
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+    except _output_error() as error:  # an output that cannot be written, named as given
+        report([Diagnostic(str(error), help=error.help)])
+        return EXIT_USER_ERROR
+    except OSError as error:  # unreadable input
         err(f"error: {error.strerror or error}: {error.filename or ''}".rstrip(": "))
         return EXIT_USER_ERROR
 
@@ -62,6 +69,21 @@ def _cluster_error() -> type[Exception]:
     from schedc.runtime.engine.cluster import ClusterError
 
     return ClusterError
+
+
+def _silence_stdout() -> None:
+    """Point standard output at /dev/null so that Python's flush at exit raises nothing."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def _output_error() -> type[OSError]:
+    from schedc.runtime.atomicio import OutputError
+
+    return OutputError
 
 
 def _monitor_violation() -> type[Exception]:

@@ -17,7 +17,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     from schedc.runtime import report
     from schedc.runtime.run import run_policy
 
+    to_stdout = outputs_checked(args, ("jobs_out", "swf_out"))
     result = run_policy(args.policy_file, args.workload, run_options(args))
+    # the report first: a file that cannot be written then loses no metrics
+    if args.json:
+        print(json.dumps(report.run_json(result), indent=2))
+    else:
+        report.print_run(result, to_stderr=to_stdout)
     if args.jobs_out:
         from schedc.runtime.metrics import write_jobs_csv
 
@@ -26,10 +32,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         from schedc.runtime.workloads.swf import write_swf
 
         write_swf(result.schedule, args.swf_out)
-    if args.json:
-        print(json.dumps(report.run_json(result), indent=2))
-    else:
-        report.print_run(result)
     return EXIT_OK
 
 
@@ -37,16 +39,37 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from schedc.runtime import report
     from schedc.runtime.run import run_policy
 
+    to_stdout = outputs_checked(args, ("csv_out",))
     options = run_options(args)
     loaded: dict = {}  # policies on the same machine share one parsed workload
     results = [run_policy(path, args.workload, options, loaded) for path in args.policy_files]
-    if args.csv_out:
-        report.write_compare_csv(results, args.csv_out)
     if args.json:
         print(json.dumps(report.compare_json(results), indent=2))
     else:
-        report.print_compare(results)
+        report.print_compare(results, to_stderr=to_stdout)
+    if args.csv_out:
+        report.write_compare_csv(results, args.csv_out)
     return EXIT_OK
+
+
+def outputs_checked(args: argparse.Namespace, flags: Sequence[str]) -> bool:
+    """Check the output files before the run (a wrong path is found in a second, not after
+    the simulation); return whether one of them is standard output (`-`), in which case the
+    report's table goes to standard error."""
+    from schedc.runtime.atomicio import STDOUT, check_output
+
+    given = [(f, getattr(args, f)) for f in flags if getattr(args, f)]
+    for _, path in given:
+        check_output(path)
+    on_stdout = [f for f, path in given if path == STDOUT]
+    names = {"jobs_out": "--jobs-out", "swf_out": "--swf-out", "csv_out": "--csv"}
+    if len(on_stdout) > 1:
+        raise UserError(f"{' and '.join(names[f] for f in on_stdout)} both write to standard "
+                        "output", help="give at most one of them as `-`, the others a file")
+    if on_stdout and args.json:
+        raise UserError(f"{names[on_stdout[0]]} - and --json both write to standard output",
+                        help=f"write one of them to a file, e.g. {names[on_stdout[0]]} out.csv")
+    return bool(on_stdout)
 
 
 def run_options(args: argparse.Namespace) -> RunOptions:

@@ -51,6 +51,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
             raise UserError(f"--property {name}: no such property",
                             help=choices_help(name, known, "the properties are"))
 
+    if args.output:
+        from schedc.runtime.atomicio import check_output
+
+        check_output(args.output)  # before minutes of proving, not after
+
     def verify_all() -> list:
         reports = []
         for file in args.files:

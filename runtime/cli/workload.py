@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from schedc.runtime.cli.errors import EXIT_OK, UserError
@@ -10,8 +11,10 @@ from schedc.runtime.run import bundled_trace, require_file
 
 
 def cmd_workload(args: argparse.Namespace) -> int:
+    from schedc.runtime.atomicio import check_output
     from schedc.runtime.workloads import synthetic
 
+    check_output(args.output)
     if args.workload_command == "kresource":
         return cmd_kresource(args)
 
@@ -34,8 +37,8 @@ def cmd_workload(args: argparse.Namespace) -> int:
     synthetic.write_schedc_table(jobs, args.output)
     offered = synthetic.offered_utilisation(spec, args.processors)
     unit = "s" if args.time_scale == 1 else f"s, times in units of 1/{args.time_scale} s"
-    print(f"wrote {len(jobs)} jobs to {args.output}: mean inter-arrival {mean:.4g} {unit}; "
-          f"offered utilisation {offered:.3f} on {args.processors} processors (eq. 9)")
+    summary(args, f"wrote {len(jobs)} jobs to {args.output}: mean inter-arrival {mean:.4g} "
+            f"{unit}; offered utilisation {offered:.3f} on {args.processors} processors (eq. 9)")
     return EXIT_OK
 
 
@@ -106,7 +109,12 @@ def cmd_kresource(args: argparse.Namespace) -> int:
                f"--resources {k} --distribution {args.distribution} "
                f"--mean-interarrival {gap!r} --seed {args.seed}")
     kresource.write_table(w, args.output, comment)
-    print(f"wrote {len(w.jobs)} jobs on {k} resources ({args.distribution}, capacity "
-          f"{capacity} each) to {args.output}: mean inter-arrival {gap:.4g} s{note}")
+    summary(args, f"wrote {len(w.jobs)} jobs on {k} resources ({args.distribution}, "
+            f"capacity {capacity} each) to {args.output}: mean inter-arrival {gap:.4g} s{note}")
     return EXIT_OK
 
+
+
+def summary(args: argparse.Namespace, text: str) -> None:
+    """What was written: on standard output, or standard error when the table went there."""
+    print(text, file=sys.stderr if args.output == "-" else sys.stdout)
