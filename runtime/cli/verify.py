@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -55,6 +56,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         from schedc.runtime.atomicio import check_output
 
         check_output(args.output)  # before minutes of proving, not after
+    if args.counterexamples:
+        _check_folder(Path(args.counterexamples))
 
     def verify_all() -> list:
         reports = []
@@ -181,6 +184,19 @@ def _cancel(worker, patience: float = 2.0) -> None:
     finally:
         if not worker.is_alive():
             sys.unraisablehook, threading.excepthook = unraisable, excepthook
+
+
+def _check_folder(folder: Path) -> None:
+    """The counterexamples' folder can be made (or is there) and written."""
+    if folder.exists() and not folder.is_dir():
+        raise UserError(f"--counterexamples {folder}: it is a file, not a folder",
+                        help="give a folder (it is made if missing)")
+    existing = folder
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise UserError(f"--counterexamples {folder}: {existing} is not writable",
+                        help="choose a folder you may write")
 
 
 def _write_counterexamples(reports, folder: Path) -> None:

@@ -86,3 +86,11 @@ def test_a_generated_table_on_stdout_keeps_its_summary_apart(capsys) -> None:
     out, err = capsys.readouterr()
     assert out.startswith("#") or out.startswith("id,")
     assert "wrote 5 jobs to -" in err
+
+
+def test_a_counterexamples_folder_that_is_a_file_is_refused_first(tmp_path: Path,
+                                                                  capsys) -> None:
+    file = tmp_path / "cex"
+    file.write_text("")
+    assert main(["verify", EASY, "--counterexamples", str(file)]) == 2
+    assert "it is a file, not a folder" in capsys.readouterr().err
