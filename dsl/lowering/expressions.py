@@ -16,6 +16,7 @@ from schedc.dsl import ir
 from schedc.dsl.diagnostics import Span, did_you_mean
 from schedc.dsl.lowering.names import Symbols
 from schedc.dsl.syntax import ast
+from schedc.dsl.syntax.ast import MAX_NESTING
 
 NUMERIC = ("int", "real")
 BUILTIN_FNS = {"min": None, "max": None, "ceil": 1, "floor": 1, "sqrt": 1, "log": 1, "abs": 1}
@@ -44,6 +45,15 @@ class Scope:
     defs: tuple[str, ...] = ()  # definitions being inlined, to catch recursion
 
 
+def _too_deep(through_defs: bool) -> tuple[str, str]:
+    """The message and help for a formula nested deeper than ``MAX_NESTING``."""
+    group = "group a long sum or product in parentheses: (a + b + c) + (d + e + f) nests apart"
+    if through_defs:
+        return (f"this formula, with its defs written out, nests more than {MAX_NESTING} "
+                "levels deep", f"defs are written out where they are used; {group}")
+    return f"this formula nests more than {MAX_NESTING} levels deep", group
+
+
 def promote(a: str, b: str) -> str:
     return "int" if a == b == "int" else "real"
 
@@ -53,6 +63,9 @@ class Lowerer:
         self.symbols = symbols
         self.report = symbols.report
         self.names: set[str] = set()  # IR variable names issued (unique per top expression)
+        self.depth = 0  # how deep the formula being lowered nests here, its defs written out
+        self.use_site: Span | None = None  # where the outermost def being inlined is used
+        self.too_deep = False  # reported once per formula
 
     def error(self, span: Span | None, msg: str, help_: str | None = None) -> None:
         self.report.error(span, msg, help_)
@@ -60,6 +73,7 @@ class Lowerer:
     # -- entry points
     def lower(self, e: ast.Expr, scope: Scope) -> ir.Expr | None:
         self.names = {v.ir_name for v in scope.vars.values()}
+        self.depth, self.use_site, self.too_deep = 0, None, False
         return self.expr(e, scope)
 
     def expect(self, e: ast.Expr, scope: Scope, types: tuple[str, ...], what: str,
@@ -74,6 +88,20 @@ class Lowerer:
 
     # -- expressions
     def expr(self, e: ast.Expr, s: Scope) -> ir.Expr | None:
+        # Defs are written out where they are used, so a formula of shallow parts can still
+        # nest deeper than the compiler, the code generator and Z3's encoder may recurse.
+        if self.depth > MAX_NESTING:
+            if not self.too_deep:
+                self.too_deep = True
+                self.error(self.use_site or e.span, *_too_deep(self.use_site is not None))
+            return None
+        self.depth += 1
+        try:
+            return self._expr(e, s)
+        finally:
+            self.depth -= 1
+
+    def _expr(self, e: ast.Expr, s: Scope) -> ir.Expr | None:
         match e:
             case ast.Num(value=v):
                 return ir.Const(v, "int" if isinstance(v, int) else "real", span=e.span)
@@ -336,6 +364,8 @@ class Lowerer:
         if arg is not None:
             vars_[d.arg] = arg
         inner = evolve(s, file=sym.file, vars=vars_, defs=(*s.defs, d.name))
+        if self.use_site is None:  # the outermost def of the formula: where to point
+            self.use_site = span
         return self.expr(d.body, inner)
 
     def call(self, c: ast.Call, s: Scope):

@@ -17,6 +17,12 @@ def _span():
 # -- expressions ---------------------------------------------------------------------------
 
 
+# How deeply a formula may nest, its defs written out (a sum of n terms nests n - 1 levels).
+# The compiler, the code generator and the Z3 encoder walk formulas recursively; at this
+# depth they stay well inside Python's limits (recursion depth, 200 nested parentheses).
+MAX_NESTING = 100
+
+
 @frozen
 class Num:
     value: int | Fraction  # int for INT literals, the exact value of REAL ones

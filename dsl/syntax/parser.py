@@ -5,7 +5,7 @@ from __future__ import annotations
 from fractions import Fraction
 from functools import cache
 
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from schedc.dsl.diagnostics import Diagnostic, Span
@@ -277,10 +277,41 @@ def _syntax_error(file: str, text: str, err: UnexpectedInput) -> Diagnostic:
     return Diagnostic.at(span, f"syntax error: {msg}", help_, source)
 
 
+# The grammar's levels above a formula (module, policy, clause, key, ...)
+_ENCLOSING_LEVELS = 8
+
+
 def parse(text: str, file: str = "<string>") -> ast.Module | Diagnostic:
     """The module's AST, or the first syntax error (parsing stops there for this file)."""
+    if text.startswith("\ufeff"):  # a byte-order mark some editors write: no part of the text
+        text = text[1:]  # (columns then count as the editor shows them)
     try:
         tree = _lark().parse(text)
     except UnexpectedInput as err:
         return _syntax_error(file, text, err)
+    too_deep = _too_deep(tree, ast.MAX_NESTING + _ENCLOSING_LEVELS)
+    if too_deep is not None:
+        line, col = too_deep
+        lines = text.split("\n")
+        return Diagnostic.at(
+            Span(file, line, col, line, col + 1),
+            f"this formula nests more than {ast.MAX_NESTING} levels deep",
+            "group a long sum or product in parentheses: (a + b + c) + (d + e + f) nests "
+            "apart",
+            lines[line - 1] if 0 < line <= len(lines) else "")
     return _ToAst(file, text).transform(tree)
+
+
+def _too_deep(tree: Tree, limit: int) -> tuple[int, int] | None:
+    """(line, column) of the first node found below ``limit`` levels, or None. Iterative:
+    the tree it checks may be deeper than Python's recursion limit."""
+    stack: list[tuple[Tree, int, tuple[int, int]]] = [(tree, 1, (1, 1))]
+    while stack:
+        node, depth, where = stack.pop()
+        if not node.meta.empty:
+            where = (node.meta.line, node.meta.column)
+        if depth > limit:
+            return where
+        stack.extend((child, depth + 1, where) for child in reversed(node.children)
+                     if isinstance(child, Tree))
+    return None

@@ -15,6 +15,7 @@ EXIT_OK = 0
 EXIT_VIOLATION = 1
 EXIT_USER_ERROR = 2
 EXIT_UNKNOWN = 3  # `verify`: some verdict unknown
+EXIT_INTERNAL = 70  # a bug of schedc's (EX_SOFTWARE of sysexits.h)
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a pipe's writer that was cut off
 
 # A mistake in the command line itself (not in a file): one message and a help line. The

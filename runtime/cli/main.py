@@ -9,12 +9,13 @@ that `schedc --help` and `schedc check` start fast.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
 from schedc.runtime.cli import compile as compile_cmd
 from schedc.runtime.cli import run, verify, workload
-from schedc.runtime.cli.errors import err, handled
+from schedc.runtime.cli.errors import EXIT_INTERNAL, err, handled
 from schedc.runtime.cli.verify import VERIFY_QUEUED, VERIFY_RUNNING
 from schedc.runtime.cli.version import version
 from schedc.runtime.run import bundled_trace
@@ -222,6 +223,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # also while the heavy modules load
         err("interrupted")
         return 130
+    except Exception as error:  # a bug of ours: one line and its own status, no traceback
+        if os.environ.get("SCHEDC_DEBUG"):
+            raise
+        err(f"internal error: {type(error).__name__}: {error}".rstrip(": ")[:300])
+        err("this is a bug in schedc: please report it with the command and its input files "
+            "(SCHEDC_DEBUG=1 shows the traceback)")
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import gzip
 import re
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -106,7 +107,16 @@ def read_source(name: str, what: str = "workload") -> bytes:
     try:
         if name.endswith(".gz"):
             with gzip.open(name) as f:
-                return f.read()
-        return Path(name).read_bytes()
-    except (OSError, EOFError) as exc:  # missing file, bad gzip stream
-        raise WorkloadError(name, None, None, f"cannot read the {what}: {exc}") from None
+                data = f.read()
+        else:
+            data = Path(name).read_bytes()
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:  # a damaged or unfinished .gz
+        raise WorkloadError(name, None, None, f"cannot read the {what}: {exc}",
+                            help="the file ends in .gz but is not a whole gzip stream: "
+                            "check it with `gzip -t`, or rename it if it is not compressed"
+                            ) from None
+    except OSError as exc:  # missing, unreadable
+        raise WorkloadError(name, None, None, f"cannot read the {what}: {exc}",
+                            help="check the path and the file's permissions") from None
+    # a UTF-8 byte-order mark (some spreadsheets write one) is no part of the first line
+    return data[3:] if data.startswith(b"\xef\xbb\xbf") else data

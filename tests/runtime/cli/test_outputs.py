@@ -94,3 +94,17 @@ def test_a_counterexamples_folder_that_is_a_file_is_refused_first(tmp_path: Path
     file.write_text("")
     assert main(["verify", EASY, "--counterexamples", str(file)]) == 2
     assert "it is a file, not a folder" in capsys.readouterr().err
+
+
+def test_an_internal_error_is_one_line_with_its_own_status(monkeypatch, capsys) -> None:
+    from schedc.runtime.cli import main as cli_main
+
+    def broken(args):
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setitem(cli_main.COMMANDS, "check", broken)
+    monkeypatch.delenv("SCHEDC_DEBUG", raising=False)
+    assert main(["check", EASY]) == 70
+    err = capsys.readouterr().err
+    assert err.startswith("internal error: ZeroDivisionError: division by zero\n")
+    assert "Traceback" not in err and "please report it" in err

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pickle
 
+import pytest
+
 from schedc.dsl import DiagnosticError, render_diagnostics
 from schedc.runtime.workloads.workload import WorkloadError
 
@@ -35,3 +37,25 @@ def test_it_crosses_processes() -> None:
     assert (back.path, back.line, back.col, back.message, back.help) == ("t.swf", 1, None,
                                                                          "bad", "h")
     assert back.diagnostics == error.diagnostics
+
+
+def test_a_byte_order_mark_does_not_hide_the_first_column(tmp_path) -> None:
+    from schedc.runtime.workloads.load import load_workload
+
+    table = tmp_path / "jobs.csv"
+    table.write_bytes("\ufeffid,submit,run_time,estimate,cpus\n7,0,10,20,2\n".encode())
+    w = load_workload(str(table), capacities={"cpus": 4})
+    assert [(j.id, j.run_time, j.estimate) for j in w.jobs] == [(7, 10, 20)]
+
+
+@pytest.mark.parametrize("content", [b"not gzip", b"\x1f\x8b\x08\x00\x00"])
+def test_a_damaged_gz_is_a_diagnostic_with_help(tmp_path, content) -> None:
+    from schedc.runtime.workloads.load import load_workload
+    from schedc.runtime.workloads.workload import WorkloadError
+
+    trace = tmp_path / "trace.swf.gz"
+    trace.write_bytes(content)
+    with pytest.raises(WorkloadError) as caught:
+        load_workload(str(trace))
+    assert caught.value.diagnostic.file == str(trace)
+    assert "gzip -t" in caught.value.diagnostic.help
