@@ -25,6 +25,15 @@ from typing import Any, TextIO
 
 STDOUT = "-"
 
+# What to do, by the reason an output cannot be written (the OS's words, lower case)
+_HELP = {
+    "no space left on device": "free some space or write elsewhere",
+    "permission denied": "choose a path you may write",
+    "read-only file system": "write to a writable file system",
+    "no such file or directory": "create the folder first, or write elsewhere",
+    "is a directory": "give a file name inside it",
+}
+
 
 class OutputError(OSError):
     """An output that cannot be written, named as the user gave it, with help."""
@@ -56,18 +65,18 @@ def check_output(path: str | os.PathLike[str]) -> None:
         return
     target = Path(os.path.realpath(given))
     if target.is_dir():
-        raise OutputError(given, "it is a directory", "give a file name inside it")
+        raise OutputError(given, "it is a directory", _HELP["is a directory"])
     if _streamed(target):
         if not os.access(target, os.W_OK):
-            raise OutputError(given, "permission denied", "choose a path you may write")
+            raise OutputError(given, "permission denied", _HELP["permission denied"])
         return
     folder = target.parent
     if not folder.is_dir():
         raise OutputError(given, f"the folder {folder} does not exist",
-                          "create the folder first, or write elsewhere")
+                          _HELP["no such file or directory"])
     if not os.access(folder, os.W_OK | os.X_OK):
         raise OutputError(given, f"the folder {folder} is not writable",
-                          "choose a folder you may write")
+                          _HELP["permission denied"])
     if target.exists() and not os.access(target, os.W_OK):
         raise OutputError(given, "the file is read-only", "make it writable or write elsewhere")
 
@@ -123,14 +132,7 @@ def _replace(target: Path, newline: str | None, binary: bool) -> Iterator[Any]:
 def _named(given: str, error: OSError) -> OutputError:
     """``error`` told about the user's path (not the temporary file), with help."""
     reason = (error.strerror or str(error)).lower()
-    helps = {
-        "no space left on device": "free some space or write elsewhere",
-        "permission denied": "choose a path you may write",
-        "read-only file system": "write to a writable file system",
-        "no such file or directory": "create the folder first, or write elsewhere",
-        "is a directory": "give a file name inside it",
-    }
-    return OutputError(given, reason, helps.get(reason, "check the path and the disk"))
+    return OutputError(given, reason, _HELP.get(reason, "check the path and the disk"))
 
 
 def _mode_for(target: Path) -> int:

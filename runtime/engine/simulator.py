@@ -29,10 +29,10 @@ from schedc.runtime.engine.cluster import Cluster, ClusterError, ClusterState, c
 from schedc.runtime.engine.events import Agenda, Finish, Pass, Submit
 from schedc.runtime.engine.gc_paused import paused_gc
 from schedc.runtime.engine.machine import Machine, timed
-from schedc.runtime.engine.policy import PassState, RuntimePolicy
+from schedc.runtime.engine.policy import RuntimePolicy
 from schedc.runtime.engine.walk import PassWalk, size_candidates
-from schedc.runtime.jobs import Job, RunningJob
-from schedc.runtime.monitor import MonitorViolation, call_policy, check_invariants
+from schedc.runtime.jobs import Job
+from schedc.runtime.monitor import MonitorViolation, call_policy
 from schedc.runtime.schedule import JobRecord, Schedule
 from schedc.runtime.workloads.state_file import InitialState
 from schedc.runtime.workloads.workload import Workload, WorkloadError
@@ -48,7 +48,7 @@ def simulate(policy: RuntimePolicy, workload: Workload, progress: Progress | Non
              on_pass: Callable[[PassDecisions], None] | None = None) -> Schedule:
     """Replay ``workload`` under ``policy``.
 
-    With ``initial`` (``state.py``) the machine starts at ``initial.now`` with its running
+    With ``initial`` (``state_file.py``) the machine starts at ``initial.now`` with its running
     jobs in place (they end at start + run_time) and its queued jobs queued; the first pass
     is at ``now``. ``workload`` must hold the state's jobs at their indices (as
     ``initial.workload`` does); any other job is a later arrival (submit >= now). The
@@ -119,8 +119,7 @@ class _Simulation:
         # What the policy's formulas read (PassState): the machine's view of itself.
         self.view = self.machine.view
         self.walker = PassWalk(policy, self.machine, tuple(workload.resources), fast=fast,
-                               monitor=monitor, record=on_pass is not None,
-                               check_started=_check_invariants)
+                               monitor=monitor, record=on_pass is not None)
         # Backfill "when" with depth >= 2: its starts may delay the reservations, so a
         # re-pass may reserve the first job later and then start the second (see
         # _continue_pass, point 4): the last pass's end state is not a re-pass's.
@@ -251,7 +250,7 @@ class _Simulation:
         idle = not machine.running
         walker = self.walker
         walker.begin(now)
-        self._walk(walker, 0)
+        walker.walk(0)
         if self.on_pass is not None:
             self.on_pass(walker.decided())
         self.resumable = walker.complete
@@ -304,35 +303,11 @@ class _Simulation:
         self.view.now = now
         self.passes += 1
         if not walker.blocked:  # backfill "none": the last pass stopped at a job still blocked
-            self._walk(walker, old)
+            walker.walk(old)
         if self.on_pass is not None:
             self.on_pass(walker.decided())
         if not walker.complete:
             self.resumable = False
-
-    def _walk(self, walker: PassWalk, first: int) -> None:
-        """Every pass's walk goes through here: tests wrap it to read a walk's end state
-        (``tests/dsl/verify/test_dsl_agreement.py``)."""
-        walker.walk(first)
-
-    # The machine as test tools read it (``tests/support/policy_fuzz.py`` subclasses this
-    # class to snapshot the state where the monitor stops).
-
-    @property
-    def queue(self) -> list[Job]:
-        return self.machine.queue
-
-    @property
-    def running(self) -> list[RunningJob]:
-        return self.machine.running
-
-    @property
-    def fixed_sizes(self) -> dict[int, tuple[int, ...]]:
-        return self.machine.fixed_sizes
-
-    @property
-    def cap(self) -> tuple[int, ...]:
-        return self.machine.cap
 
     def _resort(self) -> None:
         """Dynamic order: recompute every key with the current state."""
@@ -342,12 +317,6 @@ class _Simulation:
         self.machine.reorder(sorted(
             ((call_policy(policy, fn, j, self.view, "order key") + (j.submit, j.index), j)
              for j in self.machine.queue), key=lambda p: p[0]))
-
-
-def _check_invariants(policy: RuntimePolicy, job: Job, view: PassState) -> None:
-    """The invariants on a job just started, looked up here at each call: tests replace
-    ``simulator.check_invariants`` to record them (tests/dsl/verify/test_dsl_agreement.py)."""
-    check_invariants(policy, job, view)
 
 
 def _initial_capacities(policy: RuntimePolicy, workload: Workload, initial: InitialState

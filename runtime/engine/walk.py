@@ -72,16 +72,14 @@ class PassWalk:
         # fixed for a run
         "policy", "machine", "resources", "depth", "backfill", "use_shadow", "profile1",
         "fast", "packing", "packed", "rigid", "waits_when_full", "exact_queue", "monitor",
-        "record", "check_started",
+        "record",
         # the pass in progress (and its end state)
         "now", "free", "profile", "shadow", "nres", "blocked", "reservations", "started",
         "check_res", "candidates", "complete", "per_key", "decisions",
     )
 
     def __init__(self, policy: RuntimePolicy, machine: Machine, resources: tuple[str, ...], *,
-                 fast: bool = True, monitor: bool = True, record: bool = False,
-                 check_started: Callable[[RuntimePolicy, Job, PassState], None]
-                 = check_invariants) -> None:
+                 fast: bool = True, monitor: bool = True, record: bool = False) -> None:
         self.policy = policy
         self.machine = machine
         self.resources = resources
@@ -106,7 +104,6 @@ class PassWalk:
             inv.reads_state for inv in policy.invariants)
         self.monitor = monitor
         self.record = record  # keep the pass's decisions (``decided``)
-        self.check_started = check_started  # the invariants on a job just started
         self.begin(0)
 
     def pack(self, jobs: tuple[Job, ...] | list[Job]) -> None:
@@ -287,7 +284,7 @@ class PassWalk:
             self.decisions.append(Started(job.id, req))
         if self.exact_queue:
             machine.unqueue(job)
-        self.check_started(self.policy, job, machine.view)
+        check_invariants(self.policy, job, machine.view)
 
     def wait_or_reserve(self, job: Job, req: tuple[int, ...] | None, low: int = 0) -> None:
         """``job`` does not fit now: the pass ends (backfill none), or it is reserved if the

@@ -1358,16 +1358,16 @@ def record_failing_pass(rt: RuntimePolicy, workload: Workload, initial: InitialS
     """(now, queue, running, kept sizes, capacities, "pass" or "submission"): the state at
     the start of the pass, or at the submission, where the monitor stops; None if it does
     not. The simulator has no hook for a pass's start state, so this test
-    tool subclasses its private ``_Simulation`` for one run (without the optimisations, which never
-    change a schedule)."""
+    tool subclasses its private ``_Simulation`` for one run (without the optimisations, which
+    never change a schedule)."""
     snap: list[tuple] = []
     where: list[str] = []
     base = simulator._Simulation
 
     class Recording(base):  # type: ignore[misc, valid-type]
         def _full_pass(self, now: int) -> None:
-            snap[:] = [(now, tuple(self.queue), tuple(self.running), dict(self.fixed_sizes),
-                        self.cap)]
+            m = self.machine
+            snap[:] = [(now, tuple(m.queue), tuple(m.running), dict(m.fixed_sizes), m.cap)]
             where[:] = ["pass"]
             super()._full_pass(now)
 
@@ -1375,8 +1375,8 @@ def record_failing_pass(rt: RuntimePolicy, workload: Workload, initial: InitialS
             # a dynamic order key is also evaluated here, before the job joins the queue
             init = self.initial
             now = init.now if init is not None and job.submit <= init.now else job.submit
-            snap[:] = [(now, (*self.queue, job), tuple(self.running),
-                        dict(self.fixed_sizes), self.cap)]
+            m = self.machine
+            snap[:] = [(now, (*m.queue, job), tuple(m.running), dict(m.fixed_sizes), m.cap)]
             where[:] = ["submission"]
             return super()._submit(job, old)
 

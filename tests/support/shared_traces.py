@@ -2,8 +2,9 @@
 beside the project root (see ../shared/traces/README.md).
 
 KTH-SP2 is also bundled with the package (``runtime/data``, the same bytes), so a test that
-asks for it always runs. ``any_trace`` is for tests whose assertions hold on any real trace:
-without the shared one they run on the bundled KTH-SP2. Other absent traces skip, saying why.
+asks for it always runs. ``any_real_workload`` is for tests whose assertions hold on any real
+trace: without the shared one they run on the start of the bundled KTH-SP2. Other absent
+traces skip, saying why.
 """
 
 from __future__ import annotations
@@ -25,12 +26,6 @@ def shared_trace(name: str) -> Path:
     if name == BUNDLED.name:
         return BUNDLED
     pytest.skip(f"{path} is not here (set SCHEDC_TRACES to the folder of shared traces)")
-
-
-def any_trace(name: str) -> Path:
-    """The shared trace ``name``, else the bundled one."""
-    path = TRACES / name
-    return path if path.exists() else BUNDLED
 
 
 def any_real_workload(name: str, stand_in_jobs: int = 3000):
