@@ -2,7 +2,7 @@
 
     python benchmarks/fuzz_verify.py --count 500 --seed 0 --jobs 2 --out fuzz-out
 
-Policy i of the campaign is generated from seed S + i (tests/policy_fuzz.py), so any one of
+Policy i of the campaign is generated from seed S + i (tests/support/policy_fuzz.py), so any one of
 them is reproduced by `fuzz_seed(S + i)`. Each runs in its own process (a fresh Z3: a
 long-lived one carries state from earlier proofs, which may change which counterexample a
 search lands on). Prints the policies tried, verdicts by property, disagreements by
@@ -20,7 +20,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
 
 from policy_fuzz import (  # noqa: E402
     PATTERNS,

@@ -95,6 +95,23 @@ def dedupe(diags: Iterable[Diagnostic]) -> tuple[Diagnostic, ...]:
     return tuple(sorted(seen, key=sort_key))
 
 
+SHOWN_LINE_WIDTH = 100  # a longer source line is shown as a window around the caret
+_INVISIBLE = {c: " " for c in [*range(0x20), 0x7F]}  # tabs, NUL...: one column each, as counted
+
+
+def _shown_line(text: str, col: int, end: int) -> tuple[str, int, int]:
+    """The source line as printed, and the caret's columns in it: control characters become
+    spaces (so the caret stays under its column) and a long line is cut to a window."""
+    text = text.translate(_INVISIBLE)
+    if len(text) <= SHOWN_LINE_WIDTH:
+        return text, col, end
+    first = max(0, min(col - 1 - SHOWN_LINE_WIDTH // 3, len(text) - SHOWN_LINE_WIDTH))
+    last = first + SHOWN_LINE_WIDTH
+    window = ("…" if first else "") + text[first:last] + ("…" if last < len(text) else "")
+    shift = first - (1 if first else 0)
+    return window, col - shift, min(end, last + 1) - shift
+
+
 def _render_one(d: Diagnostic, color: bool) -> str:
     if color:  # rich only for a terminal: a plain rendering need not load it
         from rich.markup import escape
@@ -111,6 +128,7 @@ def _render_one(d: Diagnostic, color: bool) -> str:
             pad = " " * len(gutter)
             col = d.col or 1
             end = d.end_col if d.end_line == d.line and d.end_col else len(text) + 1
+            text, col, end = _shown_line(text, col, end)
             width = max(1, end - col)
             out.append(f"{pad} |")
             out.append(f"{gutter} | {escape(text) if color else text}")

@@ -68,6 +68,11 @@ class _Loader:
         self.modules[file] = Loaded(file, text, tree, tuple(imports))
 
     def resolve(self, importer: str, item: ast.Import, stack: tuple[str, ...]) -> str | None:
+        if "\0" in item.path:  # the OS refuses such a path: say so before asking it
+            self.report.error(item.span, "an import path cannot contain a NUL character",
+                              'write the file\'s path, e.g. `import "common.pol"`')
+            self.ok = False
+            return None
         base = os.path.dirname(importer) if importer != PRELUDE else "."
         shown = os.path.normpath(os.path.join(base, item.path))
         key = os.path.realpath(shown)

@@ -88,6 +88,16 @@ def load_state(path: str, resources: tuple[str, ...] = ("cpus",)) -> InitialStat
     """Read and check a state file for a machine with ``resources``."""
     name = str(path)
     text = read_source(name, "state").decode("utf-8", errors="replace")
+    deep = _nested_too_deep(text)
+    if deep is not None:  # json.loads would recurse until Python stops it
+        line = text.count("\n", 0, deep) + 1
+        start = text.rfind("\n", 0, deep) + 1
+        end = text.find("\n", deep)
+        raise WorkloadError(name, line, deep - start + 1,
+                            f"the JSON nests more than {MAX_JSON_NESTING} levels deep",
+                            help="a state is an object of jobs, each one level of lists and "
+                                 "objects; see README, `--state`",
+                            source_line=text[start:end if end >= 0 else len(text)])
     try:
         # numbers with a point or exponent exactly (a param 0.1 is 1/10, as in the policy)
         data = json.loads(text, parse_float=Fraction)
@@ -98,6 +108,24 @@ def load_state(path: str, resources: tuple[str, ...] = ("cpus",)) -> InitialStat
                             help="a state is one JSON object; see README, `--state`",
                             source_line=line) from None
     return _Reader(name, resources, text).state(data)
+
+
+MAX_JSON_NESTING = 32  # a state needs 4 (state, list of jobs, job, request)
+_BRACKETS_AND_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _nested_too_deep(text: str) -> int | None:
+    """The offset of the first bracket nested deeper than MAX_JSON_NESTING, else None."""
+    depth = 0
+    for match in _BRACKETS_AND_STRINGS.finditer(text):
+        char = match.group()
+        if char in "[{":
+            depth += 1
+            if depth > MAX_JSON_NESTING:
+                return match.start()
+        elif char in "]}":
+            depth -= 1
+    return None
 
 
 def state_from_data(data: Any, resources: tuple[str, ...] = ("cpus",),

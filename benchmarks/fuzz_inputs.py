@@ -1,0 +1,62 @@
+"""Long campaigns of damaged inputs: policies, workloads and state files mutated at random and
+run through the CLI in process (tests/support/input_fuzz.py). Prints, per kind, how many runs
+ended in each exit status, and every run that crashed, with its input kept for replay.
+
+    python benchmarks/fuzz_inputs.py --runs 2000 --seed 7 --keep /tmp/fuzz
+
+Exit 1 if any run crashed (an exception, exit 70, or exit 2 with no message).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "support"))
+
+from input_fuzz import policy_campaign, state_campaign, workload_campaign  # noqa: E402
+
+RUNNABLE = ["easy", "conservative", "easy-memory", "map", "fairshare", "depth2", "firstfit"]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=500, help="mutations per kind")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--keep", type=Path, help="keep the inputs here (default: a temp dir)")
+    args = parser.parse_args()
+    examples = sorted((ROOT / "examples").glob("*.pol"))
+    runnable = [ROOT / "examples" / f"{name}.pol" for name in RUNNABLE]
+    folder = args.keep or Path(tempfile.mkdtemp(prefix="schedc-fuzz-"))
+    crashes = 0
+    for kind, campaign in (("policies", policy_campaign(examples, _sub(folder, "p"), args.runs,
+                                                         args.seed)),
+                           ("workloads", workload_campaign(runnable, _sub(folder, "w"),
+                                                           args.runs, args.seed)),
+                           ("states", state_campaign(runnable, _sub(folder, "s"), args.runs,
+                                                     args.seed))):
+        codes: collections.Counter = collections.Counter()
+        for outcome in campaign:
+            codes[outcome.code] += 1
+            if outcome.bad:
+                crashes += 1
+                print(f"CRASH {' '.join(outcome.argv)}\n{outcome.error or outcome.stderr}",
+                      flush=True)
+        print(f"{kind}: {sum(codes.values())} runs, exit status "
+              + ", ".join(f"{code}: {n}" for code, n in sorted(codes.items(), key=str)))
+    print(f"inputs in {folder}; {crashes} crashed")
+    return 1 if crashes else 0
+
+
+def _sub(folder: Path, name: str) -> Path:
+    path = folder / name
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+if __name__ == "__main__":
+    sys.exit(main())

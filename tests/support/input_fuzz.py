@@ -1,0 +1,220 @@
+"""Bad inputs by mutation: policies, workloads and state files damaged at random, each run
+through the CLI in process. Every run must end in a success, a violation or a located user
+error (exit 0, 1 or 2), never an internal error (70) or an exception.
+
+Used by tests/test_bad_inputs.py (a short campaign) and benchmarks/fuzz_inputs.py (long
+ones). Deterministic for a seed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import gzip
+import io
+import json
+import os
+import random
+import re
+import traceback
+from collections.abc import Iterator
+from pathlib import Path
+
+from attrs import frozen
+
+from schedc.runtime.cli.main import main
+
+# Tokens a mutation inserts: the language's own, and values at or past its limits.
+POLICY_TOKENS = (
+    "(", ")", "{", "}", "[", "]", ",", ":", ".", "=", "+", "-", "*", "/", "div", "%", "^", "==",
+    "<", ">=", "!=", "and", "or", "not", "if", "then", "else", "job", "procs", "estimate",
+    "submit", "wait", "xfactor", "user", "queue", "group", "running", "sum", "count", "avg",
+    "min", "max", "sqrt", "log", "ceil", "floor", "abs", "j", "in", "where", "reserve", "all",
+    "per", "or when", "backfill", "best", "by", "first_fit", "none", "when", "size", "choose",
+    "fixed", "policy", "param", "def", "machine", "resource", "import", '"x.pol"', '"\0"',
+    "invariant", "order", "asc", "desc", "extends", "now", "free", "capacity", "cpus", "memory",
+    "util", "int", "real", "bool", "true", "false", "request", "elapsed", "remaining", "end",
+    "start", "min_size", "max_size", "work", "area", "id", "0", "-1", "1e400", "1.5", "0.0",
+    "1d", "99999999999999999999999", "1/0", "\u00e9", "\0", "\t", "\n", "//", "/*", "\ufeff",
+)
+# Values a workload or state mutation writes into a field.
+FIELD_VALUES = (
+    "", "-1", "0", "1e400", "nan", "inf", "-0", "1.5", "x", "99999999999999999999999", "\0",
+    "\u00e9", ",", ";", "\t", " ", "#", "-9223372036854775809", "1_000", "0x10", "+3",
+    "\u0661\u0662",
+)
+HEADER_LINES = ("", "; MaxProcs: -3", "; MaxProcs: 0", "; MaxProcs: x", "# capacity cpus=0",
+                "# capacity", "# capacity cpus=x", "; Note: \u00e9", "\ufeff1 2 3")
+STATE_VALUES = (None, True, False, -1, 0, 1, 2**70, 1.5, "x", "", [], {}, [1], {"cpus": "x"},
+                1e308)
+STATE_KEYS = ("now", "capacity", "running", "queue", "arrivals", "id", "submit", "estimate",
+              "run_time", "request", "start", "min_size", "max_size", "cpus", "memory", "x")
+
+SWF = "; MaxProcs: 8\n" + "".join(
+    f"{i} {i * 10} -1 {50 + i * 7} {1 + i % 8} -1 -1 {1 + i % 8} {60 + i * 9} -1 1 {i % 3} 1 1 1"
+    " -1 -1 -1\n" for i in range(1, 30))
+CSV = "# capacity cpus=8 memory=64\nid,submit,run_time,estimate,cpus,memory\n" + "".join(
+    f"{i},{i * 10},{50 + i * 7},{60 + i * 9},{1 + i % 8},{i % 64}\n" for i in range(1, 20))
+
+
+def _state_job(jid: int, submit: int, procs: int, est: int, **extra) -> dict:
+    return {"id": jid, "submit": submit, "estimate": est, "run_time": est,
+            "request": {"cpus": procs}, **extra}
+
+
+STATE = {"now": 2, "capacity": {"cpus": 10}, "running": [_state_job(1, 0, 6, 100, start=0)],
+         "queue": [_state_job(2, 1, 10, 100), _state_job(3, 2, 4, 1000, min_size=1, max_size=8)],
+         "arrivals": [_state_job(4, 5, 3, 50)]}
+RUN_OPTIONS = (
+    (), ("--lenient",), ("--capacity", "cpus=4"), ("--capacity", "cpus=0"),
+    ("--capacity", "memory=5"), ("--range-factor", "2"), ("--load-factor", "150"),
+    ("--sigma", "1"), ("--resources", "cpus,memory"), ("--param", "depth=-1"),
+    ("--param", "depth=x"), ("--param", "nope=1"), ("--load-factor", "0"),
+    ("--range-factor", "0.5"), ("--json",),
+)
+
+
+@frozen
+class Outcome:
+    argv: tuple[str, ...]
+    code: int | str | None
+    stderr: str
+    error: str | None  # the traceback of an exception that escaped main, else None
+
+    @property
+    def bad(self) -> bool:
+        """An escaped exception, an internal error, or a user error with no message."""
+        return (self.error is not None or self.code not in (0, 1, 2)
+                or (self.code == 2 and "error" not in self.stderr))
+
+
+def run_cli(argv: list[str]) -> Outcome:
+    out, err = io.StringIO(), io.StringIO()
+    previous = os.environ.get("SCHEDC_DEBUG")
+    os.environ["SCHEDC_DEBUG"] = "1"  # an internal error raises: its traceback is the report
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(argv)
+            except SystemExit as exit_:
+                code = exit_.code
+    except Exception:
+        return Outcome(tuple(argv), None, err.getvalue(), traceback.format_exc())
+    finally:
+        if previous is None:
+            del os.environ["SCHEDC_DEBUG"]
+        else:
+            os.environ["SCHEDC_DEBUG"] = previous
+    return Outcome(tuple(argv), code, err.getvalue(), None)
+
+
+def mutate_policy(text: str, rng: random.Random) -> str:
+    tokens = re.findall(r"\s+|\w+|[^\w\s]", text)
+    for _ in range(rng.randint(1, 4)):
+        at = rng.randrange(len(tokens) + 1)
+        roll = rng.random()
+        if roll < 0.35 and tokens:
+            del tokens[min(at, len(tokens) - 1)]
+        elif roll < 0.7 or not tokens:
+            tokens.insert(at, f" {rng.choice(POLICY_TOKENS)} ")
+        else:
+            tokens[min(at, len(tokens) - 1)] = f" {rng.choice(POLICY_TOKENS)} "
+    return "".join(tokens)
+
+
+def mutate_table(text: str, rng: random.Random, sep: str) -> str:
+    lines = text.split("\n")
+    for _ in range(rng.randint(1, 3)):
+        at = rng.randrange(len(lines))
+        fields = lines[at].split(sep)
+        roll = rng.random()
+        if roll < 0.5:
+            fields[rng.randrange(len(fields))] = rng.choice(FIELD_VALUES)
+        elif roll < 0.65:
+            fields = fields[:rng.randrange(len(fields) + 1)]
+        elif roll < 0.8:
+            fields.append(rng.choice(FIELD_VALUES))
+        if roll < 0.8:
+            lines[at] = sep.join(fields)
+        elif roll < 0.9:
+            lines.insert(at, rng.choice(lines))
+        else:
+            lines[at] = rng.choice(HEADER_LINES)
+    return "\n".join(lines)
+
+
+def _paths(value, path=()) -> Iterator[tuple]:
+    yield path
+    items = (value.items() if isinstance(value, dict)
+             else enumerate(value) if isinstance(value, list) else ())
+    for key, child in items:
+        yield from _paths(child, (*path, key))
+
+
+def mutate_state(rng: random.Random) -> str:
+    data = copy.deepcopy(STATE)
+    for _ in range(rng.randint(1, 3)):
+        path = rng.choice([p for p in _paths(data) if p])
+        parent = data
+        for key in path[:-1]:
+            parent = parent[key]
+        roll = rng.random()
+        if roll < 0.5:
+            parent[path[-1]] = copy.deepcopy(rng.choice(STATE_VALUES))
+        elif roll < 0.7:
+            del parent[path[-1]]
+        elif isinstance(parent, dict):
+            parent[rng.choice(STATE_KEYS)] = copy.deepcopy(rng.choice(STATE_VALUES))
+        elif parent:
+            parent.append(copy.deepcopy(rng.choice(parent)))
+    text = json.dumps(data)
+    return text if rng.random() < 0.9 else text[:rng.randrange(len(text))]
+
+
+def policy_campaign(examples: list[Path], folder: Path, runs: int, seed: int) -> Iterator[Outcome]:
+    """Damaged copies of the examples, each checked and, if it checks, run."""
+    rng = random.Random(seed)
+    sources = [(p, p.read_text()) for p in examples]
+    trace = folder / "t.swf"
+    trace.write_text(SWF)
+    for n in range(runs):
+        origin, text = rng.choice(sources)
+        policy = folder / f"p{n}.pol"
+        policy.write_text(mutate_policy(text, rng))
+        checked = run_cli(["check", str(policy)])
+        yield checked
+        if checked.code == 0:
+            yield run_cli(["run", str(policy), "--workload", str(trace)])
+
+
+def workload_campaign(policies: list[Path], folder: Path, runs: int,
+                      seed: int) -> Iterator[Outcome]:
+    """Damaged SWF, gzipped SWF (some cut short) and CSV tables, run with random options."""
+    rng = random.Random(seed)
+    for n in range(runs):
+        kind = rng.choice(["swf", "csv", "gz"])
+        if kind == "csv":
+            workload = folder / f"w{n}.csv"
+            workload.write_text(mutate_table(CSV, rng, ","))
+        elif kind == "swf":
+            workload = folder / f"w{n}.swf"
+            workload.write_text(mutate_table(SWF, rng, " "))
+        else:
+            workload = folder / f"w{n}.swf.gz"
+            data = gzip.compress(mutate_table(SWF, rng, " ").encode())
+            workload.write_bytes(data if rng.random() < 0.7 else data[:rng.randrange(len(data))])
+        argv = ["run", str(rng.choice(policies)), "--workload", str(workload),
+                *rng.choice(RUN_OPTIONS), *rng.choice(RUN_OPTIONS)]
+        if rng.random() < 0.2:
+            argv[0] = "compare"
+            argv.insert(2, str(rng.choice(policies)))
+        yield run_cli(argv)
+
+
+def state_campaign(policies: list[Path], folder: Path, runs: int, seed: int) -> Iterator[Outcome]:
+    """Damaged state files (values, keys, structure, cut short) replayed by `run --state`."""
+    rng = random.Random(seed)
+    for n in range(runs):
+        state = folder / f"s{n}.json"
+        state.write_text(mutate_state(rng))
+        yield run_cli(["run", str(rng.choice(policies)), "--state", str(state)])

@@ -1,0 +1,102 @@
+"""Damaged inputs of every kind end in a located diagnostic (or a run), never a crash.
+
+A short campaign of tests/support/input_fuzz.py's mutations (benchmarks/fuzz_inputs.py runs
+long ones), and the inputs such campaigns found, pinned one by one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from input_fuzz import (
+    policy_campaign,
+    run_cli,
+    state_campaign,
+    workload_campaign,
+)
+from repo import ROOT
+
+EXAMPLES = sorted((ROOT / "examples").glob("*.pol"))
+RUNNABLE = [ROOT / "examples" / f"{name}.pol"
+            for name in ("easy", "conservative", "easy-memory", "map", "fairshare", "depth2")]
+
+
+def no_crash(outcomes) -> int:
+    count = 0
+    for outcome in outcomes:
+        assert not outcome.bad, f"{outcome.argv}: exit {outcome.code}\n{outcome.error or ''}" \
+                                f"{outcome.stderr[-2000:]}"
+        count += 1
+    return count
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_damaged_policies(tmp_path: Path, seed: int) -> None:
+    assert no_crash(policy_campaign(EXAMPLES, tmp_path, runs=25, seed=seed)) >= 25
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_damaged_workloads(tmp_path: Path, seed: int) -> None:
+    assert no_crash(workload_campaign(RUNNABLE, tmp_path, runs=30, seed=seed)) == 30
+
+
+def test_damaged_state_files(tmp_path: Path) -> None:
+    assert no_crash(state_campaign(RUNNABLE, tmp_path, runs=30, seed=1)) == 30
+
+
+def test_the_campaign_sees_an_internal_error(tmp_path: Path, monkeypatch) -> None:
+    """The check itself can fail: an exception inside a command is reported as bad."""
+    from schedc.runtime.cli import main
+
+    def broken(args):
+        raise ZeroDivisionError("planted")
+
+    monkeypatch.setitem(main.COMMANDS, "check", broken)
+    outcome = run_cli(["check", str(EXAMPLES[0])])
+    assert outcome.bad and "planted" in (outcome.error or "")
+
+
+# --- inputs found by the campaigns --------------------------------------------------------
+
+def test_an_import_path_with_a_nul_character(tmp_path: Path) -> None:
+    policy = tmp_path / "p.pol"
+    policy.write_text('import "a\0b.pol"\npolicy p { order job.submit asc }\n')
+    outcome = run_cli(["check", str(policy)])
+    assert outcome.code == 2 and outcome.error is None
+    assert f"{policy}:1:1" in outcome.stderr
+    assert "cannot contain a NUL character" in outcome.stderr and "help:" in outcome.stderr
+
+
+def test_a_state_file_nested_too_deep(tmp_path: Path) -> None:
+    state = tmp_path / "s.json"
+    state.write_text('{"now": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    outcome = run_cli(["run", str(RUNNABLE[0]), "--state", str(state)])
+    assert outcome.code == 2 and outcome.error is None
+    assert f"{state}:1:" in outcome.stderr and "nests more than 32 levels" in outcome.stderr
+    # the 200,000-character line is shown as a window around the caret, not whole
+    assert max(len(line) for line in outcome.stderr.splitlines()) < 200
+
+
+def test_a_long_source_line_is_shown_around_the_caret(tmp_path: Path) -> None:
+    policy = tmp_path / "p.pol"
+    policy.write_text("policy p { order " + " + ".join(["job.procs"] * 40) + " + job.sumbit }\n")
+    outcome = run_cli(["check", str(policy)])
+    assert outcome.code == 2
+    lines = outcome.stderr.splitlines()
+    shown = next(line for line in lines if line.startswith("1 | "))
+    caret = lines[lines.index(shown) + 1]
+    assert len(shown) < 120 and shown.startswith("1 | …")
+    start = caret.index("^")
+    assert shown[start:start + len("sumbit")] == "sumbit" and caret.count("^") == len("sumbit")
+
+
+def test_tabs_and_control_characters_keep_the_caret_under_its_column(tmp_path: Path) -> None:
+    policy = tmp_path / "p.pol"
+    policy.write_text("policy p {\n\torder\tjob.sumbit asc\n}\n")
+    outcome = run_cli(["check", str(policy)])
+    lines = outcome.stderr.splitlines()
+    shown = next(line for line in lines if line.startswith("2 | "))
+    caret = lines[lines.index(shown) + 1]
+    assert "\t" not in shown
+    assert shown[caret.index("^"):].startswith("sumbit")
