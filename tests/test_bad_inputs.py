@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from input_fuzz import (
+    SWF,
     policy_campaign,
     run_cli,
     state_campaign,
@@ -100,3 +101,20 @@ def test_tabs_and_control_characters_keep_the_caret_under_its_column(tmp_path: P
     caret = lines[lines.index(shown) + 1]
     assert "\t" not in shown
     assert shown[caret.index("^"):].startswith("sumbit")
+
+
+@pytest.mark.parametrize("value", ["1e400", "nan", "inf"])
+@pytest.mark.parametrize("option", ["--range-factor", "--sigma", "--load-factor",
+                                    "--background-load"])
+def test_a_number_option_must_be_finite(tmp_path: Path, option: str, value: str) -> None:
+    trace = tmp_path / "t.swf"
+    trace.write_text(SWF)
+    outcome = run_cli(["run", str(RUNNABLE[0]), "--workload", str(trace), option, value])
+    assert outcome.code == 2 and outcome.error is None
+    assert f"argument {option}: '{value}' is not a finite number" in outcome.stderr
+
+
+def test_an_argument_with_a_nul_character(tmp_path: Path) -> None:
+    outcome = run_cli(["compile", str(RUNNABLE[0]), "-o", "a\0b"])
+    assert outcome.code == 2 and outcome.error is None
+    assert "contains a NUL character" in outcome.stderr

@@ -9,13 +9,14 @@ that `schedc --help` and `schedc check` start fast.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from collections.abc import Sequence
 
 from schedc.runtime.cli import compile as compile_cmd
 from schedc.runtime.cli import run, verify, workload
-from schedc.runtime.cli.errors import EXIT_INTERNAL, err, handled
+from schedc.runtime.cli.errors import EXIT_INTERNAL, EXIT_USER_ERROR, err, handled
 from schedc.runtime.cli.verify import VERIFY_QUEUED, VERIFY_RUNNING
 from schedc.runtime.cli.version import version
 from schedc.runtime.run import bundled_trace
@@ -25,6 +26,18 @@ __all__ = ["VERIFY_QUEUED", "VERIFY_RUNNING", "build_parser", "bundled_trace", "
 COMMANDS = {"check": compile_cmd.cmd_check, "compile": compile_cmd.cmd_compile,
             "run": run.cmd_run, "compare": run.cmd_compare, "verify": verify.cmd_verify,
             "workload": workload.cmd_workload}
+
+
+def finite(text: str) -> float:
+    """A number option's value: `nan` and `1e400` (infinite) are refused with the rest
+    (`verify --timeout` checks its own range, with a help line)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -110,17 +123,17 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument("-o", "--output", required=True, metavar="FILE.csv")
     generate.add_argument("--jobs", type=int, default=10_000, help="number of jobs")
     rate = generate.add_mutually_exclusive_group(required=True)
-    rate.add_argument("--mean-interarrival", type=float, metavar="S",
+    rate.add_argument("--mean-interarrival", type=finite, metavar="S",
                       help="mean time between arrivals (s)")
-    rate.add_argument("--utilisation", type=float, metavar="U",
+    rate.add_argument("--utilisation", type=finite, metavar="U",
                       help="offered utilisation in (0, 1] (eq. 9), with --processors")
     generate.add_argument("--processors", type=int, default=64,
                           help="processors of eq. 9 (default 64, as the paper)")
-    generate.add_argument("--cv-interarrival", type=float, default=1.0, metavar="CV",
+    generate.add_argument("--cv-interarrival", type=finite, default=1.0, metavar="CV",
                           help="coefficient of variation of inter-arrival times (default 1)")
-    generate.add_argument("--mean-demand", type=float, default=16.0, metavar="D",
+    generate.add_argument("--mean-demand", type=finite, default=16.0, metavar="D",
                           help="mean service demand, BPU-seconds (default 16, as the paper)")
-    generate.add_argument("--cv-demand", type=float, default=4.0, metavar="CV",
+    generate.add_argument("--cv-demand", type=finite, default=4.0, metavar="CV",
                           help="coefficient of variation of the demand (default 4)")
     generate.add_argument("--pmax", type=int, default=32,
                           help="Pmax is uniform in [1, PMAX] (default 32)")
@@ -152,15 +165,15 @@ def build_parser() -> argparse.ArgumentParser:
                       default="uniform", help="how a job's requirements compare to its "
                       "largest (default: uniform)")
     krate = kres.add_mutually_exclusive_group(required=True)
-    krate.add_argument("--mean-interarrival", type=float, metavar="S",
+    krate.add_argument("--mean-interarrival", type=finite, metavar="S",
                        help="mean time between arrivals (s)")
-    krate.add_argument("--queue-length", type=float, metavar="Q",
+    krate.add_argument("--queue-length", type=finite, metavar="Q",
                        help="calibrate the rate: the baseline's mean number of waiting jobs "
                        "(the paper: 64, 128, 256)")
     kres.add_argument("--baseline", metavar="POLICY",
                       help="the policy of the calibration (default: FCFS/FF-EASY, "
                       "examples/ff-easy.pol)")
-    kres.add_argument("--tolerance", type=float, default=0.03, metavar="F",
+    kres.add_argument("--tolerance", type=finite, default=0.03, metavar="F",
                       help="calibrate to within this fraction of Q (default 0.03)")
     kres.add_argument("--seed", type=int, default=0)
 
@@ -188,13 +201,13 @@ def _add_simulation_options(sub: argparse.ArgumentParser, several: bool = False)
     sub.add_argument("--lenient", action="store_true",
                      help="skip and count malformed workload lines, and jobs with a "
                      "negative or repeated id or a negative submit time, instead of stopping")
-    sub.add_argument("--range-factor", type=float, metavar="RF",
+    sub.add_argument("--range-factor", type=finite, metavar="RF",
                      help="make the jobs moldable (papers/000): a job recorded on p of n cpus "
                      "may run on [floor((1-1/RF) p)+1, floor((n-p)/RF)+p], with Downey's "
                      "speedup (A = that max)")
-    sub.add_argument("--sigma", type=float, default=0.0, metavar="S",
+    sub.add_argument("--sigma", type=finite, default=0.0, metavar="S",
                      help="Downey's sigma for --range-factor (default 0: linear up to A)")
-    sub.add_argument("--load-factor", type=float, default=100.0, metavar="LF",
+    sub.add_argument("--load-factor", type=finite, default=100.0, metavar="LF",
                      help="scale inter-arrival times by 100/LF (percent of the trace's load; "
                      "default 100)")
     sub.add_argument("--resources", metavar="K|NAMES",
@@ -204,7 +217,7 @@ def _add_simulation_options(sub: argparse.ArgumentParser, several: bool = False)
     sub.add_argument("--speeds", metavar="GROUPS",
                      help="heterogeneous cpus (papers/002): COUNTxBPU groups, e.g. 32x1,32x2; "
                      "a job's times scale by the power of the processors it gets")
-    sub.add_argument("--background-load", type=float, default=0.0, metavar="MAX",
+    sub.add_argument("--background-load", type=finite, default=0.0, metavar="MAX",
                      help="with --speeds: each processor's background load is uniform in "
                      "[0, MAX], redrawn at every arrival and departure (default 0)")
     sub.add_argument("--load-seed", type=int, default=0, metavar="SEED",
@@ -217,6 +230,10 @@ def _add_simulation_options(sub: argparse.ArgumentParser, several: bool = False)
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else [os.fspath(a) for a in argv]
+    if any("\0" in a for a in argv):  # only a program can pass one; no path holds it
+        err("error: an argument contains a NUL character")
+        return EXIT_USER_ERROR
     args = parser.parse_args(argv)
     try:
         return handled(COMMANDS[args.command], args)
