@@ -61,6 +61,11 @@ def read_source(path: str) -> str:
     first byte that is not UTF-8, for a file that is not UTF-8 text."""
     with open(path, "rb") as fh:
         data = fh.read()
+    if data[:2] == b"\x1f\x8b":  # a trace given where the policy goes, most likely
+        raise DiagnosticError([Diagnostic(
+            f"`{path}` is a gzip-compressed file, not a policy", path,
+            help="a policy is a .pol text file; a trace goes after --workload, as in "
+                 "`schedc run POLICY.pol --workload TRACE.swf.gz`")])
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:

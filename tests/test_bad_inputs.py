@@ -118,3 +118,18 @@ def test_an_argument_with_a_nul_character(tmp_path: Path) -> None:
     outcome = run_cli(["compile", str(RUNNABLE[0]), "-o", "a\0b"])
     assert outcome.code == 2 and outcome.error is None
     assert "contains a NUL character" in outcome.stderr
+
+
+def test_a_trace_given_as_the_policy() -> None:
+    trace = ROOT / "runtime" / "data" / "KTH-SP2-1996-2.1-cln.swf.gz"
+    for command in ("check", "run", "verify"):
+        outcome = run_cli([command, str(trace)])
+        assert outcome.code == 2 and outcome.error is None
+        assert "is a gzip-compressed file, not a policy" in outcome.stderr
+        assert "--workload" in outcome.stderr
+
+
+def test_a_policy_given_as_the_workload() -> None:
+    outcome = run_cli(["run", str(RUNNABLE[0]), "--workload", str(RUNNABLE[1])])
+    assert outcome.code == 2 and outcome.error is None
+    assert "a policy file where a workload belongs" in outcome.stderr

@@ -25,5 +25,10 @@ def load_workload(
         return swf.read_swf(path, resources, caps, lenient)
     if name.endswith((".csv", ".csv.gz")):
         return csv_table.read_csv_table(path, resources, caps, lenient)
+    if name.endswith(".pol"):
+        raise WorkloadError(name, None, None, "a policy file where a workload belongs",
+                            help="--workload takes a trace (.swf, .swf.gz) or a job table "
+                                 "(.csv); the policy comes first: `schedc run POLICY.pol "
+                                 "--workload TRACE`")
     raise WorkloadError(name, None, None, "unknown workload format",
                         help="expected a .swf, .swf.gz or .csv file")
