@@ -141,7 +141,33 @@ class Lowerer:
                         "`-` negates a number; for a bool use `not`")
         return None if x is None else ir.Unary("-", x, x.type, span=e.span)
 
+    def power(self, e: ast.Binary, s: Scope):
+        """`x ^ n`: n a literal in [0, MAX_EXPONENT], so that every interpreter computes a
+        product of n factors (Z3's own power is outside what it decides well)."""
+        top = ir.MAX_EXPONENT
+        base = self._typed(e.left, s, NUMERIC, "the base of `^`",
+                           "a bool is not a number: write `if COND then 1 else 0` to count it")
+        n = e.right
+        literal = isinstance(n, ast.Num) and isinstance(n.value, int)
+        if not literal or n.value > top:
+            if literal:
+                self.error(n.span, f"exponent {n.value} is out of range: `^` takes an integer "
+                           f"literal in [0, {top}]",
+                           "write a larger power as a power of a power: `(x ^ 4) ^ 3`")
+            else:
+                self.error(n.span, f"the exponent of `^` must be an integer literal in "
+                           f"[0, {top}]",
+                           "for a fractional or variable power use `sqrt`, `log` or a product "
+                           "(`x ^ 3` is `x * x * x`)")
+            return None
+        if base is None:
+            return None
+        return ir.Binary("^", base, ir.Const(n.value, "int", span=n.span), base.type,
+                         span=e.span)
+
     def binary(self, e: ast.Binary, s: Scope):
+        if e.op == "^":
+            return self.power(e, s)
         op, name = e.op, _OP_NAMES.get(e.op, e.op)
         help_ = None
         if op in ("and", "or"):
