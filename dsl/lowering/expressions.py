@@ -54,6 +54,23 @@ def _too_deep(through_defs: bool) -> tuple[str, str]:
     return f"this formula nests more than {MAX_NESTING} levels deep", group
 
 
+MAX_DEGREE = 64  # of a power's base times its exponent (see `Lowerer.power`)
+
+
+def _degree(e: ir.Expr) -> int:
+    """An upper bound of the polynomial degree of ``e`` in the values it reads (a constant:
+    0; a product adds, a power multiplies; other nodes take their children's largest)."""
+    match e:
+        case ir.Const():
+            return 0
+        case ir.Binary(op="^", left=a, right=ir.Const(value=n)):
+            return n * _degree(a)
+        case ir.Binary(op="*" | "/", left=a, right=b):
+            return _degree(a) + _degree(b)
+    parts = ir.children(e)
+    return max(map(_degree, parts)) if parts else 1
+
+
 def promote(a: str, b: str) -> str:
     return "int" if a == b == "int" else "real"
 
@@ -161,6 +178,14 @@ class Lowerer:
                            "(`x ^ 3` is `x * x * x`)")
             return None
         if base is None:
+            return None
+        # nested powers multiply: ((x ^ 8) ^ 8) ^ 8 has 512 factors, and numbers of hundreds
+        # of thousands of digits after a few more levels; bound the degree, not only n
+        degree = n.value * _degree(base)
+        if degree > MAX_DEGREE:
+            self.error(e.span, f"this power has degree {degree}, more than {MAX_DEGREE}",
+                       "nested powers multiply their exponents; a priority rarely needs more "
+                       "than a cube: `(x ^ 4) ^ 2` is x to the 8th")
             return None
         return ir.Binary("^", base, ir.Const(n.value, "int", span=n.span), base.type,
                          span=e.span)

@@ -135,6 +135,16 @@ GOLDEN = {
         "  |                    ^\n"
         "help: write a larger power as a power of a power: `(x ^ 4) ^ 3`\n",
     ),
+    "power_degree": (
+        "def w = job.wait ^ 8\npolicy p {\n  order (w ^ 4) ^ 3\n}\n",
+        "error: this power has degree 96, more than 64\n"
+        "  --> t.pol:3:9\n"
+        "  |\n"
+        "3 |   order (w ^ 4) ^ 3\n"
+        "  |         ^^^^^^^^^^^\n"
+        "help: nested powers multiply their exponents; a priority rarely needs more than a "
+        "cube: `(x ^ 4) ^ 2` is x to the 8th\n",
+    ),
     "label_typo": (
         "policy p {\n  order sum(j in running where j.usr == job.user: j.procs)\n}\n",
         "error: a job has no attribute `usr`\n"
