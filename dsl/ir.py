@@ -14,9 +14,14 @@ from schedc.dsl.diagnostics import Span
 
 Type = str  # "int" | "real" | "bool"
 
+MAX_EXPONENT = 8  # `x ^ n`: n a literal in [0, 8] (a product of n factors, also for Z3)
+
 # Job attributes readable on `job` and on aggregate variables over `queue` (and `running`).
+# Who submitted a job and where (SWF fields 12-16, optional job-table columns): plain ints,
+# -1 when unknown, so that policies can group jobs (`j.user == job.user`).
+LABEL_ATTRS = ("user", "group", "executable", "queue", "partition")
 JOB_ATTRS = ("id", "submit", "estimate", "procs", "wait", "area", "xfactor", "min_size",
-             "max_size", "work")
+             "max_size", "work", *LABEL_ATTRS)
 # Extra attributes of a variable over `running`.
 RUNNING_ATTRS = ("start", "elapsed", "remaining", "end")
 # `size` (the processors the job got) exists only for `job` inside invariants.
@@ -96,8 +101,9 @@ class Unary:
 
 @frozen
 class Binary:
-    # + - * / // % < <= > >= == != and or. `/` is real division; `//` and `%` are on ints
-    # with Python's floor semantics (the result of `%` has the divisor's sign).
+    # + - * / // % ^ < <= > >= == != and or. `/` is real division; `//` and `%` are on ints
+    # with Python's floor semantics (the result of `%` has the divisor's sign). `^`'s right
+    # operand is always an int Const in [0, MAX_EXPONENT] (the lowering checks it).
     op: str
     left: Expr
     right: Expr
@@ -284,6 +290,14 @@ def decision_exprs(policy: Policy) -> list[Expr]:
                                               policy.backfill.score, policy.backfill.condition,
                                               policy.reserve_per, policy.reserve_when]
     return [e for e in exprs if e is not None]
+
+
+def labels_read(policy: Policy) -> tuple[str, ...]:
+    """The label attributes (``LABEL_ATTRS``) some formula of the policy reads, in their
+    order: the verifier makes symbolic labels only for these."""
+    exprs = decision_exprs(policy) + [i.expr for i in policy.invariants]
+    read = {n.attr for e in exprs for n in walk(e) if isinstance(n, JobAttr)}
+    return tuple(a for a in LABEL_ATTRS if a in read)
 
 
 def state_free(policy: Policy) -> bool:

@@ -55,6 +55,12 @@ class Job:
     estimate: int  # requested time, >= 1 s
     request: tuple[int, ...]  # per resource, machine order; request[0] is cpus
     moldable: Moldable | None = None  # None: rigid (a size rule changes only the cpus)
+    # who submitted it and where (SWF fields 12-16; ``dsl.ir.LABEL_ATTRS``): -1 is unknown
+    user: int = -1
+    group: int = -1
+    executable: int = -1
+    queue: int = -1
+    partition: int = -1
 
     @property
     def procs(self) -> int:

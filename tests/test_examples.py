@@ -3,6 +3,7 @@ that must coincide do coincide (differential tests through the whole compile-and
 
 from __future__ import annotations
 
+import json
 from functools import cache
 from pathlib import Path
 
@@ -168,3 +169,28 @@ def test_memoised_aggregates_change_no_start(monkeypatch) -> None:
     plain = simulate(fresh, load)
     assert [(r.start, r.alloc) for r in memoised.records] == [
         (r.start, r.alloc) for r in plain.records]
+
+
+def test_wfp_starts_the_job_that_waited_longest_for_its_length(tmp_path: Path) -> None:
+    # 4 cpus, job 1 holds them until 100. At 100, job 2 (1000 s) has waited 99 s: (99/1000)^3
+    # x 4 = 0.004; job 3 (10 s) has waited 50 s: (50/10)^3 x 4 = 500, so WFP starts it first;
+    # EASY starts job 2 first, and job 3 only after it
+    table = tmp_path / "jobs.csv"
+    table.write_text("id,submit,run_time,estimate,cpus\n1,0,100,100,4\n2,1,1000,1000,4\n"
+                     "3,50,10,10,4\n")
+    load = load_workload(str(table), capacities={"cpus": 4})
+    by_id = lambda s: {r.job.id: r.start for r in s.records}  # noqa: E731
+    assert by_id(simulate(example("wfp.pol"), load)) == {1: 0, 2: 110, 3: 100}
+    assert by_id(simulate(example("easy.pol"), load)) == {1: 0, 2: 100, 3: 1100}
+
+
+@pytest.mark.parametrize("name", ["wfp.pol", "user-fairshare.pol"])
+def test_label_and_power_examples_run_from_the_command_line(name: str, tmp_path: Path,
+                                                             capsys) -> None:
+    from schedc.runtime.cli.main import main
+
+    table = tmp_path / "jobs.csv"
+    table.write_text("# capacity cpus=4\nid,submit,run_time,estimate,cpus,user\n"
+                     "1,0,100,100,2,ann\n2,0,50,50,2,bob\n3,1,100,100,2,ann\n4,2,100,100,2,bob\n")
+    assert main(["run", str(EXAMPLES / name), "--workload", str(table), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["metrics"]["jobs"] == 4

@@ -54,6 +54,23 @@ def _too_deep(through_defs: bool) -> tuple[str, str]:
     return f"this formula nests more than {MAX_NESTING} levels deep", group
 
 
+MAX_DEGREE = 64  # of a power's base times its exponent (see `Lowerer.power`)
+
+
+def _degree(e: ir.Expr) -> int:
+    """An upper bound of the polynomial degree of ``e`` in the values it reads (a constant:
+    0; a product adds, a power multiplies; other nodes take their children's largest)."""
+    match e:
+        case ir.Const():
+            return 0
+        case ir.Binary(op="^", left=a, right=ir.Const(value=n)):
+            return n * _degree(a)
+        case ir.Binary(op="*" | "/", left=a, right=b):
+            return _degree(a) + _degree(b)
+    parts = ir.children(e)
+    return max(map(_degree, parts)) if parts else 1
+
+
 def promote(a: str, b: str) -> str:
     return "int" if a == b == "int" else "real"
 
@@ -141,7 +158,41 @@ class Lowerer:
                         "`-` negates a number; for a bool use `not`")
         return None if x is None else ir.Unary("-", x, x.type, span=e.span)
 
+    def power(self, e: ast.Binary, s: Scope):
+        """`x ^ n`: n a literal in [0, MAX_EXPONENT], so that every interpreter computes a
+        product of n factors (Z3's own power is outside what it decides well)."""
+        top = ir.MAX_EXPONENT
+        base = self._typed(e.left, s, NUMERIC, "the base of `^`",
+                           "a bool is not a number: write `if COND then 1 else 0` to count it")
+        n = e.right
+        literal = isinstance(n, ast.Num) and isinstance(n.value, int)
+        if not literal or n.value > top:
+            if literal:
+                self.error(n.span, f"exponent {n.value} is out of range: `^` takes an integer "
+                           f"literal in [0, {top}]",
+                           "write a larger power as a power of a power: `(x ^ 4) ^ 3`")
+            else:
+                self.error(n.span, f"the exponent of `^` must be an integer literal in "
+                           f"[0, {top}]",
+                           "for a fractional or variable power use `sqrt`, `log` or a product "
+                           "(`x ^ 3` is `x * x * x`)")
+            return None
+        if base is None:
+            return None
+        # nested powers multiply: ((x ^ 8) ^ 8) ^ 8 has 512 factors, and numbers of hundreds
+        # of thousands of digits after a few more levels; bound the degree, not only n
+        degree = n.value * _degree(base)
+        if degree > MAX_DEGREE:
+            self.error(e.span, f"this power has degree {degree}, more than {MAX_DEGREE}",
+                       "nested powers multiply their exponents; a priority rarely needs more "
+                       "than a cube: `(x ^ 4) ^ 2` is x to the 8th")
+            return None
+        return ir.Binary("^", base, ir.Const(n.value, "int", span=n.span), base.type,
+                         span=e.span)
+
     def binary(self, e: ast.Binary, s: Scope):
+        if e.op == "^":
+            return self.power(e, s)
         op, name = e.op, _OP_NAMES.get(e.op, e.op)
         help_ = None
         if op in ("and", "or"):

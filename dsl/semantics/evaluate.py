@@ -52,7 +52,8 @@ def _job_attr(e: ir.JobAttr, env: Env):
     job: JobView = obj.job if running else obj
     now = env.state.now
     match e.attr:
-        case "id" | "submit" | "estimate" | "procs" | "area" | "work":
+        case ("id" | "submit" | "estimate" | "procs" | "area" | "work" | "user" | "group"
+              | "executable" | "queue" | "partition"):
             return getattr(job, e.attr)
         case "min_size":
             return job.min_procs
@@ -97,6 +98,7 @@ def _resource(attr: str, k: int, state: PassState):
 _CALLS = {"ceil": nm.ceil, "floor": nm.floor, "sqrt": nm.sqrt, "log": nm.log, "abs": abs}
 _ARITH = {
     "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+    "^": lambda a, n: a ** n,  # n a small int literal: exact for ints and Fractions
     "/": nm.div, "//": nm.floordiv, "%": nm.mod,
     "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
     ">=": lambda a, b: a >= b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b,

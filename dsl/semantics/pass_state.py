@@ -22,6 +22,12 @@ class JobView(Protocol):
     submit: int
     estimate: int
     request: tuple[int, ...]  # per resource; request[0] is cpus
+    # who submitted it and where (``ir.LABEL_ATTRS``), -1 when unknown
+    user: int
+    group: int
+    executable: int
+    queue: int
+    partition: int
 
     @property
     def procs(self) -> int: ...

@@ -142,7 +142,8 @@ class _Gen:
         job, start = self._job(e.var)
         since = start if start is not None else "state.now"
         match e.attr:
-            case "id" | "submit" | "estimate" | "procs" | "area" | "work":
+            case ("id" | "submit" | "estimate" | "procs" | "area" | "work" | "user" | "group"
+                  | "executable" | "queue" | "partition"):
                 return f"{job}.{e.attr}"
             case "min_size":
                 return f"{job}.min_procs"
@@ -197,6 +198,9 @@ class _Gen:
                 return f"(not {self.expr(x)})"
             case ir.Binary(op=op, left=a, right=b) if op in _HELPERS:
                 return f"{_HELPERS[op]}({self.expr(a)}, {self.expr(b)})"
+            case ir.Binary(op="^", left=a, right=ir.Const(value=n)):
+                # parenthesised: a constant base may be negative (`-3 ** 2` is -9 in Python)
+                return f"(({self.expr(a)}) ** {int(n)})"
             case ir.Binary(op=("and" | "or") as op, left=a, right=b):
                 left = self.expr(a)
                 return f"({left} {op} {self._branch(b)})"  # b may be short-circuited

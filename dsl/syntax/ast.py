@@ -74,7 +74,7 @@ class Unary:
 
 @frozen
 class Binary:
-    op: str  # + - * / // % < <= > >= == != and or   (floor division is written `div`)
+    op: str  # + - * / // % ^ < <= > >= == != and or   (floor division is written `div`)
     left: Expr
     right: Expr
     span: Span | None = _span()

@@ -9,7 +9,7 @@ from schedc.dsl.syntax import ast
 
 # Binding strength: higher binds tighter (matches grammar/policy.lark).
 _PREC = {"or": 1, "and": 2, "<": 4, "<=": 4, ">": 4, ">=": 4, "==": 4, "!=": 4,
-         "+": 5, "-": 5, "*": 6, "/": 6, "//": 6, "%": 6}
+         "+": 5, "-": 5, "*": 6, "/": 6, "//": 6, "%": 6, "^": 8}
 _SURFACE = {"//": "div"}
 
 
@@ -23,7 +23,7 @@ def _prec(e: ast.Expr) -> int:
             return 3
         case ast.Unary(op="-"):
             return 7
-    return 8
+    return 9
 
 
 def _wrap(e: ast.Expr, min_prec: int) -> str:
@@ -45,6 +45,9 @@ def expr(e: ast.Expr) -> str:
             return f"-{_wrap(x, 7)}"
         case ast.Unary(op="not", operand=x):
             return f"not {_wrap(x, 3)}"
+        case ast.Binary(op="^", left=a, right=b):
+            # `atom ^ unary`: right-associative, the base an atom, the exponent may be negated
+            return f"{_wrap(a, 9)} ^ {_wrap(b, 7)}"
         case ast.Binary(op=op, left=a, right=b):
             p = _PREC[op]
             # Left-associative; comparisons are non-associative (both sides tighter).

@@ -313,8 +313,10 @@ class PassEncoder:
                 assume(f"`{r.name}` has speed and available power, 0 < power <= bpu",
                        [b > 0, p > 0, p <= b])
 
-        running = self.running = tuple(_job(f"run{r}", K, running=True) for r in range(self.R))
-        queue = self.queue = tuple(_job(f"q{q}", K, running=False) for q in range(self.N))
+        # labels (user, group, ...) only if some formula reads them: no variables for nothing
+        labels = self.labels = ir.labels_read(policy)
+        running = self.running = tuple(_job(f"run{r}", K, True, labels) for r in range(self.R))
+        queue = self.queue = tuple(_job(f"q{q}", K, False, labels) for q in range(self.N))
         _assume_jobs(running, queue, now, capacity_t, assume, self.idle)
         self.queue_tail = None
         self.tail_copy = None
@@ -329,12 +331,12 @@ class PassEncoder:
                 return [z3.Implies(x.present, job.id != x.id) for x in (*running, *queue)]
 
             def template() -> tuple[SymJob, z3.BoolRef]:
-                job = _job(f"{self.fresh.prefix}tail{next(made)}", K, running=False)
+                job = _job(f"{self.fresh.prefix}tail{next(made)}", K, False, labels)
                 return job, z3.And(*_queued_ok(job, now, capacity_t), *other_id(job),
                                    *self.after_slots(job))
 
             if self.tail == "copies":
-                tail_copy = self.tail_copy = _job("tail", K, running=False)
+                tail_copy = self.tail_copy = _job("tail", K, False, labels)
                 assume("the further jobs are copies of one rigid queued job",
                        z3.Implies(tail_count >= 1, z3.And(
                            *_queued_ok(tail_copy, now, capacity_t), *other_id(tail_copy),
@@ -556,7 +558,7 @@ class PassEncoder:
             SymJob(present=gone[b], id=queue[b].id, submit=queue[b].submit,
                    estimate=self.final_est[b], request=self.running_request(b), start=self.now,
                    moldable=queue[b].moldable, min_size=queue[b].min_size,
-                   max_size=queue[b].max_size, work=queue[b].work)
+                   max_size=queue[b].max_size, work=queue[b].work, labels=queue[b].labels)
             for b in range(N) if not z3.is_false(gone[b]))
         member = tuple(z3.And(queue[b].present, z3.Not(gone[b])) for b in range(N))
         return SymState(now=self.now, capacity=self.capacity, used=tuple(self.use[s][0]),
@@ -1020,7 +1022,7 @@ def _queued_ok(j: SymJob, now: z3.ArithRef, capacity: Sequence[z3.ArithRef]
                   z3.And(j.min_size == j.request[0], j.max_size == j.request[0])),
             z3.Implies(j.moldable, z3.And(j.work >= 1, z3.Implies(j.request[0] == 1,
                                                                    j.work == j.estimate))),
-            j.submit >= 0, j.submit <= now]
+            j.submit >= 0, j.submit <= now, *(v >= -1 for v in j.labels.values())]
 
 
 def _reads_speeds(policy: ir.Policy) -> bool:
@@ -1043,7 +1045,7 @@ def _candidates(low: z3.ArithRef, high: z3.ArithRef, n: int
             for i in range(n)]
 
 
-def _job(prefix: str, K: int, running: bool) -> SymJob:
+def _job(prefix: str, K: int, running: bool, labels: Sequence[str] = ()) -> SymJob:
     return SymJob(
         present=z3.Bool(f"{prefix}_present"),
         id=z3.Int(f"{prefix}_id"),
@@ -1055,6 +1057,7 @@ def _job(prefix: str, K: int, running: bool) -> SymJob:
         min_size=z3.Int(f"{prefix}_min_size"),
         max_size=z3.Int(f"{prefix}_max_size"),
         work=z3.Int(f"{prefix}_work"),
+        labels={a: z3.Int(f"{prefix}_{a}") for a in labels},
     )
 
 
@@ -1080,6 +1083,10 @@ def _assume_jobs(running: Sequence[SymJob], queue: Sequence[SymJob], now, capaci
                    [j.request[0] >= 1] + [z3.And(j.request[k] >= 0, j.request[k] <= capacity[k])
                                           for k in range(K)])))
         assume("ids are not negative", z3.Implies(j.present, j.id >= 0))
+        if j.labels:
+            assume("users, groups, executables, queues and partitions are at least -1 "
+                   "(unknown)", z3.Implies(j.present, z3.And([v >= -1
+                                                             for v in j.labels.values()])))
         assume("a moldable job's sizes lie in [1, capacity] around its request, a rigid "
                "job's are its request",
                z3.Implies(j.present, z3.If(

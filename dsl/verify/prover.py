@@ -612,7 +612,7 @@ def _same_state(sym: SymbolicPass, model: z3.ModelRef) -> z3.BoolRef:
         jobs += [tail.copy] if tail.copy is not None else []
     for j in jobs:
         inputs += [j.present, j.id, j.submit, j.estimate, *j.request, j.moldable, j.min_size,
-                   j.max_size, j.work]
+                   j.max_size, j.work, *j.labels.values()]
         if j.start is not None:
             inputs.append(j.start)
     return z3.And([t == model.eval(t, model_completion=True) for t in inputs
@@ -685,7 +685,8 @@ def _small_model(sym: SymbolicPass, constraints: Sequence[z3.BoolRef],
     numbers += [v if v.sort() == z3.IntSort() else z3.If(v, 1, 0)
                 for v in sym.params.values() if v.sort() != z3.RealSort()]
     for j in jobs:
-        fields = [j.id, j.submit, j.estimate, *j.request]
+        # labels from -1 (unknown) up: a counterexample names as few users as it can
+        fields = [j.id, j.submit, j.estimate, *j.request, *(v + 1 for v in j.labels.values())]
         if j.start is not None:
             fields.append(j.start)
         numbers.append(z3.If(j.present, z3.Sum(fields), 0))
@@ -699,8 +700,8 @@ def _small_model(sym: SymbolicPass, constraints: Sequence[z3.BoolRef],
         objectives.append(tail.count)
         if tail.copy is not None:
             c = tail.copy
-            numbers.append(z3.If(tail.count >= 1, z3.Sum([c.id, c.submit, c.estimate,
-                                                          *c.request]), 0))
+            numbers.append(z3.If(tail.count >= 1, z3.Sum([
+                c.id, c.submit, c.estimate, *c.request, *(v + 1 for v in c.labels.values())]), 0))
     objectives.append(z3.Sum(numbers))
     # ties between permutations of the ids: the least ids to the queue, in its order
     weights = range(len(jobs), 0, -1)
@@ -785,6 +786,9 @@ def counterexample(sym: SymbolicPass, model: z3.ModelRef) -> dict[str, Any]:
     def request(job) -> dict[str, int]:
         return {n: _value(model, job.request[k]) for k, n in enumerate(names)}
 
+    def labels(job) -> dict[str, int]:  # those the policy reads; the others are -1
+        return {a: _value(model, v) for a, v in job.labels.items()}
+
     running = []
     for r in sym.running:
         if not _value(model, r.present):
@@ -792,7 +796,7 @@ def counterexample(sym: SymbolicPass, model: z3.ModelRef) -> dict[str, Any]:
         estimate = _value(model, r.estimate)
         running.append({"id": _value(model, r.id), "submit": _value(model, r.submit),
                         "start": _value(model, r.start), "estimate": estimate,
-                        "run_time": estimate, "request": request(r)})
+                        "run_time": estimate, "request": request(r), **labels(r)})
     queue, started, reservations = [], [], {}
     for slot, (q, d) in enumerate(zip(sym.queue, sym.decisions, strict=True)):
         if not _value(model, q.present):
@@ -800,7 +804,7 @@ def counterexample(sym: SymbolicPass, model: z3.ModelRef) -> dict[str, Any]:
         estimate = _value(model, q.estimate)
         job_id = _value(model, q.id)
         job = {"id": job_id, "submit": _value(model, q.submit), "estimate": estimate,
-               "run_time": estimate, "request": request(q)}
+               "run_time": estimate, "request": request(q), **labels(q)}
         if _value(model, q.moldable):
             job |= {"min_size": _value(model, q.min_size),
                     "max_size": _value(model, q.max_size),
@@ -822,7 +826,7 @@ def counterexample(sym: SymbolicPass, model: z3.ModelRef) -> dict[str, Any]:
             estimate = _value(model, copy.estimate)
             queue.append({"id": first + i, "submit": _value(model, copy.submit),
                           "estimate": estimate, "run_time": estimate,
-                          "request": request(copy)})
+                          "request": request(copy), **labels(copy)})
     return {
         "now": _value(model, sym.now),
         "capacity": {n: _value(model, sym.capacity[k]) for k, n in enumerate(names)},

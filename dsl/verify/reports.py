@@ -8,6 +8,7 @@ from typing import Any
 
 from attrs import frozen
 
+from schedc.dsl.ir import LABEL_ATTRS
 from schedc.dsl.verify.prover import Verdict
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -195,4 +196,5 @@ def _request(job: dict[str, Any]) -> str:
     text = ", ".join(f"{k}={n}" for k, n in job["request"].items())
     if "min_size" in job:  # a moldable job: its range of sizes and speedup
         text += f" (moldable {job['min_size']}-{job['max_size']}, {job['speedup']})"
-    return text
+    labels = [f"{a}={job[a]}" for a in LABEL_ATTRS if a in job]  # those the policy reads
+    return text + ("; " + ", ".join(labels) if labels else "")

@@ -92,6 +92,8 @@ class SymJob:
     max_size: z3.ArithRef | None = None
     # a moldable job's effective sequential time (its speedup's; a rigid job's is its area)
     work: z3.ArithRef | None = None
+    # Int per label attribute the policy reads (``ir.labels_read``): user, group, ...
+    labels: Mapping[str, z3.ArithRef] = field(factory=dict)
 
 
 @frozen(eq=False)
@@ -507,6 +509,11 @@ class _Eval:
                 if self.size is None:
                     raise SymbolicError("`job.size` needs the `size` argument")
                 return self.size
+            case label if label in ir.LABEL_ATTRS:
+                if label not in slot.labels:
+                    raise SymbolicError(f"no symbolic `{label}` for `{e.var}`: the encoder "
+                                        "makes labels the policy reads (ir.labels_read)")
+                return slot.labels[label]
         raise SymbolicError(f"unknown job attribute {e.attr}")
 
     def _resource(self, attr: str, k: int, g: z3.BoolRef, e: ir.Expr) -> z3.ExprRef:
@@ -527,8 +534,24 @@ class _Eval:
                 return _real(cap) if self.state.power is None else self.state.power[k]
         raise SymbolicError(f"unknown resource attribute {attr}")
 
+    def _power(self, e: ir.Binary, a: z3.ExprRef) -> z3.ExprRef:
+        """``a ^ n`` as a product of n factors, each with `_product`'s facts (n is a literal:
+        the lowering allows nothing else)."""
+        n = e.right.value if isinstance(e.right, ir.Const) else None
+        if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= ir.MAX_EXPONENT:
+            raise SymbolicError(f"`^` needs an int literal exponent, not {describe(e.right)}")
+        a = _real(a) if e.type == "real" else a
+        if n == 0:
+            return _const(1, e.type)
+        acc = a
+        for _ in range(n - 1):
+            acc = self._product(acc, a)
+        return acc
+
     def _binary(self, e: ir.Binary, op: str, a: z3.ExprRef, b: z3.ExprRef,
                 g: z3.BoolRef) -> z3.ExprRef:
+        if op == "^":
+            return self._power(e, a)
         if op in _CMP:
             return _CMP[op](*_num_pair(a, b))
         if op in _ARITH:

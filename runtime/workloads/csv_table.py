@@ -8,6 +8,12 @@ MaxProcs does. Values are integers; cells may
 be quoted as CSV allows. The skip and estimate rules are those of SWF (see ``swf._admit``'s
 twin below).
 
+Labels: optional columns ``user``, ``group``, ``executable``, ``queue`` and ``partition``
+(anywhere, none required) give who submitted each job and where, as SWF's fields 12-16 do.
+A column of integers is taken as it is (a negative value is -1, unknown); a column with any
+other text (user names such as ``alice``) numbers its distinct texts from 1 in the order of
+their first appearance. An empty cell, or a missing column, is -1.
+
 Moldable jobs: with ``min_size`` and ``max_size`` columns every row's job may run on any size
 in [min_size, max_size] (which must hold its ``cpus`` request and fit the machine), its run
 time and estimate, recorded at its request, scaled by the ``speedup`` column (a
@@ -23,6 +29,9 @@ import csv
 import os
 from collections.abc import Mapping
 
+from attrs import evolve
+
+from schedc.dsl.ir import LABEL_ATTRS
 from schedc.runtime.jobs import Job, Moldable
 from schedc.runtime.speedup import SpeedupError, parse_speedup
 from schedc.runtime.workloads.assumptions import LENIENT_HINT, JobIdentity, count_skip, reject
@@ -30,6 +39,7 @@ from schedc.runtime.workloads.workload import Workload, WorkloadError, read_sour
 
 BASE = ("id", "submit", "run_time", "estimate")
 MOLDABLE = ("min_size", "max_size")
+LABELS = LABEL_ATTRS  # optional: who submitted the job and where (``Job.user``...)
 
 
 def read_csv_table(
@@ -61,6 +71,8 @@ def read_csv_table(
                             source_line=lines[0])
     sized = [names.index(c) for c in MOLDABLE] if moldable else []
     speedup_col = names.index("speedup") if moldable and "speedup" in names else None
+    label_cols = {a: names.index(a) for a in LABELS if a in names}
+    label_cells: list[list[str]] = []  # per admitted job, its label cells as written
     where: list[int] = []
     for col in BASE + tuple(resources):
         if col not in names:
@@ -138,8 +150,24 @@ def read_csv_table(
         est = est if est > 0 else run
         est = max(est, 1)  # DESIGN: never less than 1 s
         jobs.append(Job(jid, len(jobs), submit, min(run, est), est, tuple(request), shape))
+        label_cells.append([cells[k].strip() for k in label_cols.values()])
+    if label_cols:
+        columns = [_labels([row[c] for row in label_cells]) for c in range(len(label_cols))]
+        jobs = [evolve(job, **dict(zip(label_cols, values, strict=True)))
+                for job, *values in zip(jobs, *columns, strict=True)]
     return Workload(jobs=tuple(jobs), resources=tuple(resources), capacities=tuple(capacity),
                     skipped=dict(sorted(skipped.items())), source=name, header={})
+
+
+def _labels(cells: list[str]) -> list[int]:
+    """One label column's values: integers as they are (any negative is -1, unknown), or, if
+    some cell is not an integer (a user name), each distinct text numbered from 1 in the order
+    of first appearance; an empty cell is -1 either way."""
+    try:
+        return [max(int(c), -1) if c else -1 for c in cells]
+    except ValueError:
+        numbers: dict[str, int] = {}
+        return [numbers.setdefault(c, len(numbers) + 1) if c else -1 for c in cells]
 
 
 def _moldable(name: str, lineno: int, line: str, cells: list[str], speedup_col: int | None,

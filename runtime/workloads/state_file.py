@@ -23,7 +23,8 @@ at the value's line and column):
 * ``running`` and ``queue`` (optional, default empty) are lists of jobs: integer ``id`` >= 0
   (unique across both lists), ``submit`` >= 0, ``estimate`` >= 1, 0 <= ``run_time`` <=
   ``estimate`` (a job is killed at its estimate), ``request`` per resource (``cpus`` >= 1
-  required, others default to 0, each at most the capacity);
+  required, others default to 0, each at most the capacity); optional ``user``, ``group``,
+  ``executable``, ``queue``, ``partition``: integers >= -1 (default -1, unknown);
 * a running job has ``start`` with submit <= start <= now < start + estimate and
   run_time >= now - start (it has not ended before ``now``; = ends at ``now``), and the
   running jobs together fit the capacity;
@@ -52,6 +53,7 @@ import attrs
 from attrs import field, frozen
 
 from schedc.dsl.exact import json_number, number_text, parse_real
+from schedc.dsl.ir import LABEL_ATTRS
 from schedc.runtime.jobs import Job, Moldable, RunningJob
 from schedc.runtime.speedup import USAGE, SpeedupError, format_speedup, parse_speedup
 from schedc.runtime.workloads.workload import Workload, WorkloadError, choices_help, read_source
@@ -60,6 +62,7 @@ ParamValue = int | Fraction | bool
 
 _TOP = ("now", "capacity", "params", "running", "queue")
 _JOB = ("id", "submit", "estimate", "run_time", "request")
+_LABELS = LABEL_ATTRS  # optional on every job, integers >= -1 (-1: unknown, the default)
 _MOLDABLE = ("min_size", "max_size", "speedup")
 _QUEUED = (*_MOLDABLE, "size")
 
@@ -142,6 +145,7 @@ def state_to_data(state: InitialState) -> dict[str, Any]:
     def job(j: Job) -> dict[str, Any]:
         out = {"id": j.id, "submit": j.submit, "estimate": j.estimate,
                "run_time": j.run_time, "request": request(j.request)}
+        out |= {a: getattr(j, a) for a in _LABELS if getattr(j, a) != -1}
         if j.moldable is not None:
             out |= {"min_size": j.moldable.min_procs, "max_size": j.moldable.max_procs,
                     "speedup": format_speedup(j.moldable.speedup)}
@@ -281,7 +285,7 @@ class _Reader:
             raise self.fail(f"{where} must be a JSON object",
                             "a job is {\"id\", \"submit\", \"estimate\", \"run_time\", "
                             "\"request\"}", where)
-        self.keys(item, _JOB + extra, _JOB, where)
+        self.keys(item, _JOB + _LABELS + extra, _JOB, where)
         jid = self.integer(item["id"], where / "id", 0)  # proofs assume ids >= 0
         if jid in seen:
             raise self.fail(f"{where}: job id {jid} is given twice ({seen[jid]} has it)",
@@ -299,8 +303,10 @@ class _Reader:
         if request[0] < 1:
             raise self.fail(f"{where / 'request'}: job {jid} asks for {request[0]} cpus",
                             "a job needs at least 1 cpu", where / "request" / self.resources[0])
+        # proofs assume labels >= -1 (dsl/verify/pass_encoding.py): as the readers give them
+        labels = {a: self.integer(item[a], where / a, -1) for a in _LABELS if a in item}
         return Job(id=jid, index=index, submit=submit, run_time=run_time,
-                   estimate=estimate, request=request)
+                   estimate=estimate, request=request, **labels)
 
     def moldable(self, item: dict, where: _Where, job: Job, caps: tuple[int, ...]) -> Job:
         """A queued job with `min_size` and `max_size` (and optionally `speedup`, default

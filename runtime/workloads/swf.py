@@ -34,7 +34,10 @@ NFIELDS = 18
 # 0-based SWF fields we read: id, submit, run, alloc procs, used mem, req procs, req time, req mem
 F_ID, F_SUBMIT, F_RUN, F_PROCS, F_USED_MEM, F_REQ_PROCS, F_REQ_TIME, F_REQ_MEM = (
     0, 1, 3, 4, 6, 7, 8, 9)
-NEEDED = (F_ID, F_SUBMIT, F_RUN, F_PROCS, F_USED_MEM, F_REQ_PROCS, F_REQ_TIME, F_REQ_MEM)
+# user, group, executable, queue, partition (fields 12-16): the jobs' labels (``Job.user``...)
+F_LABELS = (11, 12, 13, 14, 15)
+NEEDED = (F_ID, F_SUBMIT, F_RUN, F_PROCS, F_USED_MEM, F_REQ_PROCS, F_REQ_TIME, F_REQ_MEM,
+          *F_LABELS)
 SUPPORTED = ("cpus", "memory")
 
 
@@ -140,9 +143,18 @@ def _columns_fast(body: bytes, memory: bool) -> list[list[int]] | None:
             cols.append([0] * nlines)  # never read: every line has allocated procs
         cols.append(list(map(int, tokens[F_REQ_TIME::width])))
         cols.append([0] * nlines if not memory else list(map(int, tokens[F_REQ_MEM::width])))
+        cols += [_same_or_ints(tokens[f::width]) for f in F_LABELS]
     except ValueError:
         return None
     return cols
+
+
+def _same_or_ints(column: list[bytes]) -> list[int]:
+    """``list(map(int, column))``; a column of one repeated value (often -1 for every job:
+    labels a trace does not record) in a fifth of the time."""
+    if column and column.count(column[0]) == len(column):
+        return [int(column[0])] * len(column)
+    return list(map(int, column))
 
 
 def _suspect(cols: list[list[int]]) -> bool:
@@ -231,7 +243,7 @@ def _admit(cols: list[list[int]], resources: tuple[str, ...], capacity: tuple[in
            skipped: dict[str, int], lines: _Lines | None = None) -> tuple[Job, ...]:
     """Apply DESIGN's skip and estimate rules, then (careful path: ``lines``) check the input
     assumptions of the jobs that pass them; list comprehensions, as this runs per line."""
-    ids, submits, runs, procs, used_mem, req_procs, req_time, req_mem = cols
+    ids, submits, runs, procs, used_mem, req_procs, req_time, req_mem, *labels = cols
     # allocated procs (field 5), else requested procs (field 8)
     low = _where((1).__gt__, procs)
     if low:
@@ -262,18 +274,22 @@ def _admit(cols: list[list[int]], resources: tuple[str, ...], capacity: tuple[in
         keep = [True] * len(ids)
         for i in bad:
             keep[i] = False
-        ids, submits, runs, req_time, requests = (
-            list(compress(c, keep)) for c in (ids, submits, runs, req_time, requests))
+        ids, submits, runs, req_time, requests, *labels = (
+            list(compress(c, keep)) for c in (ids, submits, runs, req_time, requests, *labels))
     if min(req_time, default=1) > 0:
         ests = req_time  # every line has a requested time
     else:
         ests = [q if q > 0 else (r if r > 0 else 1) for q, r in zip(req_time, runs, strict=True)]
     caps = [r if r < e else e for r, e in zip(runs, ests, strict=True)]  # killed at its estimate
+    # the archive writes -1 for unknown; any negative label is unknown (proofs assume >= -1)
+    labels = [col if min(col, default=0) >= -1 else [v if v >= -1 else -1 for v in col]
+              for col in labels]
     return _make_jobs(ids, range(len(ids)), submits, caps, ests, requests,
-                      repeat(None, len(ids)))
+                      repeat(None, len(ids)), *labels)
 
 
-_JOB_FIELDS = ("id", "index", "submit", "run_time", "estimate", "request", "moldable")
+_JOB_FIELDS = ("id", "index", "submit", "run_time", "estimate", "request", "moldable", "user",
+               "group", "executable", "queue", "partition")
 _JOB_SLOTS = [Job.__dict__.get(name) for name in _JOB_FIELDS]
 # Filling the slots column by column through their descriptors (C-level ``map``) builds the
 # same Job objects as ``Job(...)`` in about half the time: attrs' frozen __init__ makes seven
@@ -337,5 +353,6 @@ def _write(schedule: Schedule, out: TextIO) -> None:
         procs = rec.alloc[0]
         mem = rec.alloc[mem_at] // procs if mem_at >= 0 else -1
         fields = (job.id, job.submit, rec.start - job.submit, rec.end - rec.start, procs, -1,
-                  mem, job.procs, job.estimate, mem, 1, -1, -1, -1, -1, -1, -1, -1)
+                  mem, job.procs, job.estimate, mem, 1, job.user, job.group, job.executable,
+                  job.queue, job.partition, -1, -1)
         out.write(" ".join(map(str, fields)) + "\n")

@@ -116,6 +116,44 @@ GOLDEN = {
         "\n"
         "2 errors\n",
     ),
+    "power_not_literal": (
+        "policy p {\n  order job.wait ^ job.procs\n}\n",
+        "error: the exponent of `^` must be an integer literal in [0, 8]\n"
+        "  --> t.pol:2:20\n"
+        "  |\n"
+        "2 |   order job.wait ^ job.procs\n"
+        "  |                    ^^^^^^^^^\n"
+        "help: for a fractional or variable power use `sqrt`, `log` or a product "
+        "(`x ^ 3` is `x * x * x`)\n",
+    ),
+    "power_too_large": (
+        "policy p {\n  order job.wait ^ 9\n}\n",
+        "error: exponent 9 is out of range: `^` takes an integer literal in [0, 8]\n"
+        "  --> t.pol:2:20\n"
+        "  |\n"
+        "2 |   order job.wait ^ 9\n"
+        "  |                    ^\n"
+        "help: write a larger power as a power of a power: `(x ^ 4) ^ 3`\n",
+    ),
+    "power_degree": (
+        "def w = job.wait ^ 8\npolicy p {\n  order (w ^ 4) ^ 3\n}\n",
+        "error: this power has degree 96, more than 64\n"
+        "  --> t.pol:3:9\n"
+        "  |\n"
+        "3 |   order (w ^ 4) ^ 3\n"
+        "  |         ^^^^^^^^^^^\n"
+        "help: nested powers multiply their exponents; a priority rarely needs more than a "
+        "cube: `(x ^ 4) ^ 2` is x to the 8th\n",
+    ),
+    "label_typo": (
+        "policy p {\n  order sum(j in running where j.usr == job.user: j.procs)\n}\n",
+        "error: a job has no attribute `usr`\n"
+        "  --> t.pol:2:34\n"
+        "  |\n"
+        "2 |   order sum(j in running where j.usr == job.user: j.procs)\n"
+        "  |                                  ^^^\n"
+        "help: did you mean `user`?\n",
+    ),
 }
 
 
@@ -134,6 +172,12 @@ def test_golden_diagnostic(name):
     "invariant job.procs + true > 1",
     "invariant (job.procs > 1) == 1",
     "size job.procs div 2.5",
+    "order job.wait ^ 1.5",
+    "order job.wait ^ -1",
+    "order job.wait ^ (1 + 1)",
+    "order true ^ 2",
+    "order job.partiton",
+    "order job.queue.count",
 ])
 def test_every_type_mistake_has_a_help_line(clause: str) -> None:
     result = check_source(f"policy p {{ {clause} }}", "t.pol")

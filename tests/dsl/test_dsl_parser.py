@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -72,7 +73,8 @@ def test_example_round_trips():
 # -- random ASTs -----------------------------------------------------------------------------
 
 NAMES = st.sampled_from(["a", "b", "depth", "width", "x_1"])
-ATTRS = st.sampled_from(["procs", "estimate", "submit", "wait", "request", "cpus"])
+ATTRS = st.sampled_from(["procs", "estimate", "submit", "wait", "request", "cpus", "user",
+                         "queue"])
 
 
 def exprs() -> st.SearchStrategy:
@@ -89,7 +91,8 @@ def exprs() -> st.SearchStrategy:
         return st.one_of(
             st.builds(ast.Unary, st.sampled_from(["-", "not"]), sub),
             st.builds(ast.Binary, st.sampled_from(
-                ["+", "-", "*", "/", "//", "%", "<", "<=", "==", "!=", "and", "or"]), sub, sub),
+                ["+", "-", "*", "/", "//", "%", "^", "<", "<=", "==", "!=", "and", "or"]), sub,
+                sub),
             st.builds(ast.If, sub, sub, sub),
             st.builds(ast.Call, st.sampled_from(["min", "ceil", "area_of"]),
                       st.lists(sub, max_size=3).map(tuple)),
@@ -122,3 +125,31 @@ def test_reserve_and_size_clauses_round_trip(a, b, per, when, n, fixed):
     m = ast.Module((ast.Policy("p", None, (reserve, size)),))
     text = module(m)
     assert parse(text, "x.pol") == m, text
+
+
+@pytest.mark.parametrize(("text", "tree"), [
+    # `^` binds tighter than unary minus and `*`, and associates to the right
+    ("-x ^ 2", "(- (^ x 2))"),
+    ("2 * x ^ 3", "(* 2 (^ x 3))"),
+    ("x ^ 3 * 2", "(* (^ x 3) 2)"),
+    ("2 ^ 3 ^ 2", "(^ 2 (^ 3 2))"),
+    ("(x ^ 2) ^ 3", "(^ (^ x 2) 3)"),
+    ("x ^ -1", "(^ x (- 1))"),
+    ("a / b ^ 2", "(/ a (^ b 2))"),
+])
+def test_power_binds_tightest_and_right(text, tree):
+    def show(e) -> str:
+        match e:
+            case ast.Binary(op=op, left=a, right=b):
+                return f"({op} {show(a)} {show(b)})"
+            case ast.Unary(op=op, operand=x):
+                return f"({op} {show(x)})"
+            case ast.Num(value=v):
+                return str(v)
+            case ast.Path(root=r):
+                return r
+        raise AssertionError(e)
+
+    m = parse(f"def d = {text}", "x.pol")
+    assert show(m.items[0].body) == tree
+    assert parse(module(m), "x.pol") == m

@@ -15,7 +15,7 @@ PARAMS = {"k": 3, "f": Fraction(1, 2), "flag": True}
 # Real literals are exact decimals (0.9 is 9/10); a few values make exact ties and zeros
 REAL_CONSTS = st.sampled_from([Fraction(0), Fraction(1, 2), Fraction(3, 10), Fraction(1)]) | \
     st.integers(-10_000, 10_000).map(lambda n: Fraction(n, 100))
-INT_ATTRS = ["id", "submit", "estimate", "procs", "wait", "area"]
+INT_ATTRS = ["id", "submit", "estimate", "procs", "wait", "area", *ir.LABEL_ATTRS]
 RUN_ATTRS = ["start", "elapsed", "remaining", "end"]
 
 
@@ -38,7 +38,10 @@ def expr(draw, typ: str, depth: int = 3, vars: tuple = ()):
             return ir.Unary("not", draw(expr("bool", d, vars)), "bool")
         return ir.IfThenElse(draw(expr("bool", d, vars)), draw(expr("bool", d, vars)),
                              draw(expr("bool", d, vars)), "bool")
-    choice = draw(st.integers(0, 6))
+    choice = draw(st.integers(0, 7))
+    if choice == 7:  # a power: the base's type, a literal exponent
+        exponent = ir.Const(draw(st.integers(0, ir.MAX_EXPONENT)), "int")
+        return ir.Binary("^", draw(expr(typ, d, vars)), exponent, typ)
     if choice == 0:  # arithmetic
         ops = ["+", "-", "*", "//", "%"] if typ == "int" else ["+", "-", "*", "/"]
         op = draw(st.sampled_from(ops))
@@ -124,6 +127,9 @@ jobs = st.builds(
     Job, id=st.integers(1, 99), index=st.integers(0, 99), submit=st.integers(0, 500),
     run_time=st.integers(0, 100), estimate=st.integers(1, 100),
     request=st.tuples(st.integers(1, 8), st.integers(0, 8)),
+    # few distinct labels, so that `j.user == job.user` often holds
+    user=st.integers(-1, 2), group=st.integers(-1, 2), executable=st.integers(-1, 2),
+    queue=st.integers(-1, 2), partition=st.integers(-1, 2),
 )
 
 

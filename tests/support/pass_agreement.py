@@ -136,6 +136,7 @@ def symbolic_decisions(sym, solver: z3.Solver, state: InitialState, ordered,
                   slot.work == job.work]
                  if m is not None else [z3.Not(slot.moldable)])
         pins += [x == v for x, v in zip(slot.request, request, strict=True)]
+        pins += [x == getattr(job, a) for a, x in slot.labels.items()]  # those the policy reads
         if start is not None:
             pins.append(slot.start == start)
     # a moldable job's estimate on each size it may get: its speedup's

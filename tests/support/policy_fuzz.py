@@ -72,7 +72,9 @@ REAL_POINTS = ("0.0", "0.1", "0.2", "0.25", "0.3", "0.5", "0.7", "0.8", "0.9", "
                "2.0")
 PRELUDE_SIZES = ("ap2_size", "map_size", "equi_size", "fair_share_size", "sqrt_share_size",
                  "sqrt_share_corrected_size", "hap_size", "ihap_size")
-JOB_INTS = ("id", "submit", "estimate", "procs", "wait", "area", "min_size", "max_size", "work")
+JOB_INTS = ("id", "submit", "estimate", "procs", "wait", "area", "min_size", "max_size", "work",
+            "user", "group", "executable", "queue", "partition")
+LABELS = ("user", "group", "executable", "queue", "partition")
 RUNNING_INTS = ("start", "elapsed", "remaining", "end")
 
 
@@ -408,6 +410,7 @@ class _Gen:
             (0.3 if want != "int" else 0,
              lambda: _E(f"log({self.num(s, d, any_num()).text})", "real", True)),
             (1, lambda: self.if_num(s, d, want)),
+            (0.7, lambda: self.power(s, d, want)),
             (1.5, lambda: self.aggregate(s, d, want)),
             (self.cfg.edge_rate, lambda: self.edge(s, want)),
         ]
@@ -418,6 +421,11 @@ class _Gen:
         a = self.num(s, d, want)
         b = self.num(s, d, want if want == "int" else self.pick(["int", "num"]))
         return _E(f"{a.op} {op} {b.op}", promote(a.type, b.type))
+
+    def power(self, s: _Scope, d: int, want: str) -> _E:
+        a = self.num(s, d, want)
+        self.features.add("power")
+        return _E(f"{a.op} ^ {self.pick(['0', '1', '2', '2', '3'])}", a.type)
 
     def int_div(self, s: _Scope, d: int) -> _E:
         a, b = self.num(s, d, "int"), self.num(s, d, "int")
@@ -686,7 +694,10 @@ def random_workload(rng: random.Random, resources: Sequence[str],
         if moldable:
             lo, hi = rng.randint(1, procs), rng.randint(procs, caps[0])
             shape = Moldable(lo, hi, parse_speedup(rng.choice(SPEEDUPS)))
-        jobs.append(Job(i + 1, i, submit, run, est, request, shape))
+        # labels by position, not drawn: a seed's other draws stay as they were; few values,
+        # so that `x.user == job.user` often holds
+        jobs.append(Job(i + 1, i, submit, run, est, request, shape, user=i % 3 - 1,
+                        group=i % 2, queue=i % 4 - 1, partition=(i // 5) % 2))
     if kind == "odd":
         jobs = _odd_inputs(rng, jobs)
     return Workload(tuple(jobs), tuple(resources), caps, source=f"<{kind}>")
@@ -742,7 +753,7 @@ def trace_prefix(resources: Sequence[str], fixed: Sequence[int | None], n: int,
         if len(jobs) == n:
             break
         if j.procs <= cap0:
-            jobs.append(Job(j.id, len(jobs), j.submit, j.run_time, j.estimate, (j.procs, *zeros)))
+            jobs.append(attrs.evolve(j, index=len(jobs), request=(j.procs, *zeros)))
     caps = (cap0, *(f if f is not None else 100 for f in fixed[1:]))
     w = Workload(tuple(jobs), tuple(resources), caps, source=f"<KTH-SP2 first {len(jobs)}>")
     return make_moldable(w, MoldableSpec(2, 0.5)) if moldable else w
@@ -754,12 +765,14 @@ def workload_csv(w: Workload) -> str:
     caps = " ".join(f"{r}={c}" for r, c in zip(w.resources, w.capacities, strict=True))
     cols = ["id", "submit", "run_time", "estimate", *w.resources]
     cols += ["min_size", "max_size", "speedup"] if moldable else []
+    cols += LABELS
     lines = [f"# capacity {caps}", ",".join(cols)]
     for j in w.jobs:
         row = [str(v) for v in (j.id, j.submit, j.run_time, j.estimate, *j.request)]
         if moldable:
             m = j.moldable
             row += [str(m.min_procs), str(m.max_procs), f'"{format_speedup(m.speedup)}"']
+        row += [str(getattr(j, a)) for a in LABELS]
         lines.append(",".join(row))
     return "\n".join(lines) + "\n"
 

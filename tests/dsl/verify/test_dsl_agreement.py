@@ -128,6 +128,14 @@ POLICIES_STATE = {
     # papers/002's IHAP shape: the partition reads the machine's power
     "mold_power": "reserve 0 backfill first_fit size max(job.min_size, min(job.max_size, "
                   "ceil(machine.power.cpus / (queue.count + 0.5 * running.count + 1) + 0.5)))",
+    # labels (who submitted a job) and powers: the fair-share and WFP examples' shapes
+    "user_share": "order sum(r in running where r.user == job.user: r.procs) asc "
+                  "reserve 1 backfill first_fit",
+    "per_user": "order job.estimate asc reserve 1 per job.user backfill first_fit",
+    "wfp": "order (job.wait / job.estimate) ^ 3 * job.procs desc reserve 1 backfill first_fit",
+    "label_mix": "order job.group * 2 + job.partition ^ 2 desc, -job.executable ^ 3 asc "
+                 "reserve 1 per job.queue or when count(j in queue where j.user == job.user) > 1 "
+                 "backfill first_fit invariant job.user >= -1",
     "inv_when_size": "order job.xfactor desc reserve 1 backfill when job.estimate <= 20 "
                      "size max(1, job.procs div 2) "
                      "invariant machine.used.cpus <= machine.capacity.cpus "
@@ -218,6 +226,14 @@ MOLDABLE = ("mold_max", "mold_fit", "mold_best", "mold_choose", "mold_choose_con
             "mold_choose_none", "mold_power", "mold_fixed_choose", "mold_fixed_free")
 
 
+def labels() -> st.SearchStrategy[dict]:
+    """A job's labels: few values (-1 unknown, 0, 1), so that two jobs often share one."""
+    value = st.integers(-1, 1)
+    return st.fixed_dictionaries({}, optional={a: value for a in
+                                               ("user", "group", "executable", "queue",
+                                                "partition")})
+
+
 @st.composite
 def states(draw, params: st.SearchStrategy[dict] = NO_PARAMS,
            moldable: bool = False) -> InitialState:
@@ -237,14 +253,14 @@ def states(draw, params: st.SearchStrategy[dict] = NO_PARAMS,
         start = draw(st.integers(max(0, now - estimate + 1), now))
         running.append({"id": next(ids), "submit": draw(st.integers(0, start)), "start": start,
                         "estimate": estimate, "run_time": estimate,
-                        "request": dict(zip(res, request, strict=True))})
+                        "request": dict(zip(res, request, strict=True)), **draw(labels())})
     queue = []
     for _ in range(draw(st.integers(1, MAX_QUEUED) | st.just(MAX_QUEUED))):
         estimate = draw(ESTIMATES)
         request = [draw(small(1, caps[0]))] + [draw(small(0, c)) for c in caps[1:]]
         job = {"id": next(ids), "submit": draw(st.integers(0, now)),
                "estimate": estimate, "run_time": estimate,
-               "request": dict(zip(res, request, strict=True))}
+               "request": dict(zip(res, request, strict=True)), **draw(labels())}
         if moldable and draw(st.booleans()):
             # a range around the request and measured times on every size of the machine
             lo = draw(st.integers(1, request[0]))

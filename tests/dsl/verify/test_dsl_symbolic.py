@@ -35,7 +35,8 @@ def RV(v) -> z3.ArithRef:
 
 def sym_job(j: Job, start: int | None = None) -> SymJob:
     return SymJob(BV(True), IV(j.id), IV(j.submit), IV(j.estimate), tuple(map(IV, j.request)),
-                  None if start is None else IV(start))
+                  None if start is None else IV(start),
+                  labels={a: IV(getattr(j, a)) for a in ir.LABEL_ATTRS})
 
 
 def sym_state(s: PassState) -> SymState:
