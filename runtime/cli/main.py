@@ -13,6 +13,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from schedc.runtime.cli import compare as compare_cmd
 from schedc.runtime.cli import compile as compile_cmd
 from schedc.runtime.cli import run, verify, workload
 from schedc.runtime.cli.errors import EXIT_INTERNAL, err, handled
@@ -23,7 +24,7 @@ from schedc.runtime.run import bundled_trace
 __all__ = ["VERIFY_QUEUED", "VERIFY_RUNNING", "build_parser", "bundled_trace", "main"]
 
 COMMANDS = {"check": compile_cmd.cmd_check, "compile": compile_cmd.cmd_compile,
-            "run": run.cmd_run, "compare": run.cmd_compare, "verify": verify.cmd_verify,
+            "run": run.cmd_run, "compare": compare_cmd.cmd_compare, "verify": verify.cmd_verify,
             "workload": workload.cmd_workload}
 
 
@@ -166,10 +167,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     compare = commands.add_parser(
         "compare", help="simulate several policies on one workload",
-        description="Simulate several policies on the same workload; one table row per "
-        "policy.")
-    compare.add_argument("policy_files", nargs="+", metavar="POLICY", help=".pol files")
+        description="Simulate several policies, or one at several param values, on the same "
+        "workload; one table row per run. Every run is checked against the workload before "
+        "the first simulation.")
+    compare.add_argument("policy_files", nargs="+", metavar="POLICY",
+                         help="FILE.pol, or FILE.pol:NAME for one policy of a file that "
+                         "defines several")
     _add_simulation_options(compare, several=True)
+    compare.add_argument("--vary", action="append", default=[], metavar="NAME=V1,V2,...",
+                         help="run each policy that declares param NAME once per value "
+                         "(repeatable: every combination); a policy that declares none of "
+                         "them runs once")
     compare.add_argument("--csv", metavar="FILE.csv", dest="csv_out",
                          help="also write the comparison table as CSV")
     return parser
@@ -218,6 +226,7 @@ def _add_simulation_options(sub: argparse.ArgumentParser, several: bool = False)
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = tuple(sys.argv[1:] if argv is None else argv)  # for a result's provenance
     try:
         return handled(COMMANDS[args.command], args)
     except KeyboardInterrupt:  # also while the heavy modules load
