@@ -112,8 +112,8 @@ def planned_runs(entries: Sequence[Entry], varied: Mapping[str, tuple[str, ...]]
             declared.append(())
             continue
         declared.append(tuple(p.name for p in policy.params))
-    if errors:
-        raise DiagnosticError(errors)
+    if errors:  # an entry named twice reports its file's mistakes once
+        raise DiagnosticError(dict.fromkeys(errors))
     known = sorted({name for names in declared for name in names})
     for name in varied:
         if name not in known:

@@ -248,6 +248,12 @@ def test_cli_runs_a_moldable_job_table(tmp_path: Path, capsys) -> None:
     # S(2) = 8/4.25, S(4) = 16/4.75) on 4 cpus from 60: 80 s * 38/68 = 44.7 -> 45
     assert [list(r.values())[:5] for r in rows] == [
         ["1", "0", "0", "50", "4"], ["2", "0", "50", "60", "1"], ["3", "5", "60", "105", "4"]]
+    # each job's size, run time and estimate as it ran, beside its recorded request: job 3's
+    # estimate on 4 cpus is 90 s * 38/68 = 50.3 -> 51 s
+    shown = ("procs", "run_time", "estimate", "requested_procs", "requested_run_time",
+             "requested_estimate")
+    assert [[int(r[c]) for c in shown] for r in rows] == [
+        [4, 50, 50, 2, 100, 100], [1, 10, 10, 1, 10, 10], [4, 45, 51, 2, 80, 90]]
 
 
 def test_cli_generates_a_moldable_workload_that_runs(tmp_path: Path, capsys) -> None:
