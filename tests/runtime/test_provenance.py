@@ -128,3 +128,23 @@ def test_header_lines_read_back_whatever_they_hold(tmp_path: Path) -> None:
     path = tmp_path / "t.csv"
     path.write_text("".join(header_lines(facts)) + "a,b\n1,2\n")
     assert read_csv(path) == (facts, [{"a": "1", "b": "2"}])
+
+
+def test_the_readme_shows_what_run_json_prints(monkeypatch) -> None:
+    import re
+
+    from schedc.runtime.run import prepare_run
+    from schedc.runtime.workloads.moldable import MoldableSpec
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r'```json\n\s*("provenance": \{.*?\n\s*\})\n\s*```', readme, re.DOTALL)
+    assert block, "the README shows no provenance block"
+    shown = json.loads("{" + block.group(1) + "}")["provenance"]
+    command = ("run", "examples/depth2.pol", "--param", "depth=4", "--range-factor", "2",
+               "--json")
+    options = RunOptions(params={"depth": "4"}, moldable=MoldableSpec(2.0), command=command)
+    monkeypatch.chdir(ROOT)
+    facts = prepare_run("examples/depth2.pol", options=options).provenance.to_json()
+    assert shown["workload"].pop("path").endswith("/runtime/data/" + BUNDLED_TRACE)
+    assert facts["workload"].pop("path") == str(bundled_trace())
+    assert shown == facts
