@@ -9,7 +9,7 @@ CLI can import this module's light parts (`OptionError`, `require_file`) and sti
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -306,7 +306,7 @@ def _workload_facts(path: str, workload: Workload) -> dict[str, Any]:
 
 def _provenance(policy: str | Path | ir.Policy, policy_ir: ir.Policy, texts: dict[str, str],
                 options: RunOptions, workload: dict[str, Any], bound: Mapping[str, str],
-                state_params: Mapping[str, object] = ()) -> Provenance:
+                state_params: Iterable[str] = ()) -> Provenance:
     """What the run is made of: enough to run it again and to tell two results apart."""
     from schedc.runtime.cli.version import version
     from schedc.runtime.engine.from_ir import bind_params

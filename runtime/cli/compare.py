@@ -139,8 +139,7 @@ def prepare_all(runs: Sequence[Run], workload: str | None, options: RunOptions,
     from schedc.runtime.run import prepare_run
 
     prepared: list[PreparedRun] = []
-    failures: dict[tuple[str, str | None], list[str]] = {}  # message, help -> entries
-    located: list[Diagnostic] = []
+    failures: dict[Diagnostic, list[str]] = {}  # each mistake -> the runs that made it
     for run in runs:
         mine = evolve(options, policy_name=run.entry.policy,
                       params={**options.params, **dict(run.varied)})
@@ -152,14 +151,9 @@ def prepare_all(runs: Sequence[Run], workload: str | None, options: RunOptions,
         except ClusterError as error:
             diagnostics = [Diagnostic(str(error), help=error.help)]
         for d in diagnostics:
-            if d.file is not None:
-                located.append(d)
-            else:
-                failures.setdefault((d.message, d.help), []).append(run.label(run.entry.text))
-    if located or failures:
-        several = len(runs) > 1
-        unlocated = [Diagnostic(f"{', '.join(dict.fromkeys(who))}: {message}" if several
-                                else message, help=help_)
-                     for (message, help_), who in failures.items()]
-        raise DiagnosticError(list(dict.fromkeys(located)) + unlocated)
+            failures.setdefault(d, []).append(run.label(run.entry.text))
+    if failures:  # each named by its runs, when there are several
+        raise DiagnosticError([
+            evolve(d, message=f"{', '.join(dict.fromkeys(who))}: {d.message}")
+            if len(runs) > 1 else d for d, who in failures.items()])
     return prepared

@@ -62,7 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--state", metavar="STATE.json",
                      help="replay from a machine state (running and queued jobs at an "
                      "instant, e.g. a counterexample of `verify`) instead of a workload")
-    run.add_argument("--jobs-out", metavar="FILE.csv", help="write one row per job")
+    run.add_argument("--jobs-out", metavar="FILE.csv",
+                     help="write one row per job, after the run's provenance as `# KEY: "
+                     "VALUE` lines")
     run.add_argument("--swf-out", metavar="FILE.swf", help="write the simulated schedule as SWF")
 
     verify = commands.add_parser(
@@ -179,7 +181,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "(repeatable: every combination); a policy that declares none of "
                          "them runs once")
     compare.add_argument("--csv", metavar="FILE.csv", dest="csv_out",
-                         help="also write the comparison table as CSV")
+                         help="also write the comparison table as CSV, after the runs' "
+                         "provenance as `# KEY: VALUE` lines")
     return parser
 
 

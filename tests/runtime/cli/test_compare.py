@@ -178,7 +178,7 @@ def test_every_run_is_checked_before_the_first_simulation(capsys, monkeypatch,
                            "--vary", "depth=1,99", "--workload", three_jobs)
     # the second variant and the two-resource policy are wrong, and both are reported
     assert_user_error(code, err, f"{DEPTH2} depth=99: value 99 for param `depth` is outside",
-                      "SWF has no resource `gpus`", "2 errors")
+                      f"{two}: SWF has no resource `gpus`", "2 errors")
     assert simulated == []
 
 
