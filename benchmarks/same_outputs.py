@@ -10,7 +10,9 @@ standard output (the JSON), its standard error and the jobs table in a directory
     python benchmarks/same_outputs.py compare /tmp/before /tmp/after
 
 `compare` prints each run whose files differ and exits 1 if any does. Files are compared
-byte for byte: a run's JSON holds no timings, so the same code gives the same bytes.
+byte for byte: a run's JSON holds no timings, so the same code gives the same bytes (its
+provenance names the schedc version and the policy's hash: a run recorded before a version
+bump or an edit of an example differs there).
 """
 
 from __future__ import annotations
@@ -34,11 +36,13 @@ def schedc_command() -> list[str]:
 def run_one(policy: Path, trace: Path, out: Path) -> str:
     name = f"{policy.relative_to(EXAMPLES).with_suffix('')}@{trace.name}".replace("/", "~")
     with tempfile.TemporaryDirectory() as tmp:
+        # run in the scratch folder with the same arguments every time: the result's
+        # provenance holds the command line, which must not name a random folder
         jobs = Path(tmp) / "jobs.csv"
         done = subprocess.run(
-            schedc_command() + ["run", str(policy.relative_to(ROOT)), "--workload", str(trace),
-                                "--json", "--jobs-out", str(jobs), "--no-progress"],
-            capture_output=True, text=True, cwd=ROOT)
+            schedc_command() + ["run", str(policy), "--workload", str(trace.resolve()),
+                                "--json", "--jobs-out", jobs.name, "--no-progress"],
+            capture_output=True, text=True, cwd=tmp)
         target = out / name
         target.mkdir(parents=True, exist_ok=True)
         (target / "rc").write_text(f"{done.returncode}\n")

@@ -19,7 +19,7 @@ from schedc.dsl.diagnostics import (
 from schedc.dsl.ir_json import policy_to_json
 from schedc.dsl.lowering.policies import Compiler
 from schedc.dsl.syntax import ast
-from schedc.dsl.syntax.loader import load_program
+from schedc.dsl.syntax.loader import PRELUDE, load_program
 
 __all__ = [
     "CheckResult", "Diagnostic", "DiagnosticError", "check_file", "check_source",
@@ -37,9 +37,12 @@ class CheckResult:
         return not any(d.severity == "error" for d in self.diagnostics)
 
 
-def _check(text: str, filename: str) -> tuple[CheckResult, dict[str, ir.Policy]]:
+def _check(text: str, filename: str, loaded: dict[str, str] | None = None
+           ) -> tuple[CheckResult, dict[str, ir.Policy]]:
     report = Reporter()
     program = load_program(filename, text, report)
+    if loaded is not None:  # the texts read, for a run's provenance (the prelude is ours)
+        loaded.update((f, m.text) for f, m in program.modules.items() if f != PRELUDE)
     compiled: dict[str, ir.Policy] = {}
     own: tuple[str, ...] = ()
     if program.ok:
@@ -75,9 +78,13 @@ def check_file(path: str | os.PathLike) -> CheckResult:
     return check_source(text, name)
 
 
-def compile_source(text: str, filename: str = "<string>",
-                   policy_name: str | None = None) -> ir.Policy:
-    result, compiled = _check(text, filename)
+def compile_source(text: str, filename: str = "<string>", policy_name: str | None = None,
+                   *, loaded: dict[str, str] | None = None,
+                   select_help: str = "pass --policy NAME") -> ir.Policy:
+    """The policy ``policy_name`` (or the file's only one). ``loaded``, if given, gets the text
+    of every file read (this one and its imports); ``select_help`` says how the caller's
+    user names one policy of a file that defines several."""
+    result, compiled = _check(text, filename, loaded)
     if not result.ok:
         raise DiagnosticError(result.diagnostics)
     if policy_name is None:
@@ -85,8 +92,8 @@ def compile_source(text: str, filename: str = "<string>",
             names = ", ".join(f"`{n}`" for n in result.policies)
             msg = (f"{filename} defines no policy" if not result.policies
                    else f"{filename} defines {len(result.policies)} policies: {names}")
-            help_ = ("pass --policy NAME (an imported policy counts only when named)"
-                     if not result.policies else "pass --policy NAME")
+            help_ = (f"{select_help} (an imported policy counts only when named)"
+                     if not result.policies else select_help)
             raise DiagnosticError([Diagnostic(msg, help=help_)])
         policy_name = result.policies[0]
     if policy_name not in compiled:
@@ -98,6 +105,8 @@ def compile_source(text: str, filename: str = "<string>",
     return compiled[policy_name]
 
 
-def compile_file(path: str | os.PathLike, policy_name: str | None = None) -> ir.Policy:
+def compile_file(path: str | os.PathLike, policy_name: str | None = None, *,
+                 loaded: dict[str, str] | None = None,
+                 select_help: str = "pass --policy NAME") -> ir.Policy:
     name, text = _read(path)
-    return compile_source(text, name, policy_name)
+    return compile_source(text, name, policy_name, loaded=loaded, select_help=select_help)

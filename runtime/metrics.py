@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import os
 from bisect import bisect_right
+from collections.abc import Sequence
 from functools import reduce
 from itertools import repeat
 from operator import add, attrgetter, itemgetter, mul, sub
@@ -38,6 +39,7 @@ from operator import add, attrgetter, itemgetter, mul, sub
 from attrs import frozen
 
 from schedc.runtime.atomicio import write_atomic
+from schedc.runtime.jobs import Job
 from schedc.runtime.schedule import Schedule
 
 NCATEGORIES = 10
@@ -164,17 +166,31 @@ def compute_metrics(schedule: Schedule) -> Metrics:
     )
 
 
-def write_jobs_csv(schedule: Schedule, path: str | os.PathLike[str]) -> None:
-    """One row per job, file order; extra resources as extra columns (atomic write)."""
+def write_jobs_csv(schedule: Schedule, path: str | os.PathLike[str],
+                   header: Sequence[str] = ()) -> None:
+    """One row per job, file order; extra resources as extra columns (atomic write).
+    ``header``: comment lines first (a run's provenance).
+
+    A job's size (`procs`), `run_time` and `estimate` are those of the run (a moldable job's
+    on the size it got); `requested_*` are as recorded in the workload."""
     extra = schedule.resources[1:]
 
     def fill(out) -> None:  # type: ignore[no-untyped-def]
+        out.writelines(header)
         out.write(",".join(("job_id", "submit", "start", "end", "procs", "wait", "response",
-                            "estimate", "run_time", *extra)) + "\n")
+                            "run_time", "estimate", "requested_procs", "requested_run_time",
+                            "requested_estimate", *extra)) + "\n")
         for r in schedule.records:
             j = r.job
             row = (j.id, j.submit, r.start, r.end, r.alloc[0], r.start - j.submit,
-                   r.end - j.submit, j.estimate, r.end - r.start, *r.alloc[1:])
+                   r.end - j.submit, r.end - r.start, _estimate_on(j, r.alloc[0]), j.procs,
+                   j.run_time, j.estimate, *r.alloc[1:])
             out.write(",".join(map(str, row)) + "\n")
 
     write_atomic(path, fill)
+
+
+def _estimate_on(job: Job, n: int) -> int:
+    """The job's estimate on n cpus (a job a state already moved keeps its own)."""
+    m = job.moldable
+    return job.estimate if m is None or m.base is not None else job.estimate_at(n)

@@ -54,7 +54,15 @@ def run_json(outcome: RunResult) -> dict[str, Any]:
         "skipped": dict(sorted(outcome.workload.skipped.items())),
         "passes": outcome.schedule.passes,
         "metrics": outcome.metrics(),
+        "provenance": outcome.provenance.to_json() if outcome.provenance else None,
     }
+
+
+def provenance_header(outcome: RunResult) -> list[str]:
+    """A run's provenance as the comment lines that start its CSVs."""
+    from schedc.runtime.provenance import header_lines
+
+    return header_lines(outcome.provenance.to_json()) if outcome.provenance else []
 
 
 LABELS = {
@@ -112,20 +120,41 @@ def print_run(outcome: RunResult, to_stderr: bool = False) -> None:
         console.print(f"skipped jobs: {detail}")
 
 
-def compare_json(outcomes: Sequence[RunResult]) -> dict[str, Any]:
+def compare_json(outcomes: Sequence[RunResult], labels: Sequence[str] | None = None
+                 ) -> dict[str, Any]:
     first = outcomes[0]
+    shared, own = _compare_provenance(outcomes)
     return {
         "workload": first.workload.source,
         "machine": _machine(first),
+        "provenance": shared,
         "policies": [
-            {"policy": o.policy.name, "policy_file": o.policy_file, "metrics": o.metrics()}
-            for o in outcomes
+            {"policy": o.policy.name, "label": label, "policy_file": o.policy_file,
+             "metrics": o.metrics(), "provenance": mine}
+            for o, label, mine in zip(outcomes, _labels(outcomes, labels), own, strict=True)
         ],
     }
 
 
-def _compare_rows(outcomes: Sequence[RunResult]) -> tuple[list[str], list[list[Any]]]:
-    per_policy = [(o.policy.name, _scalar_items(o.metrics())) for o in outcomes]
+def _labels(outcomes: Sequence[RunResult], labels: Sequence[str] | None) -> Sequence[str]:
+    return labels if labels is not None else [o.policy.name for o in outcomes]
+
+
+def _compare_provenance(outcomes: Sequence[RunResult]
+                        ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The facts all runs share, and each run's own (its policy, params, ...)."""
+    from schedc.runtime.provenance import shared_and_own
+
+    records = [o.provenance for o in outcomes]
+    if any(r is None for r in records):
+        return {}, [{} for _ in outcomes]
+    return shared_and_own(records)  # type: ignore[arg-type]
+
+
+def _compare_rows(outcomes: Sequence[RunResult], labels: Sequence[str] | None = None
+                  ) -> tuple[list[str], list[list[Any]]]:
+    per_policy = [(label, _scalar_items(o.metrics()))
+                  for o, label in zip(outcomes, _labels(outcomes, labels), strict=True)]
     columns = ["policy"] + [key for key, _ in per_policy[0][1]]  # stable metric keys
     rows = [[name] + [value for _, value in items] for name, items in per_policy]
     return columns, rows
@@ -158,24 +187,53 @@ def compare_columns(outcomes: Sequence[RunResult]) -> tuple[tuple[str, str], ...
     return COMPARE_COLUMNS + (K_RESOURCE_COLUMNS if several else ())
 
 
-def print_compare(outcomes: Sequence[RunResult], to_stderr: bool = False) -> None:
+def print_compare(outcomes: Sequence[RunResult], labels: Sequence[str] | None = None,
+                  to_stderr: bool = False, console: Any = None) -> None:
+    """One row per run; the metric columns split over as many tables as it takes to fit the
+    console's width, so that no number or name is ever cut."""
     from rich.table import Table
 
+    console = console or (stderr_console() if to_stderr else stdout_console())
     columns = compare_columns(outcomes)
-    table = Table(title=_title(outcomes[0]))
-    table.add_column("policy")
-    for _, header in columns:
-        table.add_column(header, justify="right")
-    for outcome in outcomes:
-        metrics = outcome.metrics()
-        table.add_row(outcome.policy.name, *(_format(metrics[key], short=True)
-                                             for key, _ in columns))
-    (stderr_console() if to_stderr else stdout_console()).print(table)
+    names = list(_labels(outcomes, labels))
+    cells = [[_format(o.metrics()[key], short=True) for key, _ in columns] for o in outcomes]
+    widths = [max(len(header), *(len(row[i]) for row in cells))
+              for i, (_, header) in enumerate(columns)]
+    for number, group in enumerate(_fit(max(map(len, ("policy", *names))), widths,
+                                        console.width)):
+        table = Table(title=_title(outcomes[0]) if number == 0 else None)
+        table.add_column("policy", overflow="fold")
+        for i in group:
+            table.add_column(columns[i][1], justify="right", overflow="fold")
+        for name, row in zip(names, cells, strict=True):
+            table.add_row(name, *(row[i] for i in group))
+        console.print(table)
 
 
-def write_compare_csv(outcomes: Sequence[RunResult], path: str) -> None:
-    columns, rows = _compare_rows(outcomes)
+def _fit(first: int, widths: Sequence[int], total: int) -> list[list[int]]:
+    """The columns grouped in order so that each table (the first column, then a group)
+    fits ``total`` characters: a rich table takes 1 + sum(width + 3)."""
+    groups: list[list[int]] = [[]]
+    used = 1 + first + 3
+    for i, width in enumerate(widths):
+        if groups[-1] and used + width + 3 > total:
+            groups.append([])
+            used = 1 + first + 3
+        groups[-1].append(i)
+        used += width + 3
+    return groups
+
+
+def write_compare_csv(outcomes: Sequence[RunResult], labels: Sequence[str] | None,
+                      path: str) -> None:
+    """The comparison with its provenance first: the facts all runs share as `# KEY: VALUE`
+    lines, then `# runs: [...]`, each run's own facts in row order."""
+    from schedc.runtime.provenance import header_lines
+
+    columns, rows = _compare_rows(outcomes, labels)
+    shared, own = _compare_provenance(outcomes)
     with open_atomic(path, newline="") as handle:
+        handle.writelines(header_lines({**shared, "runs": own}))
         writer = csv.writer(handle)
         writer.writerow(columns)
         writer.writerows(rows)

@@ -9,7 +9,7 @@ CLI can import this module's light parts (`OptionError`, `require_file`) and sti
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,8 +22,10 @@ if TYPE_CHECKING:
     from schedc.dsl import ir
     from schedc.runtime.engine.cluster import Cluster
     from schedc.runtime.engine.policy import RuntimePolicy
+    from schedc.runtime.provenance import Provenance
     from schedc.runtime.schedule import Schedule
     from schedc.runtime.workloads.moldable import MoldableSpec
+    from schedc.runtime.workloads.state_file import InitialState
     from schedc.runtime.workloads.workload import Workload
 
 BUNDLED_TRACE = "KTH-SP2-1996-2.1-cln.swf.gz"
@@ -82,6 +84,7 @@ class RunOptions:
     load_seed: int = 0
     state: str | None = None  # replay a machine state file instead of a workload
     progress: ProgressFactory | None = field(default=None, eq=False)
+    command: tuple[str, ...] | None = None  # the CLI's arguments, kept in the provenance
 
 
 @frozen
@@ -92,6 +95,7 @@ class RunResult:
     schedule: Schedule
     cluster: str | None = None  # a heterogeneous cluster's description
     wall: float = 0.0  # seconds of the simulation alone
+    provenance: Provenance | None = None  # what it ran: versions, hashes, params, options
     # computed once: a table, --json and --csv of one run all read it
     _metrics: dict[str, Any] = field(init=False, eq=False, repr=False, default=Factory(
         lambda self: _metrics_of(self.schedule), takes_self=True))
@@ -113,32 +117,77 @@ def run_policy(policy: str | Path | ir.Policy, workload: str | Path | Workload |
     loaded workload, or None: the bundled trace, or ``options.state``'s jobs).
 
     A workload given loaded is simulated as it is (no capacities, limit or transform)."""
+    return prepare_run(policy, workload, options, cache).run()
+
+
+@frozen
+class PreparedRun:
+    """A run whose policy, params, workload and machine are checked, not yet simulated:
+    `schedc compare` prepares all its runs before the first simulation, so that a mistake in
+    the last is reported at once."""
+
+    policy_file: str
+    policy: RuntimePolicy
+    workload: Workload
+    options: RunOptions
+    provenance: Provenance
+    cluster: Cluster | None = None  # fresh: its background loads are drawn as the run goes
+    initial: InitialState | None = None  # a state replayed (`--state`)
+
+    def run(self) -> RunResult:
+        where = self.options.state if self.initial is not None else self.workload.source
+        how: dict[str, Any] = ({"initial": self.initial} if self.initial is not None
+                               else {"cluster": self.cluster})
+        schedule, wall = _simulate(self.policy, self.workload, self.options,
+                                   Path(where or "").name, **how)
+        return RunResult(policy_file=self.policy_file, policy=self.policy,
+                         workload=self.workload, schedule=schedule,
+                         cluster=self.cluster.describe() if self.cluster else None,
+                         wall=wall, provenance=self.provenance)
+
+
+def prepare_run(policy: str | Path | ir.Policy, workload: str | Path | Workload | None = None,
+                options: RunOptions | None = None,
+                cache: WorkloadCache | None = None) -> PreparedRun:
+    """Everything `run_policy` does before simulating; user mistakes raise here."""
+    from schedc.runtime.engine.from_ir import to_runtime
+    from schedc.runtime.engine.simulator import machine_for
+
     options = options or RunOptions()
     if options.state is not None:
-        return _run_state(policy, options)
-    runtime = prepared_policy(policy, options)
+        return _prepare_state(policy, options)
+    texts: dict[str, str] = {}
+    policy_ir = compiled(policy, options, texts)
+    runtime = to_runtime(policy_ir, dict(options.params))
     capacities_for(runtime, options.capacities)  # a wrong capacity before a wrong cluster
     cluster = make_cluster(options)
     if isinstance(workload, str | Path) or workload is None:
         path = str(workload) if workload is not None else str(bundled_trace())
         loaded = load_for(runtime, path, options, cache,
                           cpus=len(cluster.speeds) if cluster is not None else None)
+        given = {"file": str(workload)} if workload is not None else {
+            "file": f"bundled {BUNDLED_TRACE}", "path": path}
     else:
         loaded = workload
-    schedule, wall = _simulate(runtime, loaded, options, Path(loaded.source).name,
-                               cluster=cluster)
-    return RunResult(policy_file=_file_of(policy), policy=runtime, workload=loaded,
-                     schedule=schedule, cluster=cluster.describe() if cluster else None,
-                     wall=wall)
+        given = {"file": loaded.source}
+    machine_for(runtime, loaded, cluster=cluster)
+    facts = _provenance(policy, policy_ir, texts, options, {
+        **given, **_workload_facts(given.get("path", given["file"]), loaded)}, options.params)
+    return PreparedRun(_file_of(policy), runtime, loaded, options, facts, cluster=cluster)
 
 
-def compiled(policy: str | Path | ir.Policy, options: RunOptions) -> ir.Policy:
-    """The policy's IR on the machine the options ask for."""
+def compiled(policy: str | Path | ir.Policy, options: RunOptions,
+             texts: dict[str, str] | None = None, select_help: str = "pass --policy NAME"
+             ) -> ir.Policy:
+    """The policy's IR on the machine the options ask for; ``texts`` gets the text of every
+    file compiled (for the provenance); ``select_help`` says how to name one policy of a
+    file that defines several."""
     from schedc.dsl import compile_file
 
     if isinstance(policy, str | Path):
         require_file(policy, "policy")
-        policy = compile_file(policy, options.policy_name)
+        policy = compile_file(policy, options.policy_name, loaded=texts,
+                              select_help=select_help)
     return on_resources(policy, options.resources)
 
 
@@ -221,26 +270,68 @@ def load_for(policy: RuntimePolicy, path: str, options: RunOptions,
     return workload
 
 
-def _run_state(policy: str | Path | ir.Policy, options: RunOptions) -> RunResult:
+def _prepare_state(policy: str | Path | ir.Policy, options: RunOptions) -> PreparedRun:
     """One machine state replayed; its params are defaults for the options' params."""
     from schedc.runtime.engine.from_ir import to_runtime
+    from schedc.runtime.engine.simulator import machine_for
     from schedc.runtime.workloads.state_file import load_state, merged_params
 
-    policy_ir = compiled(policy, options)
+    texts: dict[str, str] = {}
+    policy_ir = compiled(policy, options, texts)
     assert options.state is not None
     require_file(options.state, "state")
     resources = tuple(r.name for r in policy_ir.machine.resources)
     state = load_state(options.state, resources)
-    runtime = to_runtime(policy_ir, merged_params(state, dict(options.params)))
+    bound = merged_params(state, dict(options.params))
+    runtime = to_runtime(policy_ir, bound)
     if state.sizes and not runtime.size_fixed:
         raise OptionError(f"the state gives queued jobs a `size`, but policy {runtime.name} "
                           "chooses sizes at every pass",
                           help="kept sizes are for `size fixed` policies: remove the `size` "
                           "fields")
-    schedule, wall = _simulate(runtime, state.workload, options, Path(options.state).name,
-                               initial=state)
-    return RunResult(policy_file=_file_of(policy), policy=runtime, workload=state.workload,
-                     schedule=schedule, wall=wall)
+    machine_for(runtime, state.workload, initial=state)
+    facts = _provenance(policy, policy_ir, texts, options, {
+        "state": options.state, **_workload_facts(options.state, state.workload)},
+        bound, state_params=state.params)
+    return PreparedRun(_file_of(policy), runtime, state.workload, options, facts,
+                       initial=state)
+
+
+def _workload_facts(path: str, workload: Workload) -> dict[str, Any]:
+    from schedc.runtime.provenance import sha256_file
+
+    return {"sha256": sha256_file(path), "jobs": len(workload.jobs),
+            "skipped": dict(sorted(workload.skipped.items()))}
+
+
+def _provenance(policy: str | Path | ir.Policy, policy_ir: ir.Policy, texts: dict[str, str],
+                options: RunOptions, workload: dict[str, Any], bound: Mapping[str, str],
+                state_params: Iterable[str] = ()) -> Provenance:
+    """What the run is made of: enough to run it again and to tell two results apart."""
+    from schedc.runtime.cli.version import version
+    from schedc.runtime.engine.from_ir import bind_params
+    from schedc.runtime.provenance import Provenance, param_facts, policy_facts
+
+    file = _file_of(policy)
+    values = bind_params(policy_ir, bound)
+    moldable = options.moldable
+    resources = options.resources
+    return Provenance(
+        schedc=version(), command=options.command,
+        policy=policy_facts(policy_ir.name, file, texts),
+        params=param_facts(values, options.params, state_params),
+        workload=workload,
+        options={
+            "capacities": dict(sorted(options.capacities.items())),
+            "resources": list(resources) if isinstance(resources, tuple) else resources,
+            "limit": options.limit, "lenient": options.lenient,
+            "range_factor": moldable.range_factor if moldable else None,
+            "sigma": moldable.sigma if moldable else 0.0,
+            "load_factor": moldable.load_factor if moldable else 100.0,
+            "speeds": list(options.speeds) if options.speeds is not None else None,
+            "background_load": options.background_load,
+        },
+        seeds={"load_seed": options.load_seed})
 
 
 def _simulate(policy: RuntimePolicy, workload: Workload, options: RunOptions, where: str,

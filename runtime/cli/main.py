@@ -14,6 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from schedc.runtime.cli import compare as compare_cmd
 from schedc.runtime.cli import compile as compile_cmd
 from schedc.runtime.cli import run, verify, workload
 from schedc.runtime.cli.errors import EXIT_INTERNAL, EXIT_USER_ERROR, err, handled
@@ -24,7 +25,7 @@ from schedc.runtime.run import bundled_trace
 __all__ = ["VERIFY_QUEUED", "VERIFY_RUNNING", "build_parser", "bundled_trace", "main"]
 
 COMMANDS = {"check": compile_cmd.cmd_check, "compile": compile_cmd.cmd_compile,
-            "run": run.cmd_run, "compare": run.cmd_compare, "verify": verify.cmd_verify,
+            "run": run.cmd_run, "compare": compare_cmd.cmd_compare, "verify": verify.cmd_verify,
             "workload": workload.cmd_workload}
 
 
@@ -74,7 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--state", metavar="STATE.json",
                      help="replay from a machine state (running and queued jobs at an "
                      "instant, e.g. a counterexample of `verify`) instead of a workload")
-    run.add_argument("--jobs-out", metavar="FILE.csv", help="write one row per job")
+    run.add_argument("--jobs-out", metavar="FILE.csv",
+                     help="write one row per job, after the run's provenance as `# KEY: "
+                     "VALUE` lines")
     run.add_argument("--swf-out", metavar="FILE.swf", help="write the simulated schedule as SWF")
 
     verify = commands.add_parser(
@@ -179,12 +182,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     compare = commands.add_parser(
         "compare", help="simulate several policies on one workload",
-        description="Simulate several policies on the same workload; one table row per "
-        "policy.")
-    compare.add_argument("policy_files", nargs="+", metavar="POLICY", help=".pol files")
+        description="Simulate several policies, or one at several param values, on the same "
+        "workload; one table row per run. Every run is checked against the workload before "
+        "the first simulation.")
+    compare.add_argument("policy_files", nargs="+", metavar="POLICY",
+                         help="FILE.pol, or FILE.pol:NAME for one policy of a file that "
+                         "defines several")
     _add_simulation_options(compare, several=True)
+    compare.add_argument("--vary", action="append", default=[], metavar="NAME=V1,V2,...",
+                         help="run each policy that declares param NAME once per value "
+                         "(repeatable: every combination); a policy that declares none of "
+                         "them runs once")
     compare.add_argument("--csv", metavar="FILE.csv", dest="csv_out",
-                         help="also write the comparison table as CSV")
+                         help="also write the comparison table as CSV, after the runs' "
+                         "provenance as `# KEY: VALUE` lines")
     return parser
 
 
@@ -235,6 +246,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         err("error: an argument contains a NUL character")
         return EXIT_USER_ERROR
     args = parser.parse_args(argv)
+    args.argv = tuple(sys.argv[1:] if argv is None else argv)  # for a result's provenance
     try:
         return handled(COMMANDS[args.command], args)
     except KeyboardInterrupt:  # also while the heavy modules load

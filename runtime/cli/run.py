@@ -1,5 +1,5 @@
-"""`schedc run` and `schedc compare`: the command line's options made `RunOptions`, then
-`schedc.runtime.run.run_policy` and a report."""
+"""`schedc run`: the command line's options made `RunOptions` (`compare` makes them here
+too), then `schedc.runtime.run.run_policy` and a report."""
 
 from __future__ import annotations
 
@@ -27,28 +27,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.jobs_out:
         from schedc.runtime.metrics import write_jobs_csv
 
-        write_jobs_csv(result.schedule, args.jobs_out)
+        write_jobs_csv(result.schedule, args.jobs_out, report.provenance_header(result))
     if args.swf_out:
         from schedc.runtime.workloads.swf import write_swf
 
         write_swf(result.schedule, args.swf_out)
-    return EXIT_OK
-
-
-def cmd_compare(args: argparse.Namespace) -> int:
-    from schedc.runtime import report
-    from schedc.runtime.run import run_policy
-
-    to_stdout = outputs_checked(args, ("csv_out",))
-    options = run_options(args)
-    loaded: dict = {}  # policies on the same machine share one parsed workload
-    results = [run_policy(path, args.workload, options, loaded) for path in args.policy_files]
-    if args.json:
-        print(json.dumps(report.compare_json(results), indent=2))
-    else:
-        report.print_compare(results, to_stderr=to_stdout)
-    if args.csv_out:
-        report.write_compare_csv(results, args.csv_out)
     return EXIT_OK
 
 
@@ -85,7 +68,7 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         lenient=args.lenient, resources=args.resources,
         moldable=None if state else _moldable_spec(args), speeds=speeds,
         background_load=args.background_load, load_seed=args.load_seed, state=state or None,
-        progress=_progress_bars(args))
+        progress=_progress_bars(args), command=getattr(args, "argv", None))
 
 
 def _check_state_options(args: argparse.Namespace) -> None:

@@ -37,7 +37,7 @@ from schedc.runtime.schedule import JobRecord, Schedule
 from schedc.runtime.workloads.state_file import InitialState
 from schedc.runtime.workloads.workload import Workload, WorkloadError
 
-__all__ = ["JobRecord", "Schedule", "simulate", "size_candidates"]
+__all__ = ["JobRecord", "Schedule", "machine_for", "simulate", "size_candidates"]
 
 Progress = Callable[[int, int], None]
 
@@ -86,33 +86,8 @@ class _Simulation:
                  fast: bool, monitor: bool, initial: InitialState | None = None,
                  cluster: Cluster | None = None,
                  on_pass: Callable[[PassDecisions], None] | None = None) -> None:
-        if tuple(policy.resources) != tuple(workload.resources):
-            raise WorkloadError(workload.source, None, None,
-                                f"the workload has resources {list(workload.resources)}, the "
-                                f"policy {policy.name} wants {list(policy.resources)}",
-                                help="load the workload with the policy's resources")
-        if initial is not None:
-            cap = _initial_capacities(policy, workload, initial)
-        else:
-            cap = tuple(c if c is not None else w
-                        for c, w in zip(policy.capacities, workload.capacities, strict=True))
-        for k, c in enumerate(cap):
-            big = [j for j in workload.jobs if j.request[k] > c]
-            if big:
-                raise WorkloadError(workload.source, None, None,
-                                    f"job {big[0].id} requests {big[0].request}, more than "
-                                    f"the machine's {cap}",
-                                    help="load the workload with the policy's capacities")
-        cluster_state: ClusterState | None = None
-        if cluster is not None:
-            if policy.depth != 0 or policy.selective:
-                raise ClusterError(
-                    f"policy {policy.name} makes reservations, which a heterogeneous "
-                    "cluster cannot keep: a job's wall time is known only once its "
-                    "processors are chosen",
-                    "use `reserve 0` (first fit, the paper's FPFS) or `backfill none`")
-            check_fits(cluster, cap[0])
-            cluster_state = ClusterState(cluster)
+        cap = machine_for(policy, workload, initial, cluster)
+        cluster_state = ClusterState(cluster) if cluster is not None else None
         self.policy = policy
         self.workload = workload
         self.machine = Machine(cap, len(workload.jobs), policy.size is None, cluster_state)
@@ -317,6 +292,39 @@ class _Simulation:
         self.machine.reorder(sorted(
             ((call_policy(policy, fn, j, self.view, "order key") + (j.submit, j.index), j)
              for j in self.machine.queue), key=lambda p: p[0]))
+
+
+def machine_for(policy: RuntimePolicy, workload: Workload, initial: InitialState | None = None,
+                cluster: Cluster | None = None) -> tuple[int, ...]:
+    """The capacities ``policy`` runs ``workload`` on, once checked that every job fits them
+    (and the cluster, the policy): a user error here is found before any simulation, which is
+    how `compare` checks all its runs before the first."""
+    if tuple(policy.resources) != tuple(workload.resources):
+        raise WorkloadError(workload.source, None, None,
+                            f"the workload has resources {list(workload.resources)}, the "
+                            f"policy {policy.name} wants {list(policy.resources)}",
+                            help="load the workload with the policy's resources")
+    if initial is not None:
+        cap = _initial_capacities(policy, workload, initial)
+    else:
+        cap = tuple(c if c is not None else w
+                    for c, w in zip(policy.capacities, workload.capacities, strict=True))
+    for k, c in enumerate(cap):
+        big = [j for j in workload.jobs if j.request[k] > c]
+        if big:
+            raise WorkloadError(workload.source, None, None,
+                                f"job {big[0].id} requests {big[0].request}, more than "
+                                f"the machine's {cap}",
+                                help="load the workload with the policy's capacities")
+    if cluster is not None:
+        if policy.depth != 0 or policy.selective:
+            raise ClusterError(
+                f"policy {policy.name} makes reservations, which a heterogeneous "
+                "cluster cannot keep: a job's wall time is known only once its "
+                "processors are chosen",
+                "use `reserve 0` (first fit, the paper's FPFS) or `backfill none`")
+        check_fits(cluster, cap[0])
+    return cap
 
 
 def _initial_capacities(policy: RuntimePolicy, workload: Workload, initial: InitialState

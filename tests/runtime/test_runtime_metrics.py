@@ -66,8 +66,9 @@ def test_jobs_csv(tmp_path):
     out = tmp_path / "jobs.csv"
     write_jobs_csv(three_jobs(), out)
     lines = out.read_text().splitlines()
-    assert lines[0] == "job_id,submit,start,end,procs,wait,response,estimate,run_time"
-    assert lines[2] == "2,10,100,105,10,90,95,50,5"
+    assert lines[0] == ("job_id,submit,start,end,procs,wait,response,run_time,estimate,"
+                        "requested_procs,requested_run_time,requested_estimate")
+    assert lines[2] == "2,10,100,105,10,90,95,5,50,10,5,50"
     assert len(lines) == 4
 
 

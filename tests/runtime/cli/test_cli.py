@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import subprocess
 import sys
@@ -13,6 +12,7 @@ from repo import ROOT
 from tiny_traces import THREE_JOBS_SWF
 
 from schedc.runtime.cli.main import bundled_trace, main
+from schedc.runtime.provenance import read_csv
 
 EXAMPLES = ROOT / "examples"
 
@@ -43,7 +43,8 @@ def test_run_json_on_design_example(capsys, three_jobs: Path, tmp_path: Path) ->
     assert result["policy"] == "easy"
     assert result["machine"] == {"cpus": 10}
     assert result["metrics"]["jobs"] == 3
-    rows = list(csv.DictReader(jobs_csv.open()))
+    header, rows = read_csv(jobs_csv)
+    assert header == result["provenance"]
     starts = {int(r["job_id"]): int(r["start"]) for r in rows}
     # The head (job 2) is reserved at t=100; the 4-proc job would delay it, so it waits.
     assert starts == {1: 0, 2: 100, 3: 200}
@@ -102,8 +103,9 @@ def test_compare_one_row_per_policy(capsys, three_jobs: Path, tmp_path: Path) ->
     assert code == 0, err
     names = [p["policy"] for p in json.loads(out)["policies"]]
     assert names == ["fcfs", "easy", "conservative"]
-    rows = list(csv.reader(table.open()))
-    assert [r[0] for r in rows] == ["policy", "fcfs", "easy", "conservative"]
+    header, rows = read_csv(table)
+    assert [r["policy"] for r in rows] == ["fcfs", "easy", "conservative"]
+    assert header["runs"][1]["policy"]["name"] == "easy"
 
 
 def test_compile_emits_json(capsys, tmp_path: Path) -> None:

@@ -57,8 +57,9 @@ def test_dash_streams_the_jobs_and_moves_the_table_to_stderr(three_jobs: Path, c
     monkeypatch.chdir(tmp_path)
     assert main(["run", EASY, "--workload", str(three_jobs), "--jobs-out", "-"]) == 0
     out, err = capsys.readouterr()
-    assert out.splitlines()[0].startswith("job_id,submit,start,end")
-    assert len(out.splitlines()) == 4
+    table = [line for line in out.splitlines() if not line.startswith("# ")]
+    assert out.startswith("# schedc: ") and table[0].startswith("job_id,submit,start,end")
+    assert len(table) == 4
     assert "mean wait" in err
     assert not (tmp_path / "-").exists()
 

@@ -18,10 +18,11 @@ from schedc.runtime.workloads.moldable import MoldableSpec
 
 EASY = ROOT / "examples" / "easy.pol"
 def test_the_cli_prints_run_policys_result(capsys, three_jobs: Path) -> None:
-    options = RunOptions(moldable=MoldableSpec(2.0, 1.0, 125.0))
+    argv = ("run", str(EASY), "--workload", str(three_jobs), "--range-factor", "2",
+            "--sigma", "1", "--load-factor", "125", "--json")
+    options = RunOptions(moldable=MoldableSpec(2.0, 1.0, 125.0), command=argv)
     result = run_policy(str(EASY), str(three_jobs), options)
-    assert main(["run", str(EASY), "--workload", str(three_jobs), "--range-factor", "2",
-                 "--sigma", "1", "--load-factor", "125", "--json"]) == 0
+    assert main(list(argv)) == 0
     assert json.loads(capsys.readouterr().out) == report.run_json(result)
     assert result.wall >= 0 and result.metrics()["jobs"] == 3
 

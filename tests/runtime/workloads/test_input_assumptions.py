@@ -22,6 +22,7 @@ from repo import ROOT
 
 from schedc.runtime.cli.main import bundled_trace, main
 from schedc.runtime.jobs import Job
+from schedc.runtime.provenance import read_csv
 from schedc.runtime.workloads import swf
 from schedc.runtime.workloads.load import load_workload
 from schedc.runtime.workloads.moldable import MoldableSpec, make_moldable
@@ -361,7 +362,7 @@ def test_load_factor_keeps_an_unsorted_trace_at_or_after_time_0(capsys, tmp_path
     code, _, err = run_cli(capsys, "run", EASY, "--workload", path, "--load-factor", "50",
                            "--range-factor", "2", "--jobs-out", jobs_csv, "--json")
     assert code == 0, err
-    submits = [int(r.split(",")[1]) for r in jobs_csv.read_text().splitlines()[1:]]
+    submits = [int(r["submit"]) for r in read_csv(jobs_csv)[1]]
     assert sorted(submits) == [0, 200, 600]
 
 

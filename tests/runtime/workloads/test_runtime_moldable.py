@@ -17,6 +17,7 @@ from schedc.runtime.cli.main import main
 from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.jobs import Job, Moldable
+from schedc.runtime.provenance import read_csv
 from schedc.runtime.speedup import Downey, Linear
 from schedc.runtime.workloads.moldable import MoldableSpec, make_moldable, size_range
 from schedc.runtime.workloads.state_file import state_from_data
@@ -242,11 +243,17 @@ def test_cli_runs_a_moldable_job_table(tmp_path: Path, capsys) -> None:
     code = main(["run", str(policy), "--workload", str(table), "--capacity", "cpus=4",
                  "--jobs-out", str(out), "--no-progress"])
     assert code == 0, capsys.readouterr().err
-    rows = out.read_text().splitlines()
+    _, rows = read_csv(out)
     # job 1 on 4 cpus for 50 s; job 2 (rigid) after it; job 3 (Downey A=4, sigma 0.5:
     # S(2) = 8/4.25, S(4) = 16/4.75) on 4 cpus from 60: 80 s * 38/68 = 44.7 -> 45
-    assert [r.split(",")[:5] for r in rows[1:]] == [
+    assert [list(r.values())[:5] for r in rows] == [
         ["1", "0", "0", "50", "4"], ["2", "0", "50", "60", "1"], ["3", "5", "60", "105", "4"]]
+    # each job's size, run time and estimate as it ran, beside its recorded request: job 3's
+    # estimate on 4 cpus is 90 s * 38/68 = 50.3 -> 51 s
+    shown = ("procs", "run_time", "estimate", "requested_procs", "requested_run_time",
+             "requested_estimate")
+    assert [[int(r[c]) for c in shown] for r in rows] == [
+        [4, 50, 50, 2, 100, 100], [1, 10, 10, 1, 10, 10], [4, 45, 51, 2, 80, 90]]
 
 
 def test_cli_generates_a_moldable_workload_that_runs(tmp_path: Path, capsys) -> None:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.jobs import Job
 from schedc.runtime.monitor import MonitorViolation
+from schedc.runtime.provenance import read_csv
 from schedc.runtime.workloads.state_file import (
     load_state,
     merged_params,
@@ -175,7 +175,7 @@ def test_cli_easy_exits_0_and_job_3_starts_at_200(capsys, tmp_path: Path) -> Non
     code, _, err = run_cli(capsys, "run", EASY, "--state",
                            write_state(tmp_path, design_state()), "--jobs-out", out)
     assert code == 0, err
-    rows = {int(r["job_id"]): int(r["start"]) for r in csv.DictReader(out.open())}
+    rows = {int(r["job_id"]): int(r["start"]) for r in read_csv(out)[1]}
     assert rows == {1: 0, 2: 100, 3: 200}
 
 
@@ -190,7 +190,7 @@ def test_cli_param_overrides_the_states_param(capsys, tmp_path: Path) -> None:
         code, _, err = run_cli(capsys, "run", pol, "--state", state, "--jobs-out", out,
                                *extra)
         assert code == 0, err
-        return {int(r["job_id"]): int(r["start"]) for r in csv.DictReader(out.open())}[3]
+        return {int(r["job_id"]): int(r["start"]) for r in read_csv(out)[1]}[3]
 
     assert start3() == 2  # depth 0 from the file: plain first fit
     assert start3("--param", "depth=1") == 200  # EASY
