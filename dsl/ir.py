@@ -159,6 +159,7 @@ class Param:
     lo: int | float | None
     hi: int | float | None
     default: int | float | bool
+    span: Span | None = _span()  # the declaration: run-time value errors point at it
 
 
 @frozen
