@@ -16,7 +16,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from schedc.dsl import ir
-from schedc.dsl.diagnostics import Diagnostic, Span
+from schedc.dsl.diagnostics import Diagnostic, read_line
 from schedc.dsl.exact import show
 
 ParamValue = int | Fraction | bool
@@ -43,15 +43,4 @@ def value_problem(p: ir.Param, value: ParamValue, depth: bool) -> tuple[str, str
 
 def located(p: ir.Param, message: str, help: str) -> Diagnostic:
     """A diagnostic at ``p``'s declaration, with its source line when the file is readable."""
-    return Diagnostic.at(p.span, message, help, _line(p.span))
-
-
-def _line(span: Span | None) -> str | None:
-    if span is None or span.file.startswith("<"):
-        return None
-    try:
-        with open(span.file, encoding="utf-8-sig") as fh:
-            lines = fh.read().split("\n")
-    except (OSError, UnicodeDecodeError):
-        return None
-    return lines[span.line - 1] if 0 < span.line <= len(lines) else None
+    return Diagnostic.at(p.span, message, help, read_line(p.span))

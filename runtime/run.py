@@ -92,6 +92,7 @@ class RunResult:
     schedule: Schedule
     cluster: str | None = None  # a heterogeneous cluster's description
     wall: float = 0.0  # seconds of the simulation alone
+    warnings: tuple[Diagnostic, ...] = ()  # likely mistakes (runtime/traps.py), shown once
     # computed once: a table, --json and --csv of one run all read it
     _metrics: dict[str, Any] = field(init=False, eq=False, repr=False, default=Factory(
         lambda self: _metrics_of(self.schedule), takes_self=True))
@@ -116,7 +117,11 @@ def run_policy(policy: str | Path | ir.Policy, workload: str | Path | Workload |
     options = options or RunOptions()
     if options.state is not None:
         return _run_state(policy, options)
-    runtime = prepared_policy(policy, options)
+    from schedc.runtime.engine.from_ir import to_runtime
+    from schedc.runtime.traps import run_warnings
+
+    policy_ir = compiled(policy, options)
+    runtime = to_runtime(policy_ir, dict(options.params))
     capacities_for(runtime, options.capacities)  # a wrong capacity before a wrong cluster
     cluster = make_cluster(options)
     if isinstance(workload, str | Path) or workload is None:
@@ -129,7 +134,7 @@ def run_policy(policy: str | Path | ir.Policy, workload: str | Path | Workload |
                                cluster=cluster)
     return RunResult(policy_file=_file_of(policy), policy=runtime, workload=loaded,
                      schedule=schedule, cluster=cluster.describe() if cluster else None,
-                     wall=wall)
+                     wall=wall, warnings=run_warnings(policy_ir, loaded))
 
 
 def compiled(policy: str | Path | ir.Policy, options: RunOptions) -> ir.Policy:
@@ -224,6 +229,7 @@ def load_for(policy: RuntimePolicy, path: str, options: RunOptions,
 def _run_state(policy: str | Path | ir.Policy, options: RunOptions) -> RunResult:
     """One machine state replayed; its params are defaults for the options' params."""
     from schedc.runtime.engine.from_ir import to_runtime
+    from schedc.runtime.traps import run_warnings
     from schedc.runtime.workloads.state_file import load_state, merged_params
 
     policy_ir = compiled(policy, options)
@@ -240,7 +246,8 @@ def _run_state(policy: str | Path | ir.Policy, options: RunOptions) -> RunResult
     schedule, wall = _simulate(runtime, state.workload, options, Path(options.state).name,
                                initial=state)
     return RunResult(policy_file=_file_of(policy), policy=runtime, workload=state.workload,
-                     schedule=schedule, wall=wall)
+                     schedule=schedule, wall=wall, warnings=run_warnings(policy_ir,
+                                                                         state.workload))
 
 
 def _simulate(policy: RuntimePolicy, workload: Workload, options: RunOptions, where: str,

@@ -11,7 +11,7 @@ from fractions import Fraction
 from attrs import frozen
 
 from schedc.dsl import ir
-from schedc.dsl.diagnostics import Reporter
+from schedc.dsl.diagnostics import Diagnostic, Reporter
 from schedc.dsl.exact import show
 from schedc.dsl.lowering.expressions import NUMERIC, Lowerer, Scope, Var
 from schedc.dsl.lowering.names import Symbols
@@ -286,7 +286,25 @@ class Compiler:
             return None  # a param with a faulty declaration (already reported)
         return ir.Policy(p.name, file, machine, params, tuple(order), depth, backfill, size,
                          tuple(invariants), reserve_per, reserve_when, size_choices, size_low,
-                         size_fixed)
+                         size_fixed, warnings=self.lint(eff, depth, backfill))
+
+    def lint(self, eff: dict[str, list[_Located]], depth, backfill: ir.Backfill
+             ) -> tuple[Diagnostic, ...]:
+        """Warnings: clauses that compile but do nothing, so the policy is not what it says."""
+        out = []
+        if "reserve" in eff and depth != 0 and backfill.kind == "none":
+            # `backfill none` ends the pass at the first job that does not fit (walk.py):
+            # no reservation is ever made
+            c = eff["reserve"][0].clause
+            text = "all" if depth is None else (depth.name if isinstance(depth, ir.ParamRef)
+                                                else str(depth))
+            out.append(self.report.warning(
+                c.span, f"`reserve {text}` does nothing without a backfill clause: jobs start "
+                "strictly in queue order and the pass stops at the first that does not fit, "
+                "so no job is ever reserved",
+                "add `backfill first_fit` (with `reserve 1`: EASY backfilling), or write "
+                "`reserve 0` to mean strict order"))
+        return tuple(out)
 
     def policy_machine(self, eff: dict[str, list[_Located]], file: str) -> ir.Machine | None:
         if "machine" not in eff:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from schedc.runtime.cli.errors import EXIT_OK, UserError
+from schedc.runtime.cli.errors import report as report_diagnostics
 from schedc.runtime.run import RunOptions
 
 
@@ -19,6 +20,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     to_stdout = outputs_checked(args, ("jobs_out", "swf_out"))
     result = run_policy(args.policy_file, args.workload, run_options(args))
+    if result.warnings:
+        report_diagnostics(result.warnings)
     # the report first: a file that cannot be written then loses no metrics
     if args.json:
         print(json.dumps(report.run_json(result), indent=2))
@@ -43,6 +46,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     options = run_options(args)
     loaded: dict = {}  # policies on the same machine share one parsed workload
     results = [run_policy(path, args.workload, options, loaded) for path in args.policy_files]
+    warnings = dict.fromkeys(w for r in results for w in r.warnings)  # each once
+    if warnings:
+        report_diagnostics(warnings)
     if args.json:
         print(json.dumps(report.compare_json(results), indent=2))
     else:
