@@ -12,6 +12,7 @@ from schedc.dsl.lowering.policies import Compiler
 from schedc.dsl.params import ParamValue, depth_param, located, value_problem
 from schedc.dsl.syntax.loader import load_program
 
+_NAME = "_param_value"
 _EXAMPLES = {
     "int": "an integer or a duration, e.g. 4, 30min, 2h, 1d",
     "real": "a number, e.g. 0.5, 1/3, 2e3 or 90s",
@@ -24,12 +25,13 @@ def read_value(p: ir.Param, text: str) -> ParamValue:
     DiagnosticError located at the param's declaration."""
     where = "<--param>"
     report = Reporter()
-    program = load_program(where, f"param {p.name}: {p.type} = {text}\n", report)
+    # a name of its own: the prelude, loaded with it, may declare `p` itself
+    program = load_program(where, f"param {_NAME}: {p.type} = {text}\n", report)
     if program.ok and len(program.modules[where].module.items) == 1:
         compiler = Compiler(program, report)
         compiler.check_all()
-        if p.name in compiler.params and not report.diagnostics:
-            value = compiler.params[p.name].default
+        if _NAME in compiler.params and not report.diagnostics:
+            value = compiler.params[_NAME].default
             return Fraction(value) if p.type == "real" else value
     raise DiagnosticError([located(p, f"bad value `{text}` for param `{p.name}`: it is "
                                       f"{p.type}", f"give {_EXAMPLES[p.type]}: "

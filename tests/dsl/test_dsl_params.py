@@ -78,6 +78,12 @@ def test_bad_values_are_located_at_the_declaration_with_help(typ: str, text: str
     assert (d.file, d.line) == ("<string>", 1) and d.help and "--param x=" in d.help
 
 
+def test_a_prelude_param_reads_its_values_too():
+    pol = compile_source("policy p { reserve 1 or when job.xfactor > xfactor_limit "
+                         "backfill first_fit }")
+    assert bind(pol, {"xfactor_limit": "5/2"}) == {"xfactor_limit": Fraction(5, 2)}
+
+
 def test_bind_checks_domain_and_depth_by_the_same_rule_as_check():
     pol = compile_source("param d: int = 1\nparam w: real in [0, 1] = 0.5\n"
                          "policy p { order job.procs * w reserve d backfill first_fit }")
