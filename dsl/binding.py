@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from fractions import Fraction
+from functools import lru_cache
 
 from schedc.dsl import ir
 from schedc.dsl.diagnostics import Diagnostic, DiagnosticError, Reporter, did_you_mean
@@ -23,19 +24,27 @@ _EXAMPLES = {
 def read_value(p: ir.Param, text: str) -> ParamValue:
     """``text`` read as the language reads a param's default (rule 1); raises
     DiagnosticError located at the param's declaration."""
+    value = _read(p.type, text)
+    if value is None:
+        raise DiagnosticError([located(p, f"bad value `{text}` for param `{p.name}`: it is "
+                                          f"{p.type}", f"give {_EXAMPLES[p.type]}: "
+                                          f"--param {p.name}=...")])
+    return Fraction(value) if p.type == "real" else value
+
+
+@lru_cache(maxsize=256)  # compiling with the prelude takes milliseconds; replays repeat values
+def _read(type_: str, text: str) -> ParamValue | None:
     where = "<--param>"
     report = Reporter()
-    # a name of its own: the prelude, loaded with it, may declare `p` itself
-    program = load_program(where, f"param {_NAME}: {p.type} = {text}\n", report)
-    if program.ok and len(program.modules[where].module.items) == 1:
-        compiler = Compiler(program, report)
-        compiler.check_all()
-        if _NAME in compiler.params and not report.diagnostics:
-            value = compiler.params[_NAME].default
-            return Fraction(value) if p.type == "real" else value
-    raise DiagnosticError([located(p, f"bad value `{text}` for param `{p.name}`: it is "
-                                      f"{p.type}", f"give {_EXAMPLES[p.type]}: "
-                                      f"--param {p.name}=...")])
+    # a name of its own: the prelude, loaded with it, may declare the param itself
+    program = load_program(where, f"param {_NAME}: {type_} = {text}\n", report)
+    if not program.ok or len(program.modules[where].module.items) != 1:
+        return None
+    compiler = Compiler(program, report)
+    compiler.check_all()
+    if _NAME not in compiler.params or report.diagnostics:
+        return None
+    return compiler.params[_NAME].default
 
 
 def bind(policy: ir.Policy, given: Mapping[str, str] | None) -> dict[str, ParamValue]:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from schedc.runtime.cli import compile as compile_cmd
 from schedc.runtime.cli import run, verify, workload
 from schedc.runtime.cli.errors import EXIT_INTERNAL, err, handled
-from schedc.runtime.cli.usage import unknown_arguments
+from schedc.runtime.cli.usage import unknown_arguments, unknown_command
 from schedc.runtime.cli.verify import VERIFY_QUEUED, VERIFY_RUNNING
 from schedc.runtime.cli.version import version
 from schedc.runtime.run import bundled_trace
@@ -219,6 +219,8 @@ def _add_simulation_options(sub: argparse.ArgumentParser, several: bool = False)
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
+        return unknown_command(parser, argv, COMMANDS)
     args, extras = parser.parse_known_args(argv)
     if extras:  # argparse would print the top-level usage and no suggestion
         return unknown_arguments(parser, args, argv, extras)

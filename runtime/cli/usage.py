@@ -39,6 +39,18 @@ def unknown_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace,
     return EXIT_USER_ERROR
 
 
+def unknown_command(parser: argparse.ArgumentParser, argv: Sequence[str],
+                    commands: Sequence[str]) -> int:
+    """`schedc runn ...`: the top-level usage and the closest command; exit status 2."""
+    line = " ".join(shlex.quote(w) for w in ["schedc", *argv])
+    word = shlex.quote(argv[0])
+    sys.stderr.write(parser.format_usage())
+    report([Diagnostic(f"no command `{argv[0]}`", COMMAND_LINE, 1, 8, 1, 8 + len(word),
+                       did_you_mean(argv[0], commands) or "the commands are "
+                       + ", ".join(commands), source=line)])
+    return EXIT_USER_ERROR
+
+
 def command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace
                    ) -> tuple[argparse.ArgumentParser, str]:
     """The (sub)command's own parser and its name (`schedc workload generate`)."""

@@ -98,3 +98,12 @@ def test_a_gz_input_that_is_not_a_whole_gzip_stream_has_help(tmp_path: Path, cap
     assert status == 2 and out == "" and f"--> {path}" in err
     assert "help: the file ends in .gz but is not a whole gzip stream" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(("word", "help"), [("runn", "did you mean `run`?"),
+                                            ("frobnicate", "the commands are check, ")])
+def test_an_unknown_command_gets_the_closest_one(capsys, word: str, help: str):
+    status, out, err = _main([word, "x.pol"], capsys)
+    assert status == 2 and out == "" and err.startswith("usage: schedc [-h]")
+    assert f"error: no command `{word}`\n  --> <command line>:1:8" in err
+    assert f"help: {help}" in err and "Traceback" not in err
