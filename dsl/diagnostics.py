@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
+import attrs
 from attrs import field, frozen
 
 
@@ -80,6 +81,19 @@ def read_source(path: str) -> str:
             path, line, col, line, col + 1,
             help="save the policy file as UTF-8 (any editor can convert it)",
             source=source.decode("utf-8", errors="replace"))]) from None
+
+
+def read_line(span: Span | None) -> str | None:
+    """The first source line of ``span`` read from its file, for a diagnostic made after
+    compiling (None for text that has no file, or a file that cannot be read)."""
+    if span is None or span.file.startswith("<"):
+        return None
+    try:
+        with open(span.file, encoding="utf-8-sig") as fh:
+            lines = fh.read().split("\n")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return lines[span.line - 1] if 0 < span.line <= len(lines) else None
 
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
@@ -170,6 +184,13 @@ class Reporter:
 
     def error(self, span: Span | None, message: str, help: str | None = None) -> None:
         self.diagnostics.append(Diagnostic.at(span, message, help, self.source_line(span)))
+
+    def warning(self, span: Span | None, message: str, help: str | None = None) -> Diagnostic:
+        """A likely mistake that still compiles: reported, never failing the check."""
+        d = attrs.evolve(Diagnostic.at(span, message, help, self.source_line(span)),
+                         severity="warning")
+        self.diagnostics.append(d)
+        return d
 
     def add(self, diag: Diagnostic) -> None:
         self.diagnostics.append(diag)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from attrs import field, frozen
 
-from schedc.dsl.diagnostics import Span
+from schedc.dsl.diagnostics import Diagnostic, Span
 
 Type = str  # "int" | "real" | "bool"
 
@@ -165,6 +165,7 @@ class Param:
     lo: int | float | None
     hi: int | float | None
     default: int | float | bool
+    span: Span | None = _span()  # the declaration: run-time value errors point at it
 
 
 @frozen
@@ -215,6 +216,9 @@ class Policy:
     # `size fixed ...`: a job's size is chosen at its first visit (in the pass at its
     # submission, unless the walk stops before it) and kept for every later pass
     size_fixed: bool = False
+    # likely mistakes the compiler found (severity "warning"): `check` prints them, and so
+    # do `run` and `verify`, once each
+    warnings: tuple[Diagnostic, ...] = field(default=(), eq=False, repr=False)
 
 
 # -- structure helpers ----------------------------------------------------------------------

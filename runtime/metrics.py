@@ -25,6 +25,12 @@ Definitions (``run`` is the run time actually run, ``resp`` = end - submit):
   trace's (its recorded request and run time), not the schedule's: a moldable job that ran
   on another size stays in its category, so categories compare across rigid and moldable
   runs of one trace.
+
+Times are reported in seconds. A table whose times count smaller units (``# time-unit
+1/100 s``, ``Workload.time_unit``) is simulated in those integers, exactly; its time metrics
+are then converted to seconds, the bounded-slowdown threshold stays 10 s and the area
+categories count procs x seconds (slowdown's guard stays one unit: it only avoids a division
+by zero).
 """
 
 from __future__ import annotations
@@ -32,10 +38,12 @@ from __future__ import annotations
 import os
 from bisect import bisect_right
 from collections.abc import Sequence
+from fractions import Fraction
 from functools import reduce
 from itertools import repeat
 from operator import add, attrgetter, itemgetter, mul, sub
 
+import attrs
 from attrs import frozen
 
 from schedc.runtime.atomicio import write_atomic
@@ -64,12 +72,12 @@ class Metrics:
     jobs: int
     skipped: int
     mean_wait: float
-    max_wait: int
+    max_wait: int | float  # a float in seconds for a workload in smaller units
     mean_response: float
     mean_slowdown: float
     mean_bounded_slowdown: float
     utilisation: float
-    makespan: int
+    makespan: int | float
     artww: float
     sldwa: float
     mean_queue: float
@@ -119,12 +127,13 @@ def compute_metrics(schedule: Schedule) -> Metrics:
     sum_wait = sum(waits)
     max_wait = max(0, max(waits))
     sum_resp = sum(resps)
+    unit = schedule.workload.time_unit  # seconds per unit of the workload's times
+    bsld = BSLD_THRESHOLD if unit == 1 else BSLD_THRESHOLD / unit
     # ``x if x > k else k`` is max(x, k) (equal values are equal numbers) without the cost
     # of calling the max builtin
     slds = [resp / (run if run > 1 else 1) for resp, run in zip(resps, runs, strict=True)]
     sum_sld = reduce(add, slds, 0.0)
-    bslds = [resp / (run if run > BSLD_THRESHOLD else BSLD_THRESHOLD)
-             for resp, run in zip(resps, runs, strict=True)]
+    bslds = [resp / (run if run > bsld else bsld) for resp, run in zip(resps, runs, strict=True)]
     sum_bsld = reduce(add, [b if b > 1.0 else 1.0 for b in bslds], 0.0)
     areas = list(map(mul, procs, runs))
     busy = sum(areas)
@@ -132,8 +141,9 @@ def compute_metrics(schedule: Schedule) -> Metrics:
     width_resp = sum(map(mul, procs, resps))
     area_sld = reduce(add, map(mul, areas, slds), 0.0)
     # weight = requested procs x actual run time, as recorded (see the module's doc)
+    recorded = map(mul, map(_FIRST, map(_REQUEST, jobs)), map(_RUN, jobs))
     cats = map(bisect_right, repeat(_DECADES),
-               map(mul, map(_FIRST, map(_REQUEST, jobs)), map(_RUN, jobs)))
+               recorded if unit == 1 else (a * unit for a in recorded))
     cat_n = [0] * NCATEGORIES
     cat_resp = [0] * NCATEGORIES
     for c, resp in zip(cats, resps, strict=True):
@@ -146,7 +156,7 @@ def compute_metrics(schedule: Schedule) -> Metrics:
     weights = [run * sum(map(mul, r.alloc, inverse)) for run, r in zip(runs, recs, strict=True)]
     total_weight = reduce(add, weights, 0.0)
     weight_resp = reduce(add, map(mul, weights, resps), 0.0)
-    return Metrics(
+    metrics = Metrics(
         jobs=n,
         skipped=skipped,
         mean_wait=sum_wait / n,
@@ -164,6 +174,18 @@ def compute_metrics(schedule: Schedule) -> Metrics:
         category_mean_response=tuple(cat_resp[c] / cat_n[c] if cat_n[c] else None
                                      for c in range(NCATEGORIES)),
     )
+    return metrics if unit == 1 else _in_seconds(metrics, unit)
+
+
+def _in_seconds(m: Metrics, unit: Fraction) -> Metrics:
+    """``m``'s times, counted in units of ``unit`` seconds, in seconds."""
+    def s(x: float | None) -> float | None:
+        return None if x is None else float(x * unit)
+
+    return attrs.evolve(
+        m, mean_wait=s(m.mean_wait), max_wait=s(m.max_wait), mean_response=s(m.mean_response),
+        makespan=s(m.makespan), artww=s(m.artww), weighted_response=s(m.weighted_response),
+        category_mean_response=tuple(map(s, m.category_mean_response)))
 
 
 def write_jobs_csv(schedule: Schedule, path: str | os.PathLike[str],

@@ -96,6 +96,7 @@ class RunResult:
     cluster: str | None = None  # a heterogeneous cluster's description
     wall: float = 0.0  # seconds of the simulation alone
     provenance: Provenance | None = None  # what it ran: versions, hashes, params, options
+    warnings: tuple[Diagnostic, ...] = ()  # likely mistakes (runtime/traps.py), shown once
     # computed once: a table, --json and --csv of one run all read it
     _metrics: dict[str, Any] = field(init=False, eq=False, repr=False, default=Factory(
         lambda self: _metrics_of(self.schedule), takes_self=True))
@@ -133,6 +134,7 @@ class PreparedRun:
     provenance: Provenance
     cluster: Cluster | None = None  # fresh: its background loads are drawn as the run goes
     initial: InitialState | None = None  # a state replayed (`--state`)
+    warnings: tuple[Diagnostic, ...] = ()  # likely mistakes (runtime/traps.py)
 
     def run(self) -> RunResult:
         where = self.options.state if self.initial is not None else self.workload.source
@@ -143,7 +145,7 @@ class PreparedRun:
         return RunResult(policy_file=self.policy_file, policy=self.policy,
                          workload=self.workload, schedule=schedule,
                          cluster=self.cluster.describe() if self.cluster else None,
-                         wall=wall, provenance=self.provenance)
+                         wall=wall, provenance=self.provenance, warnings=self.warnings)
 
 
 def prepare_run(policy: str | Path | ir.Policy, workload: str | Path | Workload | None = None,
@@ -156,6 +158,8 @@ def prepare_run(policy: str | Path | ir.Policy, workload: str | Path | Workload 
     options = options or RunOptions()
     if options.state is not None:
         return _prepare_state(policy, options)
+    from schedc.runtime.traps import run_warnings
+
     texts: dict[str, str] = {}
     policy_ir = compiled(policy, options, texts)
     runtime = to_runtime(policy_ir, dict(options.params))
@@ -173,7 +177,8 @@ def prepare_run(policy: str | Path | ir.Policy, workload: str | Path | Workload 
     machine_for(runtime, loaded, cluster=cluster)
     facts = _provenance(policy, policy_ir, texts, options, {
         **given, **_workload_facts(given.get("path", given["file"]), loaded)}, options.params)
-    return PreparedRun(_file_of(policy), runtime, loaded, options, facts, cluster=cluster)
+    return PreparedRun(_file_of(policy), runtime, loaded, options, facts, cluster=cluster,
+                       warnings=run_warnings(policy_ir, loaded))
 
 
 def compiled(policy: str | Path | ir.Policy, options: RunOptions,
@@ -274,6 +279,7 @@ def _prepare_state(policy: str | Path | ir.Policy, options: RunOptions) -> Prepa
     """One machine state replayed; its params are defaults for the options' params."""
     from schedc.runtime.engine.from_ir import to_runtime
     from schedc.runtime.engine.simulator import machine_for
+    from schedc.runtime.traps import run_warnings
     from schedc.runtime.workloads.state_file import load_state, merged_params
 
     texts: dict[str, str] = {}
@@ -294,7 +300,7 @@ def _prepare_state(policy: str | Path | ir.Policy, options: RunOptions) -> Prepa
         "state": options.state, **_workload_facts(options.state, state.workload)},
         bound, state_params=state.params)
     return PreparedRun(_file_of(policy), runtime, state.workload, options, facts,
-                       initial=state)
+                       initial=state, warnings=run_warnings(policy_ir, state.workload))
 
 
 def _workload_facts(path: str, workload: Workload) -> dict[str, Any]:

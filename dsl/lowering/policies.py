@@ -11,10 +11,11 @@ from fractions import Fraction
 from attrs import frozen
 
 from schedc.dsl import ir
-from schedc.dsl.diagnostics import Reporter
+from schedc.dsl.diagnostics import Diagnostic, Reporter
 from schedc.dsl.exact import show
 from schedc.dsl.lowering.expressions import NUMERIC, Lowerer, Scope, Var
 from schedc.dsl.lowering.names import Symbols
+from schedc.dsl.params import value_problem
 from schedc.dsl.semantics.evaluate import Env, EvaluationError, evaluate
 from schedc.dsl.semantics.pass_state import CONSTANT_STATE
 from schedc.dsl.syntax import ast
@@ -43,6 +44,7 @@ class Compiler:
         self.symbols = Symbols(program, report)
         self.lowerer = Lowerer(self.symbols)
         self.params: dict[str, ir.Param] = {}
+        self.param_decls: dict[str, ast.Param] = {}  # the declarations of `params`
         self.machines: dict[str, ir.Machine] = {}
 
     # -- whole program
@@ -111,7 +113,8 @@ class Compiler:
                               f"domain [{_show(lo)}, {_show(hi)}]",
                               "change the default or widen the domain")
             return
-        self.params[p.name] = ir.Param(p.name, p.type, lo, hi, default)
+        self.params[p.name] = ir.Param(p.name, p.type, lo, hi, default, span=p.span)
+        self.param_decls[p.name] = p
 
     # -- machines
     def machine(self, m: ast.Machine) -> None:
@@ -283,7 +286,25 @@ class Compiler:
             return None  # a param with a faulty declaration (already reported)
         return ir.Policy(p.name, file, machine, params, tuple(order), depth, backfill, size,
                          tuple(invariants), reserve_per, reserve_when, size_choices, size_low,
-                         size_fixed)
+                         size_fixed, warnings=self.lint(eff, depth, backfill))
+
+    def lint(self, eff: dict[str, list[_Located]], depth, backfill: ir.Backfill
+             ) -> tuple[Diagnostic, ...]:
+        """Warnings: clauses that compile but do nothing, so the policy is not what it says."""
+        out = []
+        if "reserve" in eff and depth != 0 and backfill.kind == "none":
+            # `backfill none` ends the pass at the first job that does not fit (walk.py):
+            # no reservation is ever made
+            c = eff["reserve"][0].clause
+            text = "all" if depth is None else (depth.name if isinstance(depth, ir.ParamRef)
+                                                else str(depth))
+            out.append(self.report.warning(
+                c.span, f"`reserve {text}` does nothing without a backfill clause: jobs start "
+                "strictly in queue order and the pass stops at the first that does not fit, "
+                "so no job is ever reserved",
+                "add `backfill first_fit` (with `reserve 1`: EASY backfilling), or write "
+                "`reserve 0` to mean strict order"))
+        return tuple(out)
 
     def policy_machine(self, eff: dict[str, list[_Located]], file: str) -> ir.Machine | None:
         if "machine" not in eff:
@@ -313,10 +334,18 @@ class Compiler:
                               "write `reserve N`, `reserve all` or name an int param")
             return 0
         p = self.params.get(c.value)
-        if p is not None and p.lo is not None and p.lo < 0:
-            self.report.error(c.span, f"param `{c.value}` may be negative ({p.lo}), "
-                              "but a reservation depth is at least 0",
-                              f"declare `{c.value}` with a domain `in [0, ...]`")
+        if p is not None:  # rule 3 of dsl/params.py, on the domain and the default
+            decl = self.param_decls[c.value]
+            where = f"`reserve {c.value}` at {c.span.location()}" if c.span else "`reserve`"
+            if p.lo is not None and p.lo < 0:
+                self.report.error(decl.lo.span, f"param `{c.value}` is a reservation depth "
+                                  f"({where}), but its domain allows {show(p.lo)}",
+                                  f"declare `{c.value}` with a domain `in [0, ...]`")
+            elif value_problem(p, p.default, depth=True) is not None:
+                self.report.error(decl.default.span, f"param `{c.value}` is a reservation "
+                                  f"depth ({where}), but its default {show(p.default)} is "
+                                  "negative", "a depth is at least 0: give a default >= 0 "
+                                  "(and a domain `in [0, ...]`)")
         return ir.ParamRef(c.value, "int", span=c.span)
 
 

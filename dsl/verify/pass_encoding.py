@@ -44,6 +44,7 @@ from attrs import frozen
 
 from schedc.dsl import ir
 from schedc.dsl.exact import show
+from schedc.dsl.params import depth_param
 from schedc.dsl.semantics.decisions import Decision, PassDecisions, Reserved, Started
 from schedc.dsl.verify.symbolic import FreshNames, Obligation, QueueTail, SymJob, SymState, sym_eval
 
@@ -1119,6 +1120,8 @@ def _params(policy: ir.Policy, assume) -> dict[str, z3.ExprRef]:
             bounds.append(var <= p.hi)
         if bounds:
             assume(f"param `{p.name}` lies in [{show(p.lo)}, {show(p.hi)}]", bounds)
+        elif p.name == depth_param(policy):  # `run` rejects a negative depth (dsl/params.py)
+            assume(f"param `{p.name}` is a reservation depth: at least 0", [var >= 0])
     return out
 
 

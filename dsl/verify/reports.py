@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from attrs import frozen
 
@@ -83,17 +85,42 @@ def _rule_id(v: Verdict) -> str:
     return "invariant" if v.property.startswith("invariant") else v.property
 
 
-def to_sarif(reports: Sequence[PolicyReport], version: str) -> str:
+SRCROOT = "%SRCROOT%"
+
+
+def source_root(start: Path | None = None) -> Path:
+    """The repository root around ``start`` (the current directory): the nearest folder
+    with a `.git`, else ``start`` itself."""
+    here = (start or Path.cwd()).resolve()
+    return next((d for d in (here, *here.parents) if (d / ".git").exists()), here)
+
+
+def artifact(path: str, root: Path) -> dict[str, str]:
+    """A SARIF artifactLocation: relative to ``root`` with uriBaseId %SRCROOT%, as code
+    scanning expects; a file outside ``root`` by its absolute file URI; a name that is no
+    file (the prelude) as it is."""
+    if path.startswith("<"):
+        return {"uri": path}
+    full = Path(path).resolve()
+    try:
+        return {"uri": quote(full.relative_to(root).as_posix()), "uriBaseId": SRCROOT}
+    except ValueError:
+        return {"uri": full.as_uri()}
+
+
+def to_sarif(reports: Sequence[PolicyReport], version: str, root: Path | None = None) -> str:
     """SARIF 2.1.0: one result per property that is not proved, located in the .pol file
-    (the invariant or the failing operation; else the policy file itself)."""
+    (the invariant or the failing operation; else the policy file itself). Paths are
+    relative to ``root`` (default: the repository around the current directory)."""
+    root = source_root() if root is None else root.resolve()
     results = []
     for r in reports:
         for v in r.verdicts:
             if v.status == "proved" and not v.caveats:
                 continue
-            location: dict[str, Any] = {"artifactLocation": {"uri": r.file}}
+            location: dict[str, Any] = {"artifactLocation": artifact(r.file, root)}
             if v.location:
-                location = {"artifactLocation": {"uri": v.location.file},
+                location = {"artifactLocation": artifact(v.location.file, root),
                             "region": {"startLine": v.location.line,
                                        "startColumn": v.location.col,
                                        "endLine": v.location.end_line,
@@ -118,6 +145,7 @@ def to_sarif(reports: Sequence[PolicyReport], version: str) -> str:
                 "rules": [{"id": rule, "shortDescription": {"text": text}}
                           for rule, text in RULES.items()],
             }},
+            "originalUriBaseIds": {SRCROOT: {"uri": root.as_uri().rstrip("/") + "/"}},
             "results": results,
         }],
     }

@@ -15,6 +15,7 @@ from attrs import evolve, frozen
 
 from schedc.dsl.diagnostics import Diagnostic, DiagnosticError, did_you_mean
 from schedc.runtime.cli.errors import EXIT_OK, UserError
+from schedc.runtime.cli.errors import report as report_diagnostics
 from schedc.runtime.cli.run import outputs_checked, parse_assignments, run_options
 from schedc.runtime.run import PreparedRun, RunOptions, WorkloadCache
 
@@ -50,6 +51,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
                         parse_variations(args.vary, options.params), options)
     loaded: WorkloadCache = {}  # policies on the same machine share one parsed workload
     prepared = prepare_all(runs, args.workload, options, loaded)
+    warnings = dict.fromkeys(w for p in prepared for w in p.warnings)  # each once, before runs
+    if warnings:
+        report_diagnostics(warnings)
     results = [p.run() for p in prepared]
     labels = [run.label(p.policy.name) for run, p in zip(runs, prepared, strict=True)]
     if args.json:

@@ -17,9 +17,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     for file in args.files:
         require_file(file, "policy")
         result = check_file(file)
-        if result.diagnostics:
-            failed = True
+        if result.diagnostics:  # warnings go to standard error too, but fail nothing
             report(result.diagnostics)
+        if not result.ok:
+            failed = True
         else:
             names = ", ".join(result.policies) or "no policy"
             print(f"ok: {file} ({names})")

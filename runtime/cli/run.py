@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from schedc.runtime.cli.errors import EXIT_OK, UserError
+from schedc.runtime.cli.errors import report as report_diagnostics
 from schedc.runtime.run import RunOptions
 
 
@@ -19,6 +20,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     to_stdout = outputs_checked(args, ("jobs_out", "swf_out"))
     result = run_policy(args.policy_file, args.workload, run_options(args))
+    if result.warnings:
+        report_diagnostics(result.warnings)
     # the report first: a file that cannot be written then loses no metrics
     if args.json:
         print(json.dumps(report.run_json(result), indent=2))

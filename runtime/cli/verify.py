@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from schedc.runtime.cli.errors import EXIT_OK, EXIT_UNKNOWN, EXIT_VIOLATION, UserError
+from schedc.runtime.cli.errors import EXIT_OK, EXIT_UNKNOWN, EXIT_VIOLATION, UserError, report
 from schedc.runtime.cli.version import version
 from schedc.runtime.run import require_file
 
@@ -64,6 +64,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         for file in args.files:
             require_file(file, "policy")
             policy = compile_file(file, args.policy)
+            if policy.warnings:
+                report(policy.warnings)
             if args.resources is not None:
                 try:
                     policy = with_resources(policy, args.resources)

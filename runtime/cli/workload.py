@@ -34,7 +34,7 @@ def cmd_workload(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UserError(str(exc), help="see `schedc workload generate --help`") from None
     jobs = synthetic.generate(spec)
-    synthetic.write_schedc_table(jobs, args.output)
+    synthetic.write_schedc_table(jobs, args.output, args.time_scale)
     offered = synthetic.offered_utilisation(spec, args.processors)
     unit = "s" if args.time_scale == 1 else f"s, times in units of 1/{args.time_scale} s"
     summary(args, f"wrote {len(jobs)} jobs to {args.output}: mean inter-arrival {mean:.4g} "

@@ -2,81 +2,20 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from fractions import Fraction
 
 from schedc.dsl import ir
-from schedc.dsl.diagnostics import Diagnostic, DiagnosticError, did_you_mean
-from schedc.dsl.exact import parse_real, show
+from schedc.dsl.binding import bind as bind_params
 from schedc.dsl.semantics.python_code import compile_functions
 from schedc.runtime.engine.policy import RuntimeInvariant, RuntimePolicy
-
-_INT = re.compile(r"[+-]?[0-9]+")
-
-
-def parse_value(p: ir.Param, text: str) -> int | Fraction | bool:
-    """A CLI value for ``p``; raises DiagnosticError with a clear message."""
-    t = text.strip()
-    value: int | Fraction | bool | None = None
-    if p.type == "int" and _INT.fullmatch(t):
-        value = int(t)
-    elif p.type == "real":
-        value = parse_real(t)  # exact: `--param target=0.9` is 9/10, as the bound 0.9
-    elif p.type == "bool" and t in ("true", "false"):
-        value = t == "true"
-    if value is None:
-        example = {"int": "an integer like 4", "real": "a number like 0.5 or 1/3",
-                   "bool": "true or false"}[p.type]
-        raise DiagnosticError([Diagnostic(
-            f"bad value `{text}` for param `{p.name}`: it is {p.type}",
-            help=f"give {example}: --param {p.name}=...",
-        )])
-    if p.lo is not None and not p.lo <= value <= p.hi:
-        raise DiagnosticError([Diagnostic(
-            f"value {show(value)} for param `{p.name}` is outside its domain "
-            f"[{show(p.lo)}, {show(p.hi)}]",
-            help=f"choose a value between {show(p.lo)} and {show(p.hi)}",
-        )])
-    return value
-
-
-def bind_params(policy: ir.Policy, given: Mapping[str, str] | None) -> dict[str, object]:
-    """Param values: the defaults overridden by ``given`` (text, as from the CLI)."""
-    known = {p.name: p for p in policy.params}
-    values: dict[str, object] = {p.name: p.default for p in policy.params}
-    errors = []
-    for name, text in (given or {}).items():
-        if name not in known:
-            names = ", ".join(known) or "none"
-            errors.append(Diagnostic(
-                f"policy `{policy.name}` has no param `{name}`",
-                help=did_you_mean(name, known) or f"its params: {names}",
-            ))
-            continue
-        try:
-            values[name] = parse_value(known[name], text)
-        except DiagnosticError as err:
-            errors.extend(err.diagnostics)
-    if errors:
-        raise DiagnosticError(errors)
-    for p in policy.params:
-        if p.type == "real":
-            values[p.name] = Fraction(values[p.name])
-    return values
 
 
 def to_runtime(policy: ir.Policy, params: Mapping[str, str] | None = None) -> RuntimePolicy:
     """Bind params and generate the simulator's callables from the IR."""
-    values = bind_params(policy, params)
+    values = bind_params(policy, params)  # the language's rules (dsl/params.py)
     depth = policy.depth
     if isinstance(depth, ir.ParamRef):
         depth = values[depth.name]
-        if depth < 0:
-            raise DiagnosticError([Diagnostic(
-                f"reservation depth `{policy.depth.name}` = {depth} is negative",
-                help="give a value of at least 0",
-            )])
     bodies: dict[str, ir.Expr | tuple[ir.Expr, ...]] = {}
     wrap = {}
     order = _without_redundant_tail(policy.order)

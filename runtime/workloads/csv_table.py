@@ -4,7 +4,10 @@ Columns are found by name in the header line, so their order is free and extra c
 ``memory`` column when the machine only has cpus) are ignored. Comment lines (``#``) may come
 before the header; one of the form ``# capacity cpus=256 r2=256`` gives the machine's
 capacities (the policy's machine block and ``--capacity`` override it), as an SWF header's
-MaxProcs does. Values are integers; cells may
+MaxProcs does. One of the form ``# time-unit 1/100 s`` says the table's times count
+hundredths of a second (`schedc workload generate --time-scale 100`): the simulation runs
+in those integers, exactly, and the metrics are converted to seconds (``metrics.py``).
+Values are integers; cells may
 be quoted as CSV allows. The skip and estimate rules are those of SWF (see ``swf._admit``'s
 twin below).
 
@@ -28,9 +31,11 @@ from __future__ import annotations
 import csv
 import os
 from collections.abc import Mapping
+from fractions import Fraction
 
 from attrs import evolve
 
+from schedc.dsl.exact import parse_real
 from schedc.dsl.ir import LABEL_ATTRS
 from schedc.runtime.jobs import Job, Moldable
 from schedc.runtime.speedup import SpeedupError, parse_speedup
@@ -55,10 +60,12 @@ def read_csv_table(
     head = 0  # comment lines before the header; numbers below count from the file's start
     while head < len(lines) and lines[head].lstrip().startswith("#"):
         head += 1
+    unit = Fraction(1)
     for lineno, text in enumerate(lines[:head], 1):
         for res, cap in _capacity_line(name, lineno, text).items():
             if caps.get(res) is None:
                 caps[res] = cap
+        unit = _time_unit_line(name, lineno, text) or unit
     offset, lines = head, lines[head:]
     if not lines or not lines[0].strip():
         raise WorkloadError(name, 1 + offset, 1, "empty job table",
@@ -156,7 +163,8 @@ def read_csv_table(
         jobs = [evolve(job, **dict(zip(label_cols, values, strict=True)))
                 for job, *values in zip(jobs, *columns, strict=True)]
     return Workload(jobs=tuple(jobs), resources=tuple(resources), capacities=tuple(capacity),
-                    skipped=dict(sorted(skipped.items())), source=name, header={})
+                    skipped=dict(sorted(skipped.items())), source=name, header={},
+                    time_unit=unit)
 
 
 def _labels(cells: list[str]) -> list[int]:
@@ -203,6 +211,21 @@ def _cell_col(line: str, cells: list[str], k: int) -> int:
             return 1
         pos = at + len(cell)
     return pos - len(cells[k]) + 1
+
+
+def _time_unit_line(name: str, lineno: int, text: str) -> Fraction | None:
+    """``# time-unit 1/100 s`` -> 1/100 (seconds per unit of the table's times); any other
+    comment -> None."""
+    words = text.lstrip()[1:].split()
+    if not words or words[0] != "time-unit":
+        return None
+    unit = parse_real(words[1]) if len(words) == 3 and words[2] == "s" else None
+    if unit is None or unit <= 0:
+        raise WorkloadError(name, lineno, 1, f"bad time unit `{text.strip()}`",
+                            help="write `# time-unit 1/100 s` (seconds per unit of the "
+                            "table's times: a positive number or fraction, then `s`)",
+                            source_line=text)
+    return unit
 
 
 def _capacity_line(name: str, lineno: int, text: str) -> dict[str, int]:

@@ -231,13 +231,17 @@ def write_csv_table(jobs: Iterable[SyntheticJob], path: str | os.PathLike[str]) 
             out.write(f"{job.id},{job.submit},{job.demand!r},{job.pmax}\n")
 
 
-def write_schedc_table(jobs: Iterable[SyntheticJob], path: str | os.PathLike[str]) -> None:
+def write_schedc_table(jobs: Iterable[SyntheticJob], path: str | os.PathLike[str],
+                       time_scale: int = 1) -> None:
     """The jobs as a moldable job table that ``schedc run --workload`` reads
     (``runtime/workloads/csv_table.py``): each job recorded on its Pmax processors of 1 BPU for
     ceil(demand / Pmax) seconds (paper 002: d = t * p, no overheads), so linear speedup, any
     size from 1 to Pmax; the estimate is the run time (the papers' schedulers know it).
-    Written whole or not at all."""
+    Times in units of 1/``time_scale`` s, recorded in a ``# time-unit`` line (the reader
+    reports seconds). Written whole or not at all."""
     with open_atomic(path) as out:
+        if time_scale != 1:
+            out.write(f"# time-unit 1/{time_scale} s\n")
         out.write("id,submit,run_time,estimate,cpus,min_size,max_size,speedup\n")
         for job in jobs:
             run = max(1, math.ceil(job.demand / job.pmax))

@@ -7,6 +7,7 @@ import gzip
 import re
 import zlib
 from collections.abc import Sequence
+from fractions import Fraction
 from pathlib import Path
 
 from attrs import field, frozen
@@ -24,6 +25,9 @@ class Workload:
     source: str = ""  # the file it came from
     header: dict[str, str] = field(factory=dict)  # SWF header lines ("MaxProcs" -> "100")
     transform: str = ""  # how the jobs were changed after reading (moldable, load), if at all
+    # seconds per unit of the file's times (a table's `# time-unit 1/100 s`): the simulation
+    # runs in the file's integers, exactly; metrics are reported in seconds
+    time_unit: Fraction = Fraction(1)
 
     @property
     def skipped_total(self) -> int:

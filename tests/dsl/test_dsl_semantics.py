@@ -109,7 +109,8 @@ def test_params_bind_and_validate():
         with pytest.raises(DiagnosticError) as err:
             to_runtime(p, {"depth": bad})
         assert words in err.value.diagnostics[0].message
-        assert err.value.diagnostics[0].file is None
+        # at the param's declaration: the user sees what the domain and type are
+        assert (err.value.diagnostics[0].file, err.value.diagnostics[0].line) == ("<string>", 1)
     with pytest.raises(DiagnosticError) as err:
         to_runtime(p, {"dept": "1"})
     assert err.value.diagnostics[0].help == "did you mean `depth`?"

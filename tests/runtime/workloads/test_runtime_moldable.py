@@ -268,7 +268,9 @@ def test_cli_generates_a_moldable_workload_that_runs(tmp_path: Path, capsys) -> 
     assert "units of 1/100 s; offered utilisation 0.500" in capsys.readouterr().out
     # the same draws, 100 times longer: the same jobs with times in 10 ms
     plain = [r.split(",") for r in out.read_text().splitlines()[1:]]
-    fine = [r.split(",") for r in scaled.read_text().splitlines()[1:]]
+    fine_rows = scaled.read_text().splitlines()
+    assert fine_rows[0] == "# time-unit 1/100 s"  # the reader reports seconds
+    fine = [r.split(",") for r in fine_rows[2:]]
     assert [r[4] for r in plain] == [r[4] for r in fine]  # the same Pmax
     assert sum(int(r[2]) for r in fine) > 50 * sum(int(r[2]) for r in plain)
     first = out.read_bytes()

@@ -1,0 +1,109 @@
+"""Small things a new user meets (issue 13, item 9): an unknown flag gets the command's own
+usage and a did-you-mean, located on the command line; `verify`'s bound errors quote the
+real defaults; SARIF paths are relative to the repository root; `.gz` inputs that are not
+whole gzip streams get a help line."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from repo import EXAMPLES, ROOT
+
+from schedc.dsl.verify.reports import SRCROOT, artifact, source_root
+from schedc.runtime.cli.main import build_parser, main
+
+EASY = str(EXAMPLES / "easy.pol")
+
+
+def _main(argv: list[str], capsys) -> tuple[int, str, str]:
+    status = main(argv)
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+@pytest.mark.parametrize(("argv", "usage", "message", "help", "caret"), [
+    (["run", "x.pol", "--worklaod", "t"], "usage: schedc run ", "`schedc run` has no option "
+     "`--worklaod`", "did you mean `--workload`?", "schedc run x.pol --worklaod t\n"
+     "  |                  ^^^^^^^^^^\n"),
+    (["verify", "--queud=3", "x.pol"], "usage: schedc verify ", "`schedc verify` has no "
+     "option `--queud`", "did you mean `--queued`?", "  |               ^^^^^^^\n"),
+    (["workload", "generate", "-o", "x.csv", "--jobz", "3", "--utilisation", "0.5"],
+     "usage: schedc workload generate ", "`schedc workload generate` has no option `--jobz`",
+     "did you mean `--jobs`?", None),
+    (["compare", "a.pol", "--zzzzzz"], "usage: schedc compare ", "`schedc compare` has no "
+     "option `--zzzzzz`", "see `schedc compare --help` for its options", None),
+    (["run", "a.pol", "b.pol"], "usage: schedc run ", "`schedc run` does not take the "
+     "argument `b.pol`", "see `schedc run --help`", "schedc run a.pol b.pol\n"
+     "  |                  ^^^^^\n"),
+])
+def test_an_unknown_argument_gets_the_command_s_usage_and_a_suggestion(
+        capsys, argv: list[str], usage: str, message: str, help: str, caret: str | None):
+    status, out, err = _main(argv, capsys)
+    assert status == 2 and out == "" and "Traceback" not in err
+    assert err.startswith(usage) and "usage: schedc [-h]" not in err
+    assert f"error: {message}\n  --> <command line>:1:" in err and f"help: {help}" in err
+    if caret:
+        assert caret in err
+
+
+@pytest.mark.parametrize("flag", ["--queued", "--running"])
+def test_a_bad_verify_bound_quotes_the_parser_s_default(capsys, flag: str):
+    parser = build_parser()
+    default = parser.parse_args(["verify", "x.pol"]).__dict__[flag[2:]]
+    status, _, err = _main(["verify", flag, "0", EASY], capsys)
+    assert status == 2 and f"(default {default})" in err and default == 8
+
+
+def test_sarif_locations_are_relative_to_the_repository_root(tmp_path: Path):
+    assert source_root(ROOT / "examples") == ROOT
+    inside = artifact(str(EXAMPLES / "easy.pol"), ROOT)
+    assert inside == {"uri": "examples/easy.pol", "uriBaseId": SRCROOT}
+    spaced = tmp_path / "a b.pol"
+    assert artifact(str(spaced), tmp_path) == {"uri": "a%20b.pol", "uriBaseId": SRCROOT}
+    outside = artifact(str(spaced), ROOT)
+    assert outside == {"uri": spaced.resolve().as_uri()} and "uriBaseId" not in outside
+    assert artifact("<prelude>/std.pol", ROOT) == {"uri": "<prelude>/std.pol"}
+
+
+def test_verify_sarif_names_its_base(capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    status, out, _ = _main(["verify", "examples/broken/easy-freeprocs.pol", "--format",
+                            "sarif", "--property", "reservation-safety", "--queued", "2",
+                            "--running", "2"], capsys)
+    assert status == 1
+    run = json.loads(out)["runs"][0]
+    assert run["originalUriBaseIds"] == {SRCROOT: {"uri": ROOT.as_uri() + "/"}}
+    (result,) = run["results"]
+    where = result["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert where == {"uri": "examples/broken/easy-freeprocs.pol", "uriBaseId": SRCROOT}
+
+
+SWF = "; MaxProcs: 8\n1 0 -1 10 1 -1 -1 1 10 -1 1 1 1 1 1 -1 -1 -1\n"
+CSV = "# capacity cpus=8\nid,submit,run_time,estimate,cpus\n1,0,1,1,1\n"
+
+
+@pytest.mark.parametrize("kind", ["swf", "csv", "state"])
+@pytest.mark.parametrize("damage", ["not gzip", "truncated"])
+def test_a_gz_input_that_is_not_a_whole_gzip_stream_has_help(tmp_path: Path, capsys,
+                                                             kind: str, damage: str):
+    text = {"swf": SWF, "csv": CSV, "state": "{}"}[kind]
+    data = text.encode() if damage == "not gzip" else gzip.compress(text.encode())[:15]
+    path = tmp_path / f"w.{'json' if kind == 'state' else kind}.gz"
+    path.write_bytes(data)
+    flag = "--state" if kind == "state" else "--workload"
+    status, out, err = _main(["run", EASY, flag, str(path)], capsys)
+    assert status == 2 and out == "" and f"--> {path}" in err
+    assert "help: the file ends in .gz but is not a whole gzip stream" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(("word", "help"), [("runn", "did you mean `run`?"),
+                                            ("frobnicate", "the commands are check, ")])
+def test_an_unknown_command_gets_the_closest_one(capsys, word: str, help: str):
+    status, out, err = _main([word, "x.pol"], capsys)
+    assert status == 2 and out == "" and err.startswith("usage: schedc [-h]")
+    assert f"error: no command `{word}`\n  --> <command line>:1:8" in err
+    assert f"help: {help}" in err and "Traceback" not in err
