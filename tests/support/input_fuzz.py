@@ -53,8 +53,10 @@ STATE_KEYS = ("now", "capacity", "running", "queue", "arrivals", "id", "submit",
 SWF = "; MaxProcs: 8\n" + "".join(
     f"{i} {i * 10} -1 {50 + i * 7} {1 + i % 8} -1 -1 {1 + i % 8} {60 + i * 9} -1 1 {i % 3} 1 1 1"
     " -1 -1 -1\n" for i in range(1, 30))
-CSV = "# capacity cpus=8 memory=64\nid,submit,run_time,estimate,cpus,memory\n" + "".join(
-    f"{i},{i * 10},{50 + i * 7},{60 + i * 9},{1 + i % 8},{i % 64}\n" for i in range(1, 20))
+CSV = ("# time-unit 1/100 s\n# capacity cpus=8 memory=64\n"
+       "id,submit,run_time,estimate,cpus,memory,user,queue\n" + "".join(
+           f"{i},{i * 10},{50 + i * 7},{60 + i * 9},{1 + i % 8},{i % 64},u{i % 3},{i % 2}\n"
+           for i in range(1, 20)))
 
 
 def _state_job(jid: int, submit: int, procs: int, est: int, **extra) -> dict:
@@ -70,7 +72,8 @@ RUN_OPTIONS = (
     ("--capacity", "memory=5"), ("--range-factor", "2"), ("--load-factor", "150"),
     ("--sigma", "1"), ("--resources", "cpus,memory"), ("--param", "depth=-1"),
     ("--param", "depth=x"), ("--param", "nope=1"), ("--load-factor", "0"),
-    ("--range-factor", "0.5"), ("--json",),
+    ("--range-factor", "0.5"), ("--json",), ("--param", "depth=1d"), ("--param", "depth=1/2"),
+    ("--vary", "depth=0,2"), ("--vary", "depth="), ("--vary", "nope=1,2"), ("--jobs-out", "-"),
 )
 
 
@@ -205,9 +208,9 @@ def workload_campaign(policies: list[Path], folder: Path, runs: int,
             workload.write_bytes(data if rng.random() < 0.7 else data[:rng.randrange(len(data))])
         argv = ["run", str(rng.choice(policies)), "--workload", str(workload),
                 *rng.choice(RUN_OPTIONS), *rng.choice(RUN_OPTIONS)]
-        if rng.random() < 0.2:
+        if rng.random() < 0.3:
             argv[0] = "compare"
-            argv.insert(2, str(rng.choice(policies)))
+            argv.insert(2, str(rng.choice(policies)) + rng.choice(("", ":easy", ":nope", ":")))
         yield run_cli(argv)
 
 
