@@ -306,8 +306,11 @@ def _prepare_state(policy: str | Path | ir.Policy, options: RunOptions) -> Prepa
 def _workload_facts(path: str, workload: Workload) -> dict[str, Any]:
     from schedc.runtime.provenance import sha256_file
 
-    return {"sha256": sha256_file(path), "jobs": len(workload.jobs),
-            "skipped": dict(sorted(workload.skipped.items()))}
+    facts = {"sha256": sha256_file(path), "jobs": len(workload.jobs),
+             "skipped": dict(sorted(workload.skipped.items()))}
+    if workload.time_unit != 1:  # the jobs table's times (not the metrics) count these units
+        facts["time_unit"] = f"{workload.time_unit} s"
+    return facts
 
 
 def _provenance(policy: str | Path | ir.Policy, policy_ir: ir.Policy, texts: dict[str, str],
