@@ -196,12 +196,18 @@ def print_compare(outcomes: Sequence[RunResult], labels: Sequence[str] | None = 
     console = console or (stderr_console() if to_stderr else stdout_console())
     columns = compare_columns(outcomes)
     names = list(_labels(outcomes, labels))
+    titles = [_title(o) for o in outcomes]
+    title = titles[0]
+    if len(set(titles)) > 1:  # runs on different machines: each row says its own
+        title = Path(outcomes[0].workload.source).name
+        names = [f"{name} ({t.removeprefix(title).strip(' ()')})"
+                 for name, t in zip(names, titles, strict=True)]
     cells = [[_format(o.metrics()[key], short=True) for key, _ in columns] for o in outcomes]
     widths = [max(len(header), *(len(row[i]) for row in cells))
               for i, (_, header) in enumerate(columns)]
     for number, group in enumerate(_fit(max(map(len, ("policy", *names))), widths,
                                         console.width)):
-        table = Table(title=_title(outcomes[0]) if number == 0 else None)
+        table = Table(title=title if number == 0 else None)
         table.add_column("policy", overflow="fold")
         for i in group:
             table.add_column(columns[i][1], justify="right", overflow="fold")

@@ -236,3 +236,19 @@ def test_the_compare_csv_starts_with_the_runs_provenance(capsys, multi: Path,
                       "runs": [p["provenance"] for p in result["policies"]]}
     assert header["workload"]["jobs"] == 3 and header["command"][0] == "compare"
     assert [r["policy"]["name"] for r in header["runs"]] == ["easy_like", "easy_like", "fcfs"]
+
+
+def test_runs_on_different_machines_each_name_theirs(tmp_path: Path) -> None:
+    table = tmp_path / "t.csv"
+    table.write_text("# capacity cpus=8 memory=64\nid,submit,run_time,estimate,cpus,memory\n"
+                     "1,0,10,10,2,8\n2,1,10,10,8,64\n")
+    results = [run_policy(str(EXAMPLES / name), str(table), RunOptions())
+               for name in ("easy.pol", "easy-memory.pol")]
+    console = Console(width=200, file=io.StringIO(), color_system=None)
+    report.print_compare(results, console=console)
+    text = console.file.getvalue()
+    assert "t.csv (cpus=8)" not in text  # no one machine in the title
+    assert "easy (cpus=8) " in text and "easy_memory (cpus=8, memory=" in text
+    console = Console(width=200, file=io.StringIO(), color_system=None)
+    report.print_compare(results[:1] * 2, ["a", "b"], console=console)
+    assert "t.csv (cpus=8)" in console.file.getvalue()  # one machine: in the title
