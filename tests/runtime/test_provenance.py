@@ -154,7 +154,8 @@ def test_a_table_in_other_time_units_names_them(capsys, tmp_path: Path) -> None:
     """Metrics are converted to seconds; the jobs table keeps the workload's units, so its
     header says which."""
     table = tmp_path / "t.csv"
-    table.write_text("# time-unit 1/100 s\n# capacity cpus=4\nid,submit,run_time,estimate,cpus\n1,0,250,300,1\n")
+    table.write_text("# time-unit 1/100 s\n# capacity cpus=4\n"
+                     "id,submit,run_time,estimate,cpus\n1,0,250,300,1\n")
     facts = run_json(capsys, "run", EXAMPLES / "easy.pol", "--workload", table, "--json")
     assert facts["workload"]["time_unit"] == "1/100 s"
     seconds = tmp_path / "s.csv"
