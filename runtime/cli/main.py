@@ -18,7 +18,13 @@ from schedc.runtime.cli import compare as compare_cmd
 from schedc.runtime.cli import compile as compile_cmd
 from schedc.runtime.cli import run, verify, workload
 from schedc.runtime.cli.errors import EXIT_INTERNAL, EXIT_USER_ERROR, err, handled
-from schedc.runtime.cli.usage import unknown_arguments, unknown_command
+from schedc.runtime.cli.usage import (
+    ArgumentsError,
+    Parser,
+    bad_arguments,
+    unknown_arguments,
+    unknown_command,
+)
 from schedc.runtime.cli.verify import VERIFY_QUEUED, VERIFY_RUNNING
 from schedc.runtime.cli.version import version
 from schedc.runtime.run import bundled_trace
@@ -43,7 +49,7 @@ def finite(text: str) -> float:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="schedc",
         description="Compile, check, run and compare parallel-job scheduling policies "
         "written in the .pol language.",
@@ -248,7 +254,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USER_ERROR
     if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
         return unknown_command(parser, argv, COMMANDS)
-    args, extras = parser.parse_known_args(argv)
+    try:
+        args, extras = parser.parse_known_args(argv)
+    except ArgumentsError as error:
+        return bad_arguments(error, argv)
     if extras:  # argparse would print the top-level usage and no suggestion
         return unknown_arguments(parser, args, argv, extras)
     args.argv = tuple(argv)  # for a result's provenance

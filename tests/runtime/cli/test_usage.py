@@ -107,3 +107,36 @@ def test_an_unknown_command_gets_the_closest_one(capsys, word: str, help: str):
     assert status == 2 and out == "" and err.startswith("usage: schedc [-h]")
     assert f"error: no command `{word}`\n  --> <command line>:1:8" in err
     assert f"help: {help}" in err and "Traceback" not in err
+
+
+# argparse's own complaints (a bad or missing value, a missing argument, a bad choice) are
+# diagnostics too: located on the command line, with the option's help line
+@pytest.mark.parametrize(("argv", "message", "caret_under", "help_"), [
+    (["run", "p.pol", "--range-factor", "x"], "argument --range-factor: 'x' is not a number",
+     "x", "--range-factor: make the jobs moldable"),
+    (["run", "p.pol", "--load-factor=nan"], "'nan' is not a finite number",
+     "--load-factor=nan", "--load-factor: scale inter-arrival times"),
+    (["run", "p.pol", "--range-factor"], "argument --range-factor: expected one argument",
+     "--range-factor", "--range-factor: make the jobs moldable"),
+    (["verify", "p.pol", "--format", "xml"], "argument --format: invalid choice: 'xml'",
+     "xml", "--format: report format (default: text)"),
+    (["verify", "p.pol", "--queued", "two"], "argument --queued: invalid int value: 'two'",
+     "two", "--queued: queued-job slots of the symbolic state (default 8)"),
+    (["run"], "the following arguments are required: POLICY", None, "see `schedc run --help`"),
+])
+def test_argparse_mistakes_are_located_diagnostics(capsys, argv, message, caret_under,
+                                                   help_) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: schedc ") and "Traceback" not in err
+    assert message in err and f"help: {help_}" in err
+    lines = err.splitlines()
+    at = next(i for i, s in enumerate(lines) if s.startswith("  --> <command line>:1:"))
+    shown, caret = lines[at + 2], lines[at + 3]
+    assert shown == "1 | schedc " + " ".join(argv)
+    start = caret.index("^")
+    if caret_under is None:  # nothing to point at: just past the end of the line
+        assert start == len(shown)
+    else:
+        assert shown[start:start + len(caret_under)] == caret_under
+        assert caret.count("^") == len(caret_under)
