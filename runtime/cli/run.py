@@ -34,7 +34,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.swf_out:
         from schedc.runtime.workloads.swf import write_swf
 
-        write_swf(result.schedule, args.swf_out)
+        write_swf(result.schedule, args.swf_out,
+                  result.provenance.to_json() if result.provenance else None)
     return EXIT_OK
 
 

@@ -12,12 +12,13 @@ its line.
 
 from __future__ import annotations
 
+import json
 import os
 import types
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import compress, count, repeat
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import attrs
 
@@ -334,16 +335,21 @@ def _skip_reason(run: int, request: tuple[int, ...], resources: tuple[str, ...],
         count_skip(skipped, reason)
 
 
-def write_swf(schedule: Schedule, path: str | os.PathLike[str]) -> None:
-    """Write the simulated schedule as an SWF v2.2 log (atomically)."""
-    write_atomic(path, lambda out: _write(schedule, out))
+def write_swf(schedule: Schedule, path: str | os.PathLike[str],
+              provenance: Mapping[str, Any] | None = None) -> None:
+    """Write the simulated schedule as an SWF v2.2 log (atomically); ``provenance`` (a run's
+    facts) as header comments `; Schedc-KEY: VALUE`, VALUE in JSON, after the standard ones."""
+    write_atomic(path, lambda out: _write(schedule, out, provenance or {}))
 
 
-def _write(schedule: Schedule, out: TextIO) -> None:
+def _write(schedule: Schedule, out: TextIO, provenance: Mapping[str, Any]) -> None:
     mem_at = schedule.resources.index("memory") if "memory" in schedule.resources else -1
     out.write("; Version: 2.2\n")
     out.write("; Computer: schedc simulation\n")
     out.write(f"; Note: schedule of policy {schedule.policy_name} on {schedule.workload.source}\n")
+    for key, value in provenance.items():
+        name = "Version" if key == "schedc" else key  # `; Schedc-Version: "0.1.0"`
+        out.write(f"; Schedc-{name}: {json.dumps(value, ensure_ascii=False)}\n")
     out.write(f"; MaxJobs: {len(schedule.records)}\n")
     out.write(f"; MaxRecords: {len(schedule.records)}\n")
     out.write(f"; MaxProcs: {schedule.capacities[0]}\n")

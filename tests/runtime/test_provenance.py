@@ -162,3 +162,22 @@ def test_a_table_in_other_time_units_names_them(capsys, tmp_path: Path) -> None:
     seconds.write_text("# capacity cpus=4\nid,submit,run_time,estimate,cpus\n1,0,250,300,1\n")
     facts = run_json(capsys, "run", EXAMPLES / "easy.pol", "--workload", seconds, "--json")
     assert "time_unit" not in facts["workload"]
+
+
+def test_the_swf_out_header_carries_the_provenance_and_reads_back(capsys,
+                                                                  tmp_path: Path) -> None:
+    trace = tmp_path / "three.swf"
+    trace.write_text(THREE_JOBS_SWF)
+    out = tmp_path / "out.swf"
+    facts = run_json(capsys, "run", EXAMPLES / "depth2.pol", "--workload", trace, "--json",
+                     "--swf-out", out)
+    header = {}
+    for line in out.read_text().splitlines():
+        if line.startswith("; Schedc-"):
+            key, _, value = line.removeprefix("; Schedc-").partition(": ")
+            header[key] = json.loads(value)
+    assert header.pop("Version") == facts.pop("schedc")
+    assert header == facts
+    # the schedule is itself a trace schedc reads: the extra header lines change nothing
+    again = run_policy(str(EXAMPLES / "depth2.pol"), str(out), RunOptions())
+    assert len(again.workload.jobs) == 3
