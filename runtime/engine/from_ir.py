@@ -63,6 +63,7 @@ def to_runtime(policy: ir.Policy, params: Mapping[str, str] | None = None) -> Ru
         reserve_when=fns.get("reserve_when"),
         invariants=invariants,
         state_free=ir.state_free(policy),
+        labels_read=ir.labels_read(policy),
     )
 
 

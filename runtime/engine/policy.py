@@ -65,6 +65,9 @@ class RuntimePolicy:
     # True when no expression reads now, queue, running or machine state: then a pass after
     # submissions alone only has to consider the new jobs (see simulator.py for the proof).
     state_free: bool = True
+    # The job labels (`job.user`...) some formula reads: a trace's other label columns need
+    # not be converted (None: all of them)
+    labels_read: tuple[str, ...] | None = None
 
     @property
     def selective(self) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
 from schedc.runtime.workloads import csv_table, swf
@@ -14,6 +14,7 @@ def load_workload(
     resources: tuple[str, ...] = ("cpus",),
     capacities: Mapping[str, int | None] | None = None,
     lenient: bool = False,
+    labels: Collection[str] | None = None,
 ) -> Workload:
     """Read a workload, choosing the reader by extension (.swf, .swf.gz, .csv)."""
     caps = dict(capacities or {})
@@ -22,7 +23,7 @@ def load_workload(
         raise WorkloadError(name, None, None, "the first resource must be `cpus`",
                             help=f"got resources {list(resources)}")
     if name.endswith((".swf", ".swf.gz")):
-        return swf.read_swf(path, resources, caps, lenient)
+        return swf.read_swf(path, resources, caps, lenient, labels)
     if name.endswith((".csv", ".csv.gz")):
         return csv_table.read_csv_table(path, resources, caps, lenient)
     if name.endswith(".pol"):

@@ -16,12 +16,13 @@ import json
 import os
 import types
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from itertools import compress, count, repeat
 from typing import TYPE_CHECKING, Any, TextIO
 
 import attrs
 
+from schedc.dsl.ir import LABEL_ATTRS
 from schedc.runtime.atomicio import write_atomic
 from schedc.runtime.engine.gc_paused import paused_gc
 from schedc.runtime.jobs import Job
@@ -47,7 +48,9 @@ def read_swf(
     resources: tuple[str, ...] = ("cpus",),
     capacities: Mapping[str, int | None] | None = None,
     lenient: bool = False,
+    labels: Collection[str] | None = None,
 ) -> Workload:
+    """``labels``: the job labels to read (None: all); the others are -1, unknown."""
     name = str(path)
     caps = dict(capacities or {})
     raw = read_source(name)
@@ -56,7 +59,7 @@ def read_swf(
         header = _header(raw[:body_at].decode("utf-8", errors="replace"))
         capacity = _capacities(name, resources, caps, header)
         skipped: dict[str, int] = {}
-        cols = _columns_fast(raw[body_at:], "memory" in resources)
+        cols = _columns_fast(raw[body_at:], "memory" in resources, labels)
         lines = None
         if cols is None or _suspect(cols):  # the careful path knows the lines to point at
             text = raw.decode("utf-8", errors="replace").split("\n")
@@ -117,13 +120,15 @@ def _capacities(name: str, resources: tuple[str, ...], caps: dict[str, int | Non
     return tuple(out)
 
 
-def _columns_fast(body: bytes, memory: bool) -> list[list[int]] | None:
+def _columns_fast(body: bytes, memory: bool,
+                  labels: Collection[str] | None = None) -> list[list[int]] | None:
     """The needed fields as int columns, or None if any line is malformed or not plain.
 
     Each newline becomes a ``|`` token, so a well-formed body is exactly 19 tokens a line with
     ``|`` at every 19th place: that proves every line has 18 fields without a per-line loop.
     Columns we do not need (memory without a memory resource, requested procs when every
-    line has allocated procs) are filled with zeros instead of converted. Any other oddity
+    line has allocated procs) are filled with zeros instead of converted, labels not in
+    ``labels`` with -1 (unknown). Any other oddity
     (blank or comment line in the middle, a non-integer) sends us to the per-line reader,
     which knows line numbers.
     """
@@ -144,7 +149,8 @@ def _columns_fast(body: bytes, memory: bool) -> list[list[int]] | None:
             cols.append([0] * nlines)  # never read: every line has allocated procs
         cols.append(list(map(int, tokens[F_REQ_TIME::width])))
         cols.append([0] * nlines if not memory else list(map(int, tokens[F_REQ_MEM::width])))
-        cols += [_same_or_ints(tokens[f::width]) for f in F_LABELS]
+        cols += [_same_or_ints(tokens[f::width]) if labels is None or name in labels
+                 else [-1] * nlines for f, name in zip(F_LABELS, LABEL_ATTRS, strict=True)]
     except ValueError:
         return None
     return cols

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from repo import ROOT
 
 from schedc.dsl import compile_source
 from schedc.runtime.engine.from_ir import to_runtime
@@ -119,3 +120,47 @@ def test_state_file_rejects_bad_labels_where_they_are(tmp_path: Path, value, mes
     with pytest.raises(WorkloadError) as err:
         load_state(str(path))
     assert message in err.value.message and err.value.line == 3
+
+
+def test_only_the_labels_asked_for_are_read(tmp_path) -> None:
+    """`schedc run` without --swf-out reads only the labels its policy reads: the others
+    are -1, as if the trace did not record them; None reads them all."""
+    from schedc.runtime.workloads.swf import read_swf
+
+    trace = tmp_path / "t.swf"
+    trace.write_text("; MaxProcs: 4\n"
+                     "1 0 -1 10 1 -1 -1 1 10 -1 1 7 8 9 10 11 -1 -1\n"
+                     "2 1 -1 10 1 -1 -1 1 10 -1 1 17 18 19 20 21 -1 -1\n")
+    every = read_swf(trace)
+    assert [(j.user, j.group, j.executable, j.queue, j.partition) for j in every.jobs] == [
+        (7, 8, 9, 10, 11), (17, 18, 19, 20, 21)]
+    some = read_swf(trace, labels=("user", "queue"))
+    assert [(j.user, j.group, j.executable, j.queue, j.partition) for j in some.jobs] == [
+        (7, -1, -1, 10, -1), (17, -1, -1, 20, -1)]
+    assert [j.user for j in read_swf(trace, labels=()).jobs] == [-1, -1]
+
+
+def test_the_cli_reads_the_labels_its_policy_reads_and_all_for_swf_out(tmp_path,
+                                                                          capsys) -> None:
+    from schedc.runtime.cli.main import main
+    from schedc.runtime.engine.from_ir import to_runtime
+    from schedc.runtime.run import RunOptions, compiled, run_policy
+
+    trace = tmp_path / "t.swf"
+    trace.write_text("; MaxProcs: 4\n"
+                     "1 0 -1 10 4 -1 -1 4 10 -1 1 7 8 9 10 11 -1 -1\n"
+                     "2 1 -1 10 2 -1 -1 2 10 -1 1 17 18 19 20 21 -1 -1\n")
+    fair = ROOT / "examples" / "user-fairshare.pol"
+    policy = to_runtime(compiled(str(fair), RunOptions()), {})
+    assert policy.labels_read == ("user",)
+    lean = run_policy(str(fair), str(trace), RunOptions(all_labels=False))
+    assert [(j.user, j.group) for j in lean.workload.jobs] == [(7, -1), (17, -1)]
+    full = run_policy(str(fair), str(trace), RunOptions())  # the library reads them all
+    assert [(j.user, j.group) for j in full.workload.jobs] == [(7, 8), (17, 18)]
+    out = tmp_path / "out.swf"
+    assert main(["run", str(ROOT / "examples" / "easy.pol"), "--workload", str(trace),
+                 "--swf-out", str(out)]) == 0  # easy reads no label; the schedule keeps all
+    rows = [ln.split() for ln in out.read_text().splitlines() if not ln.startswith(";")]
+    assert [r[11:16] for r in rows] == [["7", "8", "9", "10", "11"],
+                                        ["17", "18", "19", "20", "21"]]
+    capsys.readouterr()
