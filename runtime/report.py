@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import functools
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,16 +14,27 @@ from schedc.runtime.run import RunResult
 
 
 def stderr_console():
-    from rich.console import Console
-
-    return Console(stderr=True)
+    return _console_class()(stderr=True)
 
 
 def stdout_console():
+    # Piped output keeps a fixed width so that files compare byte for byte across terminals.
+    return _console_class()(width=None if sys.stdout.isatty() else 120)
+
+
+@functools.cache
+def _console_class() -> type:
+    """rich's Console, but a closed pipe (`schedc run P | head -1`) raises BrokenPipeError,
+    which the CLI ends with status 141 (`errors.handled`): rich's own exit is status 1, which
+    means "the monitor stopped the run"."""
     from rich.console import Console
 
-    # Piped output keeps a fixed width so that files compare byte for byte across terminals.
-    return Console(width=None if sys.stdout.isatty() else 120)
+    class PipeAwareConsole(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            raise BrokenPipeError
+
+    return PipeAwareConsole
 
 
 def _machine(outcome: RunResult) -> dict[str, int]:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -109,3 +111,26 @@ def test_an_internal_error_is_one_line_with_its_own_status(monkeypatch, capsys) 
     err = capsys.readouterr().err
     assert err.startswith("internal error: ZeroDivisionError: division by zero\n")
     assert "Traceback" not in err and "please report it" in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", "{easy}", "--workload", "{trace}"],  # rich's table
+    ["run", "{easy}", "--workload", "{trace}", "--json"],  # print
+    ["run", "{easy}", "--workload", "{trace}", "--jobs-out", "-"],  # the CSV writer
+    ["verify", "{easy}", "--queued", "2", "--running", "1"],  # the verdicts' tables
+])
+def test_a_closed_standard_output_ends_quietly_with_141(argv, three_jobs: Path) -> None:
+    """`schedc ... | head -1`: once the reader is gone, exit 141 (128 + SIGPIPE) and say
+    nothing; rich on its own would exit 1, which means "the monitor stopped the run"."""
+    read, write = os.pipe()
+    os.close(read)  # the reader has gone before the first write: deterministic
+    words = [w.format(easy=EXAMPLES / "easy.pol", trace=three_jobs) for w in argv]
+    try:
+        done = subprocess.run([sys.executable, "-m", "schedc.runtime.cli.main", *words],
+                              stdout=write, stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write)
+    assert done.returncode == 141, done.stderr
+    # nothing said of it (with `--jobs-out -` the table goes to standard error, as always)
+    assert "error" not in done.stderr and "Traceback" not in done.stderr
+    assert done.stderr == "" or "--jobs-out" in argv
