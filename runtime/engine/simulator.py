@@ -37,7 +37,7 @@ from schedc.runtime.schedule import JobRecord, Schedule
 from schedc.runtime.workloads.state_file import InitialState
 from schedc.runtime.workloads.workload import Workload, WorkloadError
 
-__all__ = ["JobRecord", "Schedule", "machine_for", "simulate", "size_candidates"]
+__all__ = ["JobRecord", "Schedule", "machine_at", "machine_for", "simulate", "size_candidates"]
 
 Progress = Callable[[int, int], None]
 
@@ -77,6 +77,17 @@ def simulate(policy: RuntimePolicy, workload: Workload, progress: Progress | Non
                 policy, workload.jobs, sim.machine.cap[0], progress, incremental, monitor)
             return sim.schedule(starts, [j.request for j in workload.jobs], passes)
         return sim.run(progress)
+
+
+def machine_at(policy: RuntimePolicy, initial: InitialState) -> Machine:
+    """The machine of a state file at its instant, the queue in ``policy``'s order: what the
+    first pass of ``simulate(policy, initial.workload, initial=initial)`` plans on."""
+    sim = _Simulation(policy, initial.workload, False, True, True, initial)
+    sim._place_initial()
+    sim.machine.view.now = initial.now
+    if not policy.order_static and sim.machine.queue:
+        sim._resort()
+    return sim.machine
 
 
 class _Simulation:

@@ -72,14 +72,15 @@ class PassWalk:
         # fixed for a run
         "policy", "machine", "resources", "depth", "backfill", "use_shadow", "profile1",
         "fast", "packing", "packed", "rigid", "waits_when_full", "exact_queue", "monitor",
-        "record",
+        "record", "full",
         # the pass in progress (and its end state)
         "now", "free", "profile", "shadow", "nres", "blocked", "reservations", "started",
         "check_res", "candidates", "complete", "per_key", "decisions",
     )
 
     def __init__(self, policy: RuntimePolicy, machine: Machine, resources: tuple[str, ...], *,
-                 fast: bool = True, monitor: bool = True, record: bool = False) -> None:
+                 fast: bool = True, monitor: bool = True, record: bool = False,
+                 full: bool = False) -> None:
         self.policy = policy
         self.machine = machine
         self.resources = resources
@@ -104,6 +105,9 @@ class PassWalk:
             inv.reads_state for inv in policy.invariants)
         self.monitor = monitor
         self.record = record  # keep the pass's decisions (``decided``)
+        # Visit every queued job, even once none can start now (``planning.py``: a planning
+        # policy's full plan reserves every job that waits). The starts are the same.
+        self.full = full
         self.begin(0)
 
     def pack(self, jobs: tuple[Job, ...] | list[Job]) -> None:
@@ -179,7 +183,7 @@ class PassWalk:
                 started = len(self.started)
                 free_g = self.packing.pack(free) | guard
                 last_fit = _last_fitting(jobs, packed, free_g, guard, last_fit)
-            if qi > last_fit:
+            if qi > last_fit and not self.full:
                 # No job can start now. If reservations are left to make, they could only
                 # matter to later jobs of this pass, which cannot start either: stop, but
                 # the end state is incomplete, so no continuation may resume from it.
