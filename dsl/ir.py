@@ -219,6 +219,30 @@ class Policy:
     # likely mistakes the compiler found (severity "warning"): `check` prints them, and so
     # do `run` and `verify`, once each
     warnings: tuple[Diagnostic, ...] = field(default=(), eq=False, repr=False)
+    # A self-tuning dynP policy (papers/001): its passes are its candidates' (``Tuning``)
+    tuning: Tuning | None = None
+
+
+# Plan metrics a self-tuning step may measure (runtime/plan_metrics.py defines each)
+TUNING_METRICS = ("artww", "sldwa", "response", "slowdown", "bounded_slowdown", "utilisation",
+                  "makespan")
+DECIDERS = ("simple", "advanced")
+# when a self-tuning step happens: at a pass after a submission, or at every pass
+TUNING_STEPS = ("submit", "change")
+
+
+@frozen
+class Tuning:
+    """Self-tuning dynP (papers/001, section 2): at each step every candidate's full plan
+    (all planning policies: `reserve all`) is measured by ``metric``, and the decider picks
+    the candidate whose pass runs. ``simple``: the best value, ties to the earlier candidate;
+    ``advanced``: the current candidate stays when it ties with the best."""
+
+    candidates: tuple[Policy, ...]  # in the order written; the first is active at the start
+    metric: str  # one of TUNING_METRICS
+    decider: str  # one of DECIDERS
+    step: str  # one of TUNING_STEPS
+    span: Span | None = _span()
 
 
 # -- structure helpers ----------------------------------------------------------------------

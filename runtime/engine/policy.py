@@ -18,7 +18,7 @@ from attrs import frozen
 from schedc.dsl.semantics.pass_state import PassState
 from schedc.runtime.jobs import Job
 
-__all__ = ["PassState", "RuntimeInvariant", "RuntimePolicy"]
+__all__ = ["PassState", "RuntimeInvariant", "RuntimePolicy", "RuntimeTuning"]
 
 BackfillKind = Literal["none", "first_fit", "best", "when"]
 
@@ -68,8 +68,24 @@ class RuntimePolicy:
     # The job labels (`job.user`...) some formula reads: a trace's other label columns need
     # not be converted (None: all of them)
     labels_read: tuple[str, ...] | None = None
+    # A self-tuning dynP policy (papers/001): the simulator runs its candidates' passes
+    tuning: RuntimeTuning | None = None
 
     @property
     def selective(self) -> bool:
         """Reservations per key or by condition: the depth is not one global count."""
         return self.reserve_key is not None or self.reserve_when is not None
+
+
+@frozen
+class RuntimeTuning:
+    """Self-tuning dynP (``ir.Tuning``): the candidates (planning policies, each with the
+    tuned policy's own invariants added), the plan metric (a name of
+    ``plan_metrics.METRICS``), the decider (simple | advanced) and when a step happens
+    (submit | change). The tuned ``RuntimePolicy`` itself has its first candidate's fields,
+    its own name and invariants, and this."""
+
+    candidates: tuple[RuntimePolicy, ...]
+    metric: str
+    decider: str
+    step: str

@@ -132,3 +132,8 @@ def test_metrics_by_hand():
 def test_metrics_of_an_empty_plan_are_zero():
     ctx = PlanContext(now=5, cpus=4)
     assert all(metric([], ctx) == 0 for metric in METRICS.values())
+
+
+def test_the_language_names_every_metric():
+    from schedc.dsl import ir
+    assert tuple(METRICS) == ir.TUNING_METRICS
