@@ -4,7 +4,9 @@ file and package the map names exists."""
 from __future__ import annotations
 
 import re
+import subprocess
 
+import pytest
 from repo import ROOT
 
 MAP = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
@@ -26,3 +28,13 @@ def test_every_file_on_the_map_exists() -> None:
     folders = set(re.findall(r"`((?:dsl|runtime|tests)/[\w/]*?)/?`", MAP))
     gone = sorted(f for f in folders if not (ROOT / f).exists())
     assert not gone, f"ARCHITECTURE.md names folders that do not exist: {gone}"
+
+
+def test_the_top_level_holds_only_the_project() -> None:
+    """Stray outputs (a fuzz run's `-o 0`, `--jobs-out cpus=x`) once landed at the top level."""
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True)
+    if tracked.returncode != 0:
+        pytest.skip("not a git checkout")
+    top = {line.split("/")[0] for line in tracked.stdout.splitlines()}
+    assert top <= {".ci", ".gitignore", "ARCHITECTURE.md", "README.md", "pyproject.toml",
+                   "benchmarks", "dsl", "examples", "experiments", "grammar", "runtime", "tests"}
