@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from attrs import frozen
 
 from schedc.runtime.jobs import Job
 from schedc.runtime.workloads.workload import Workload
+
+if TYPE_CHECKING:
+    from schedc.runtime.engine.tuning import TuningRecord
 
 
 @frozen(slots=True)
@@ -32,3 +37,4 @@ class Schedule:
     policy_name: str
     passes: int  # scheduling passes run
     workload: Workload
+    tuning: TuningRecord | None = None  # a self-tuning dynP policy's steps and switches

@@ -4,14 +4,28 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from attrs import evolve
+
 from schedc.dsl import ir
 from schedc.dsl.binding import bind as bind_params
 from schedc.dsl.semantics.python_code import compile_functions
-from schedc.runtime.engine.policy import RuntimeInvariant, RuntimePolicy
+from schedc.dsl.tuning import candidate_policies, params_for
+from schedc.runtime.engine.policy import RuntimeInvariant, RuntimePolicy, RuntimeTuning
 
 
 def to_runtime(policy: ir.Policy, params: Mapping[str, str] | None = None) -> RuntimePolicy:
-    """Bind params and generate the simulator's callables from the IR."""
+    """Bind params and generate the simulator's callables from the IR.
+
+    A self-tuning dynP policy (``policy.tuning``) becomes its first candidate's fields with
+    its own name and invariants, and a ``RuntimeTuning`` of its candidates, each with the
+    tuned invariants added (``dsl/tuning.py``) and bound to the params it reads."""
+    if policy.tuning is not None:
+        bind_params(policy, params)  # the tuned policy's params: the union of its candidates'
+        t = policy.tuning
+        candidates = tuple(to_runtime(c, params_for(c, params))
+                           for c in candidate_policies(policy))
+        own = to_runtime(evolve(policy, tuning=None), params)
+        return evolve(own, tuning=RuntimeTuning(candidates, t.metric, t.decider, t.step))
     values = bind_params(policy, params)  # the language's rules (dsl/params.py)
     depth = policy.depth
     if isinstance(depth, ir.ParamRef):

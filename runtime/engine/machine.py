@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_left, insort
+from collections import defaultdict
 from typing import Any
 
 from attrs import evolve
@@ -80,6 +81,35 @@ class Machine:
         new.fixed_sizes = dict(self.fixed_sizes)
         new.cluster = None if self.cluster is None else self.cluster.copy()
         new.run_times = list(self.run_times)
+        v = self.view
+        new.view = PassState(now=v.now, queue=new.queue, running=new.running,
+                             capacity=v.capacity, used=new.used, bpu=list(v.bpu),
+                             power=list(v.power))
+        return new
+
+    def plan_copy(self) -> Machine:
+        """A copy for one planning pass (papers/001's self-tuning step): the state a pass
+        reads and writes, without the per-job lists as long as the whole workload. The
+        per-job records (holder, starts, allocs, keyof) become dicts holding the queued
+        and running jobs only, read as the lists are (a job never started reads -1 and
+        ``()``), so the copy costs O(queue + running), not O(workload)."""
+        new = Machine.__new__(Machine)
+        new.cap, new.K, new.M, new.rigid = self.cap, self.K, self.M, self.rigid
+        new.used = list(self.used)
+        new.running = list(self.running)
+        new.run_keys = list(self.run_keys)
+        new.heap = list(self.heap)
+        new.holder = defaultdict(_none, {rj.job.index: rj for rj in self.running})  # type: ignore[assignment]
+        new.queue = list(self.queue)
+        new.qkeys = list(self.qkeys)
+        keyof = self.keyof
+        new.keyof = defaultdict(_none, {j.index: keyof[j.index] for j in self.queue})  # type: ignore[assignment]
+        new.qprocs = list(self.qprocs)
+        new.starts = defaultdict(_unstarted)  # type: ignore[assignment]
+        new.allocs = defaultdict(tuple)  # type: ignore[assignment]
+        new.fixed_sizes = dict(self.fixed_sizes)
+        new.cluster = None if self.cluster is None else self.cluster.copy()
+        new.run_times = defaultdict(int) if self.cluster is not None else []  # type: ignore[assignment]
         v = self.view
         new.view = PassState(now=v.now, queue=new.queue, running=new.running,
                              capacity=v.capacity, used=new.used, bpu=list(v.bpu),
@@ -167,3 +197,11 @@ class Machine:
         """Rigid sizes: the free cpus are below the smallest request queued, so no pass can
         start anything (and a pass that starts nothing changes nothing)."""
         return self.rigid and self.cap[0] - self.used[0] < self.qprocs[0]
+
+
+def _none() -> None:
+    return None
+
+
+def _unstarted() -> int:
+    return -1

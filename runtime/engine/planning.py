@@ -9,7 +9,8 @@ reserved): the jobs it starts now start at ``now``, every other one at its reser
 ``Planner`` plans several policies on copies of one machine (the self-tuning step of dynP);
 ``schedc optimal`` reads the same plans as the policies' schedules of a quasi off-line
 problem. The machine planned on is never changed: each plan has a machine of its own, the
-state right after that policy's pass.
+state right after that policy's pass (``Machine.plan_copy``: its per-job records hold the
+queued and running jobs only).
 """
 
 from __future__ import annotations
@@ -109,7 +110,7 @@ class Planner:
     def plan(self, k: int, machine: Machine, now: int) -> tuple[Plan, Machine]:
         """Policy ``k``'s plan at ``now`` and the machine after its pass (a copy)."""
         policy = self.policies[k]
-        copy = machine.copy()
+        copy = machine.plan_copy()  # O(queue + running): a step plans every candidate
         copy.view.now = now
         if copy.queue:
             order_queue(policy, copy)

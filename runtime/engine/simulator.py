@@ -29,7 +29,9 @@ from schedc.runtime.engine.cluster import Cluster, ClusterError, ClusterState, c
 from schedc.runtime.engine.events import Agenda, Finish, Pass, Submit
 from schedc.runtime.engine.gc_paused import paused_gc
 from schedc.runtime.engine.machine import Machine, timed
+from schedc.runtime.engine.planning import order_queue
 from schedc.runtime.engine.policy import RuntimePolicy
+from schedc.runtime.engine.tuning import Tuner
 from schedc.runtime.engine.walk import PassWalk, size_candidates
 from schedc.runtime.jobs import Job
 from schedc.runtime.monitor import MonitorViolation, call_policy
@@ -72,7 +74,7 @@ def simulate(policy: RuntimePolicy, workload: Workload, progress: Progress | Non
     with paused_gc():
         sim = _Simulation(policy, workload, incremental, fast, monitor, initial, cluster, on_pass)
         if (fast and on_pass is None and initial is None and cluster is None
-                and one_resource.eligible(policy, sim.machine.K)):
+                and policy.tuning is None and one_resource.eligible(policy, sim.machine.K)):
             starts, passes = one_resource.run_one_resource(
                 policy, workload.jobs, sim.machine.cap[0], progress, incremental, monitor)
             return sim.schedule(starts, [j.request for j in workload.jobs], passes)
@@ -106,14 +108,29 @@ class _Simulation:
         self.view = self.machine.view
         self.walker = PassWalk(policy, self.machine, tuple(workload.resources), fast=fast,
                                monitor=monitor, record=on_pass is not None)
+        # The policy whose order keys the queue and whose pass runs: a dynP policy's
+        # active candidate (``tuning.py``), switched at its self-tuning steps.
+        self.active = policy
+        self.tuner: Tuner | None = None
+        self.walkers: list[PassWalk] = []
+        if policy.tuning is not None:
+            self.tuner = Tuner(policy.tuning, workload.resources, self.machine.cap,
+                               workload.jobs, fast=fast, monitor=monitor)
+            self.walkers = [PassWalk(c, self.machine, tuple(workload.resources), fast=fast,
+                                     monitor=monitor, record=on_pass is not None)
+                            for c in policy.tuning.candidates]
+            self.active = policy.tuning.candidates[0]
+            self.walker = self.walkers[0]
         # Backfill "when" with depth >= 2: its starts may delay the reservations, so a
         # re-pass may reserve the first job later and then start the second (see
         # _continue_pass, point 4): the last pass's end state is not a re-pass's.
         when_deep = policy.backfill == "when" and (policy.depth is None or policy.depth > 1)
         # A size choice reads the plan, whose steps move with time: a job that waited for
         # its best completion may choose another size later, so no continuation.
+        # A dynP policy may switch at any submission: its passes are always full ones.
         self.incremental = (incremental and policy.state_free and policy.order_static
-                            and not when_deep and policy.size_choices is None)
+                            and not when_deep and policy.size_choices is None
+                            and policy.tuning is None)
         self.monitor = monitor
         self.passes = 0
         self.on_pass = on_pass
@@ -130,6 +147,8 @@ class _Simulation:
         n = len(jobs)
         machine = self.machine
         self.walker.pack(jobs)
+        for walker in self.walkers:  # rigid requests packed once, shared
+            walker.packed = self.walker.packed
         forced = self._place_initial()
         placed = {j.index for j in machine.queue} | {rj.job.index for rj in machine.running}
         agenda = Agenda(sorted((j for j in jobs if j.index not in placed),
@@ -143,9 +162,11 @@ class _Simulation:
         incremental = self.incremental
         queue = machine.queue
         cluster = machine.cluster
+        tuner = self.tuner
+        on_change = tuner is not None and tuner.tuning.step == "change"
         for now, events in agenda.instants():
             old = len(queue)  # jobs queued before this instant's submissions
-            finished = forced_pass = False
+            finished = forced_pass = submitted = False
             at_end = True  # every submission lands after the old jobs
             for event in events:
                 kind = type(event)
@@ -157,11 +178,14 @@ class _Simulation:
                         progress(ended, n)
                 elif kind is Submit:
                     at_end &= submit(event.job, old)  # type: ignore[union-attr]
+                    submitted = True
                 else:  # Pass
                     forced_pass = True
             if cluster is not None:  # new background loads at arrivals and departures
                 cluster.refresh()
                 self.view.power[0] = cluster.total_power
+            if tuner is not None and (submitted or forced_pass or (on_change and finished)):
+                self._tune(now)
             if finished or forced_pass or not at_end or not self.resumable or not incremental:
                 full_pass(now)
             elif len(queue) > old:
@@ -172,6 +196,16 @@ class _Simulation:
             raise MonitorViolation(f"policy {self.policy.name}: simulation ended with "
                                    f"{len(machine.queue)} queued jobs and {machine.used} in use")
         return self.schedule(machine.starts, machine.allocs, self.passes)
+
+    def _tune(self, now: int) -> None:
+        """A self-tuning step: on a switch, the chosen candidate keys the queue and walks."""
+        tuner = self.tuner
+        assert tuner is not None
+        self.view.now = now
+        if tuner.step(self.machine, now):
+            self.active = self.policy.tuning.candidates[tuner.active]  # type: ignore[union-attr]
+            self.walker = self.walkers[tuner.active]
+            order_queue(self.active, self.machine)
 
     def _place_initial(self) -> int | None:
         """Put the state's running jobs on the machine and its queued jobs in the queue;
@@ -198,15 +232,21 @@ class _Simulation:
         else:
             records = tuple(JobRecord(j, s, s + timed(j, a).run_time, a)
                             for j, s, a in zip(self.workload.jobs, starts, allocs, strict=True))
+        tuning = None
+        if self.tuner is not None:
+            jobs = self.workload.jobs
+            first = min((j.submit for j in jobs), default=0)
+            last = max((r.end for r in records), default=first)
+            tuning = self.tuner.record(first, last)
         return Schedule(records=records, capacities=machine.cap,
                         resources=self.workload.resources, policy_name=self.policy.name,
-                        passes=passes, workload=self.workload)
+                        passes=passes, workload=self.workload, tuning=tuning)
 
     def _submit(self, job: Job, old: int) -> bool:
         """Queue ``job``; True if it lands after the ``old`` jobs that were queued before."""
         self.view.now = job.submit
         machine = self.machine
-        policy = self.policy
+        policy = self.active
         if policy.order_key is None:
             key: object = job.submit * machine.M + job.index
         elif not policy.order_static:
@@ -226,7 +266,7 @@ class _Simulation:
         if not machine.queue:
             return
         self.view.now = now
-        if not self.policy.order_static:
+        if not self.active.order_static:
             # every pass orders the queue, even one that can start nothing: a key that
             # fails there stops the run (as the verifier's pass sees it)
             self._resort()
@@ -297,7 +337,7 @@ class _Simulation:
 
     def _resort(self) -> None:
         """Dynamic order: recompute every key with the current state."""
-        policy = self.policy
+        policy = self.active
         fn = policy.order_key
         assert fn is not None
         self.machine.reorder(sorted(

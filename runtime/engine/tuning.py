@@ -1,0 +1,122 @@
+"""The self-tuning step of dynP (papers/001, section 3): plan every candidate, measure each
+plan, let the decider pick the policy whose passes run until the next step.
+
+At a step with a non-empty queue every candidate's full plan is computed on a copy of the
+same machine (``planning.Planner``), measured by the tuning metric (``plan_metrics``, exact
+``Fraction`` values, so a tie is a tie), and the decider picks:
+
+* ``simple``: the best value; ties go to the earlier candidate in the written order;
+* ``advanced``: the active candidate stays if its value equals the best value (the paper's
+  correction of the simple decider), else as ``simple``.
+
+A step with an empty queue changes nothing and is not counted. The simulator decides when a
+step happens (``step submit | change``) and re-keys its queue when the choice changes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from fractions import Fraction
+
+from attrs import field, frozen
+
+from schedc.runtime.engine.machine import Machine
+from schedc.runtime.engine.planning import Planner
+from schedc.runtime.engine.policy import RuntimeTuning
+from schedc.runtime.jobs import Job
+from schedc.runtime.plan_metrics import METRICS, PlanContext, PlanMetric
+
+
+@frozen
+class Switch:
+    """At ``time`` the active policy changed from ``old`` to ``new``; ``values`` is every
+    candidate's metric value at that step, in the candidates' order."""
+
+    time: int
+    old: str
+    new: str
+    values: tuple[tuple[str, Fraction], ...]
+
+
+@frozen
+class TuningRecord:
+    """What the self-tuning did during one run."""
+
+    metric: str
+    decider: str
+    step: str
+    candidates: tuple[str, ...]
+    steps: int  # steps with a non-empty queue (the ones that plan)
+    switches: tuple[Switch, ...]
+    # Share of [first submit, last end] during which each candidate was active (by name,
+    # in the candidates' order; a name written twice counts once); sums to 1.
+    share: tuple[tuple[str, Fraction], ...]
+    # Per step: the queue length and the wall time of planning and deciding (seconds).
+    # Wall times vary from run to run: they never enter equality or --json without --timing.
+    step_queue: tuple[int, ...]
+    step_seconds: tuple[float, ...] = field(eq=False)
+
+
+def decide(decider: str, metric: PlanMetric, values: Sequence[Fraction], current: int) -> int:
+    """The candidate chosen among ``values`` (one per candidate) when ``current`` is active."""
+    best = 0
+    for k in range(1, len(values)):
+        if metric.better(values[k], values[best]):
+            best = k
+    if decider == "advanced" and values[current] == values[best]:
+        return current
+    return best
+
+
+class Tuner:
+    """The self-tuning state of one run: the active candidate and the record so far."""
+
+    def __init__(self, tuning: RuntimeTuning, resources: Sequence[str],
+                 capacities: tuple[int, ...], jobs: Sequence[Job], *, fast: bool = True,
+                 monitor: bool = True) -> None:
+        self.tuning = tuning
+        self.metric = METRICS[tuning.metric]
+        self.names = tuple(c.name for c in tuning.candidates)
+        # planning copies are not checked by the monitor: only the pass that runs is
+        self.planner = Planner(tuning.candidates, resources, capacities, jobs, fast=fast,
+                               monitor=False)
+        self.active = 0
+        self.switches: list[Switch] = []
+        self.step_queue: list[int] = []
+        self.step_seconds: list[float] = []
+
+    def step(self, machine: Machine, now: int) -> bool:
+        """One self-tuning step at ``now``; True if the active candidate changed."""
+        if not machine.queue:
+            return False
+        started = time.perf_counter()
+        context = PlanContext(now, machine.cap[0], tuple(machine.running))
+        values = [self.metric(plan.jobs, context)
+                  for plan, _ in self.planner.plans(machine, now)]
+        chosen = decide(self.tuning.decider, self.metric, values, self.active)
+        self.step_seconds.append(time.perf_counter() - started)
+        self.step_queue.append(len(machine.queue))
+        if chosen == self.active:
+            return False
+        self.switches.append(Switch(now, self.names[self.active], self.names[chosen],
+                                    tuple(zip(self.names, values, strict=True))))
+        self.active = chosen
+        return True
+
+    def record(self, first: int, last: int) -> TuningRecord:
+        """The record of the run, whose jobs span [``first`` submit, ``last`` end]."""
+        share = dict.fromkeys(self.names, Fraction(0))
+        span = last - first
+        if span <= 0:
+            share[self.names[0]] = Fraction(1)
+        else:
+            at, name = first, self.names[0]
+            for s in self.switches:
+                share[name] += Fraction(max(0, min(s.time, last) - at), span)
+                at, name = max(at, min(s.time, last)), s.new
+            share[name] += Fraction(last - at, span)
+        t = self.tuning
+        return TuningRecord(t.metric, t.decider, t.step, self.names, len(self.step_queue),
+                            tuple(self.switches), tuple(share.items()),
+                            tuple(self.step_queue), tuple(self.step_seconds))
