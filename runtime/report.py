@@ -55,8 +55,9 @@ def _scalar_items(metrics: dict[str, Any]) -> list[tuple[str, Any]]:
     return [(k, v) for k, v in metrics.items() if not isinstance(v, dict | list)]
 
 
-def run_json(outcome: RunResult) -> dict[str, Any]:
-    return {
+def run_json(outcome: RunResult, timing: bool = False) -> dict[str, Any]:
+    """A run as JSON; a dynP policy's adds ``"tuning"`` (its step times with ``timing``)."""
+    out = {
         "policy": outcome.policy.name,
         "policy_file": outcome.policy_file,
         "workload": outcome.workload.source,
@@ -68,6 +69,11 @@ def run_json(outcome: RunResult) -> dict[str, Any]:
         "metrics": outcome.metrics(),
         "provenance": outcome.provenance.to_json() if outcome.provenance else None,
     }
+    if outcome.schedule.tuning is not None:
+        from schedc.runtime.tuning_report import tuning_json
+
+        out["tuning"] = tuning_json(outcome.schedule.tuning, timing)
+    return out
 
 
 def provenance_header(outcome: RunResult) -> list[str]:
@@ -101,7 +107,7 @@ def _title(outcome: RunResult) -> str:
     return f"{Path(outcome.workload.source).name} ({machine}{cluster}{changed})"
 
 
-def print_run(outcome: RunResult, to_stderr: bool = False) -> None:
+def print_run(outcome: RunResult, to_stderr: bool = False, timing: bool = False) -> None:
     from rich.table import Table
 
     from schedc.runtime.metrics import NCATEGORIES
@@ -130,6 +136,11 @@ def print_run(outcome: RunResult, to_stderr: bool = False) -> None:
     if skipped:
         detail = ", ".join(f"{n:,} {reason}" for reason, n in sorted(skipped.items()))
         console.print(f"skipped jobs: {detail}")
+    if outcome.schedule.tuning is not None:
+        from schedc.runtime.tuning_report import tuning_lines
+
+        for line in tuning_lines(outcome.schedule.tuning, timing):
+            console.print(line, highlight=False, markup=False)
 
 
 def compare_json(outcomes: Sequence[RunResult], labels: Sequence[str] | None = None

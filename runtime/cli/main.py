@@ -86,6 +86,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="write one row per job, after the run's provenance as `# KEY: "
                      "VALUE` lines")
     run.add_argument("--swf-out", metavar="FILE.swf", help="write the simulated schedule as SWF")
+    run.add_argument("--switches-out", metavar="FILE.csv",
+                     help="a self-tuning dynP policy: write one row per switch (time, from, "
+                     "to, each candidate's metric value), after the run's provenance")
+    run.add_argument("--timing", action="store_true",
+                     help="a self-tuning dynP policy: report the wall time per self-tuning "
+                     "step (median, 99th percentile, max); not byte-identical across runs")
 
     verify = commands.add_parser(
         "verify", help="prove a policy's properties with Z3",

@@ -18,15 +18,23 @@ def cmd_run(args: argparse.Namespace) -> int:
     from schedc.runtime import report
     from schedc.runtime.run import run_policy
 
-    to_stdout = outputs_checked(args, ("jobs_out", "swf_out"))
-    result = run_policy(args.policy_file, args.workload, run_options(args))
+    to_stdout = outputs_checked(args, ("jobs_out", "swf_out", "switches_out"))
+    options = run_options(args)
+    if args.switches_out or args.timing:
+        _check_tuned(args, options)
+    result = run_policy(args.policy_file, args.workload, options)
     if result.warnings:
         report_diagnostics(result.warnings)
     # the report first: a file that cannot be written then loses no metrics
     if args.json:
-        print(json.dumps(report.run_json(result), indent=2))
+        print(json.dumps(report.run_json(result, timing=args.timing), indent=2))
     else:
-        report.print_run(result, to_stderr=to_stdout)
+        report.print_run(result, to_stderr=to_stdout, timing=args.timing)
+    if args.switches_out and result.schedule.tuning is not None:
+        from schedc.runtime.tuning_report import write_switches_csv
+
+        write_switches_csv(result.schedule.tuning, args.switches_out,
+                           report.provenance_header(result))
     if args.jobs_out:
         from schedc.runtime.metrics import write_jobs_csv
 
@@ -39,6 +47,41 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _check_tuned(args: argparse.Namespace, options: RunOptions) -> None:
+    """--switches-out and --timing report a self-tuning dynP policy's steps: on any other
+    policy they are a mistake, found before the run and located at the policy."""
+    from schedc.dsl.diagnostics import Diagnostic, DiagnosticError
+    from schedc.runtime.run import compiled
+
+    policy = compiled(args.policy_file, options)
+    if policy.tuning is not None:
+        return
+    flag = "--switches-out" if args.switches_out else "--timing"
+    raise DiagnosticError([Diagnostic(
+        f"{flag}: policy {policy.name} is not self-tuning: it never switches",
+        **_declaration(policy.file, policy.name),
+        help="give a dynP policy (one with `candidates`, e.g. examples/dynp.pol), or drop "
+        f"{flag}")])
+
+
+def _declaration(file: str, name: str) -> dict[str, Any]:
+    """Where `policy NAME` is in ``file`` (the IR keeps no span of a policy's header), with
+    its source line; the file alone if it is not found there."""
+    import re
+    from pathlib import Path
+
+    try:
+        text = Path(file).read_text(encoding="utf-8")
+    except OSError:
+        return {"file": file}
+    for number, line in enumerate(text.splitlines(), 1):
+        found = re.search(rf"\bpolicy\s+({re.escape(name)})\b", line)
+        if found:
+            return {"file": file, "line": number, "col": found.start(1) + 1,
+                    "end_line": number, "end_col": found.end(1) + 1, "source": line}
+    return {"file": file}
+
+
 def outputs_checked(args: argparse.Namespace, flags: Sequence[str]) -> bool:
     """Check the output files before the run (a wrong path is found in a second, not after
     the simulation); return whether one of them is standard output (`-`), in which case the
@@ -49,7 +92,8 @@ def outputs_checked(args: argparse.Namespace, flags: Sequence[str]) -> bool:
     for _, path in given:
         check_output(path)
     on_stdout = [f for f, path in given if path == STDOUT]
-    names = {"jobs_out": "--jobs-out", "swf_out": "--swf-out", "csv_out": "--csv"}
+    names = {"jobs_out": "--jobs-out", "swf_out": "--swf-out", "csv_out": "--csv",
+             "switches_out": "--switches-out"}
     if len(on_stdout) > 1:
         raise UserError(f"{' and '.join(names[f] for f in on_stdout)} both write to standard "
                         "output", help="give at most one of them as `-`, the others a file")
