@@ -1,0 +1,133 @@
+"""The agreement test that covers the switch: on random small states, a dynP policy's first
+pass (a self-tuning step happens at the state's instant) decides exactly what the symbolic
+pass (``PassEncoder``) of the candidate chosen by an independent oracle decides. The oracle
+plans each candidate by serial earliest fit in its order (second by second, as in
+test_planning.py), measures each plan with ``plan_metrics`` and applies the deciders' rules
+written out again here. Also: the pass that runs decides what the chosen candidate's plan
+(``Planner``) decides now: the same starts, and its reservations are the plan's."""
+
+from __future__ import annotations
+
+import functools
+
+import z3
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from support.pass_agreement import (
+    EXAMPLES,
+    concrete_decisions,
+    policy_order,
+    symbolic_decisions,
+)
+from support.tuned import planning, tuned
+
+from schedc.dsl.verify.pass_encoding import Bounds, encode_pass
+from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.planning import PlannedJob, Planner
+from schedc.runtime.engine.simulator import machine_at
+from schedc.runtime.jobs import Job, RunningJob
+from schedc.runtime.plan_metrics import METRICS, PlanContext
+from schedc.runtime.workloads.state_file import InitialState
+
+NAMES = ("conservative", "conservative_sjf", "conservative_ljf")
+ORDERS = {"conservative": lambda j: (j.submit, j.index),
+          "conservative_sjf": lambda j: (j.estimate, j.submit, j.index),
+          "conservative_ljf": lambda j: (-j.estimate, j.submit, j.index)}
+
+
+@st.composite
+def states(draw) -> InitialState:
+    cpus = draw(st.integers(1, 8))
+    now = draw(st.integers(0, 20))
+    running = []
+    used = 0
+    for i in range(draw(st.integers(0, 2))):
+        procs = draw(st.integers(1, cpus))
+        if used + procs > cpus:
+            break
+        used += procs
+        est = draw(st.integers(1, 15))
+        start = draw(st.integers(max(0, now - est + 1), now))
+        job = Job(id=i + 1, index=i, submit=start, run_time=est, estimate=est,
+                  request=(procs,))
+        running.append(RunningJob(job, start, (procs,)))
+    queue = []
+    for q in range(draw(st.integers(1, 4))):
+        i = len(running) + q
+        est = draw(st.integers(1, 12))
+        queue.append(Job(id=i + 1, index=i, submit=draw(st.integers(0, now)),
+                         run_time=est, estimate=est, request=(draw(st.integers(1, cpus)),)))
+    return InitialState(now=now, resources=("cpus",), capacities=(cpus,),
+                        running=tuple(running), queue=tuple(queue))
+
+
+def oracle_plan(state: InitialState, order) -> list[PlannedJob]:
+    """Serial earliest-fit insertion in ``order``, second by second."""
+    horizon = state.now + sum(j.estimate for j in state.queue) + max(
+        (rj.start + rj.job.estimate for rj in state.running), default=0) + 1
+    free = [state.capacities[0]] * (horizon + 1)
+    for rj in state.running:
+        for t in range(rj.start, rj.start + rj.job.estimate):
+            free[t] -= rj.alloc[0]
+    plan = []
+    for job in sorted(state.queue, key=order):
+        t = state.now
+        while not all(free[s] >= job.procs for s in range(t, t + job.estimate)):
+            t += 1
+        for s in range(t, t + job.estimate):
+            free[s] -= job.procs
+        plan.append(PlannedJob(job, t, job.estimate, job.request))
+    return plan
+
+
+def oracle_choice(state: InitialState, metric: str, decider: str) -> int:
+    """The candidate the first step chooses: the first candidate is active before it."""
+    m = METRICS[metric]
+    context = PlanContext(state.now, state.capacities[0], state.running)
+    values = [m(oracle_plan(state, ORDERS[n]), context) for n in NAMES]
+    best = min(values) if not m.higher_is_better else max(values)
+    if decider == "advanced" and values[0] == best:
+        return 0
+    return values.index(best)  # simple: the first of the best, in the written order
+
+
+@functools.cache
+def encoded(name: str, N: int, R: int):
+    sym = encode_pass(planning(name), Bounds(queued=N, running=R))
+    solver = z3.Solver()
+    solver.add(*(a.formula for a in sym.assumptions), *sym.definitions.all())
+    return sym, solver
+
+
+@settings(max_examples=EXAMPLES * 2, deadline=None)
+@given(state=states(), metric=st.sampled_from(["artww", "sldwa", "makespan", "utilisation"]),
+       decider=st.sampled_from(["simple", "advanced"]))
+def test_tuned_pass_is_the_chosen_candidates_symbolic_pass(state, metric, decider):
+    rp = to_runtime(tuned(metric=metric, decider=decider))
+    concrete = concrete_decisions(rp, state)
+    chosen = NAMES[oracle_choice(state, metric, decider)]
+    candidate = to_runtime(planning(chosen))
+    ordered = policy_order(candidate, state)
+    sym, solver = encoded(chosen, 4, 2)
+    symbolic, _ = symbolic_decisions(sym, solver, state, ordered)
+    assert symbolic == concrete, (chosen, state, symbolic, concrete)
+
+
+@settings(max_examples=EXAMPLES * 2, deadline=None)
+@given(state=states(), decider=st.sampled_from(["simple", "advanced"]))
+def test_the_pass_decides_what_the_chosen_plan_decides(state, decider):
+    rp = to_runtime(tuned(decider=decider))
+    assert rp.tuning is not None
+    concrete = concrete_decisions(rp, state)
+    k = oracle_choice(state, "artww", decider)
+    planner = Planner(rp.tuning.candidates, state.resources, state.capacities,
+                      state.workload.jobs)
+    plan, _ = planner.plan(k, machine_at(rp.tuning.candidates[k], state), state.now)
+    # the plan's engine and the oracle agree on the chosen candidate's plan
+    assert plan.starts() == {p.job.index: p.start
+                             for p in oracle_plan(state, ORDERS[NAMES[k]])}
+    assert [s.job for s in concrete.starts] == [s.job for s in plan.decisions.starts]
+    assert [s.alloc for s in concrete.starts] == [s.alloc for s in plan.decisions.starts]
+    # the pass reserves only jobs it may still start, each where the full plan puts it
+    planned = {r.job: r.time for r in plan.decisions.reservations}
+    assert all(planned[r.job] == r.time for r in concrete.reservations)
