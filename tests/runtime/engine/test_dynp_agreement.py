@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 
+import attrs
 import z3
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -24,7 +25,8 @@ from support.tuned import planning, tuned
 from schedc.dsl.verify.pass_encoding import Bounds, encode_pass
 from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.engine.planning import PlannedJob, Planner
-from schedc.runtime.engine.simulator import machine_at
+from schedc.runtime.engine.simulator import machine_at, simulate
+from schedc.runtime.engine.tuning import queue_order, serial_plan, serial_plannable
 from schedc.runtime.jobs import Job, RunningJob
 from schedc.runtime.plan_metrics import METRICS, PlanContext
 from schedc.runtime.workloads.state_file import InitialState
@@ -131,3 +133,30 @@ def test_the_pass_decides_what_the_chosen_plan_decides(state, decider):
     # the pass reserves only jobs it may still start, each where the full plan puts it
     planned = {r.job: r.time for r in plan.decisions.reservations}
     assert all(planned[r.job] == r.time for r in concrete.reservations)
+
+
+@settings(max_examples=EXAMPLES * 2, deadline=None)
+@given(state=states())
+def test_serial_plan_is_the_planners_plan(state):
+    rp = to_runtime(tuned())
+    assert rp.tuning is not None
+    planner = Planner(rp.tuning.candidates, state.resources, state.capacities,
+                      state.workload.jobs)
+    for k, candidate in enumerate(rp.tuning.candidates):
+        assert serial_plannable(candidate)
+        machine = machine_at(candidate, state)
+        plan, _ = planner.plan(k, machine, state.now)
+        fast = serial_plan(queue_order(candidate, machine), machine, state.now)
+        assert sorted(fast, key=lambda p: p.job.index) == sorted(
+            plan.jobs, key=lambda p: p.job.index)
+
+
+def test_fast_and_general_planning_make_the_same_run():
+    from support.shared_traces import any_real_workload
+
+    workload = any_real_workload("KTH-SP2-1996-2.1-cln.swf.gz")
+    workload = attrs.evolve(workload, jobs=workload.jobs[:1500])
+    rp = to_runtime(tuned())
+    fast, general = simulate(rp, workload), simulate(rp, workload, fast=False)
+    assert fast.tuning.switches and fast.tuning == general.tuning
+    assert [r.start for r in fast.records] == [r.start for r in general.records]
