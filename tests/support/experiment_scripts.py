@@ -13,11 +13,11 @@ if str(ROOT) not in sys.path:  # experiments/common.py and stats.py
     sys.path.insert(0, str(ROOT))
 
 
-def load_script(paper: str) -> ModuleType:
-    """experiments/<paper>/run.py, registered under a name so that forked workers
+def load_script(paper: str, script: str = "run.py") -> ModuleType:
+    """experiments/<paper>/<script>, registered under a name so that forked workers
     (--jobs 2) can unpickle its functions."""
-    spec = importlib.util.spec_from_file_location(f"{paper}_run",
-                                                  ROOT / "experiments" / paper / "run.py")
+    spec = importlib.util.spec_from_file_location(f"{paper}_{Path(script).stem}",
+                                                  ROOT / "experiments" / paper / script)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
