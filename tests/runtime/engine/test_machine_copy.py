@@ -62,3 +62,22 @@ def test_a_pass_on_a_copy_leaves_the_machine_untouched(p: RuntimePolicy, fast: b
     assert on_copy.decisions  # the case decides something
     assert run_pass(p, m, now, jobs, fast) == on_copy
     assert snapshot(m) != before  # the pass on the machine itself did start jobs
+
+
+@pytest.mark.parametrize("fast", [True, False])
+@pytest.mark.parametrize("p", [policy(None, "first_fit"), policy(1, "first_fit"),
+                               policy(2, "best")], ids=lambda p: p.name)
+def test_a_pass_on_a_plan_copy_is_the_same(p: RuntimePolicy, fast: bool) -> None:
+    # ``plan_copy`` keeps only the queued and running jobs' records (dicts, read as the
+    # lists are): the same pass decides the same and ends in the same state
+    m, now, jobs = busy_machine()
+    before = snapshot(m)
+    light, full = m.plan_copy(), m.copy()
+    assert run_pass(p, light, now, jobs, fast) == run_pass(p, full, now, jobs, fast)
+    assert snapshot(m) == before
+    assert (light.used, light.running, light.queue, light.qkeys, light.qprocs) == (
+        full.used, full.running, full.queue, full.qkeys, full.qprocs)
+    for job in jobs:
+        i = job.index
+        assert (light.holder[i], light.starts[i], light.allocs[i]) == (
+            full.holder[i], full.starts[i], full.allocs[i])
