@@ -91,8 +91,8 @@ class Machine:
         """A copy for one planning pass (papers/001's self-tuning step): the state a pass
         reads and writes, without the per-job lists as long as the whole workload. The
         per-job records (holder, starts, allocs, keyof) become dicts holding the queued
-        and running jobs only, read as the lists are (a job never started reads -1 and
-        ``()``), so the copy costs O(queue + running), not O(workload)."""
+        and running jobs only, read as the lists are for them (any other job reads as not
+        started: -1, ``()``, None), so the copy costs O(queue + running), not O(workload)."""
         new = Machine.__new__(Machine)
         new.cap, new.K, new.M, new.rigid = self.cap, self.K, self.M, self.rigid
         new.used = list(self.used)
@@ -105,8 +105,9 @@ class Machine:
         keyof = self.keyof
         new.keyof = defaultdict(_none, {j.index: keyof[j.index] for j in self.queue})  # type: ignore[assignment]
         new.qprocs = list(self.qprocs)
-        new.starts = defaultdict(_unstarted)  # type: ignore[assignment]
-        new.allocs = defaultdict(tuple)  # type: ignore[assignment]
+        running = [rj.job.index for rj in self.running]
+        new.starts = defaultdict(_unstarted, {i: self.starts[i] for i in running})  # type: ignore[assignment]
+        new.allocs = defaultdict(tuple, {i: self.allocs[i] for i in running})  # type: ignore[assignment]
         new.fixed_sizes = dict(self.fixed_sizes)
         new.cluster = None if self.cluster is None else self.cluster.copy()
         new.run_times = defaultdict(int) if self.cluster is not None else []  # type: ignore[assignment]
