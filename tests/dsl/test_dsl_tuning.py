@@ -49,7 +49,8 @@ def test_examples_lower_to_the_contract() -> None:
 def test_tuned_fields_params_invariants_and_defaults(tmp_path: Path) -> None:
     f = tmp_path / "t.pol"
     f.write_text(PLANNERS + "param min_procs: int = 1\n"
-                 "policy d { candidates ljf, sjf  metric sldwa  invariant job.procs >= min_procs }\n")
+                 "policy d { candidates ljf, sjf  metric sldwa\n"
+                 "  invariant job.procs >= min_procs }\n")
     p = compile_file(f, "d")
     assert p.name == "d" and p.tuning.decider == "advanced" and p.tuning.step == "submit"
     assert p.tuning.metric == "sldwa"
