@@ -50,6 +50,7 @@ class Compiler:
         # policies compiled so far by declaration (a dynP policy's candidates are compiled
         # once); a policy being compiled maps to None (a cycle through candidates stops)
         self.done: dict[int, ir.Policy | None] = {}
+        self.compiling: set[int] = set()  # only a dynP policy compiles others meanwhile
 
     # -- whole program
     def check_all(self) -> dict[str, ir.Policy]:
@@ -158,7 +159,9 @@ class Compiler:
         """``p``'s IR, compiled once (its problems are reported once)."""
         if id(p) not in self.done:
             self.done[id(p)] = None
+            self.compiling.add(id(p))
             self.done[id(p)] = self.policy(p, file)
+            self.compiling.discard(id(p))
         return self.done[id(p)]
 
     def scope(self, loc: _Located, machine: ir.Machine, size_ok: bool = False) -> Scope:

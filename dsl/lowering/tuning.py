@@ -123,6 +123,11 @@ def _candidates(c: Compiler, p: ast.Policy, file: str, locs: list[_Located]
                          "its candidates are the planning policies it picks among")
             ok = False
             continue
+        if id(sym.item) in c.compiling:  # a dynP policy whose candidates lead back here
+            report.error(span, f"candidate `{name}` is itself a dynP policy",
+                         "name planning policies only")
+            ok = False
+            continue
         cand = c.compiled(sym.item, sym.file)
         if cand is None:
             ok = False  # its own problems are reported at its declaration

@@ -95,6 +95,10 @@ MISTAKES = {
                         "policy e { candidates d, ljf  metric artww }",
                         "10:23", "candidate `d` is itself a dynP policy",
                         "name its candidates (fcfs, sjf) here instead"),
+    "tuned candidates in a cycle": ("policy d { candidates fcfs, e  metric artww }\n"
+                                    "policy e { candidates fcfs, d  metric artww }",
+                                    "10:29", "candidate `d` is itself a dynP policy",
+                                    "name planning policies only"),
     "different machines": ("policy d { candidates fcfs, fcfs_big  metric artww }",
                            "9:29", "candidate `fcfs_big` runs on machine `big`",
                            "one machine"),
