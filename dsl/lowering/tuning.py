@@ -5,7 +5,7 @@ invariants, the union of the candidates' params, and ``ir.Tuning``."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from attrs import evolve
 
@@ -13,8 +13,10 @@ from schedc.dsl import ir
 from schedc.dsl.diagnostics import did_you_mean
 from schedc.dsl.syntax import ast
 
-if TYPE_CHECKING:
-    from schedc.dsl.lowering.policies import Compiler, _Located
+# `Compiler` and its located clauses (dsl/lowering/policies.py, which calls this module): not
+# imported, not even for type checking, so that the two modules make no import cycle
+Compiler = Any
+_Located = Any
 
 TUNING_KINDS = ("candidates", "metric", "decider", "step")
 # the clauses of a planning policy: a dynP policy's passes are its candidates'
