@@ -15,6 +15,7 @@ from schedc.dsl.diagnostics import Diagnostic, Reporter
 from schedc.dsl.exact import show
 from schedc.dsl.lowering.expressions import NUMERIC, Lowerer, Scope, Var
 from schedc.dsl.lowering.names import Symbols
+from schedc.dsl.lowering.tuning import is_tuned, lower_tuned
 from schedc.dsl.params import value_problem
 from schedc.dsl.semantics.evaluate import Env, EvaluationError, evaluate
 from schedc.dsl.semantics.pass_state import CONSTANT_STATE
@@ -24,7 +25,7 @@ from schedc.dsl.syntax.loader import Program
 _JOB = Var("job", "queue")
 _CLAUSE_NAMES = {
     ast.MachineClause: "machine", ast.OrderClause: "order", ast.ReserveClause: "reserve",
-    ast.BackfillClause: "backfill", ast.SizeClause: "size",
+    ast.BackfillClause: "backfill", ast.SizeClause: "size", ast.CandidatesClause: "candidates",
 }
 MAX_SIZE_CHOICES = 32  # `size choose N`: the symbolic pass encodes one earliest fit per choice
 
@@ -46,6 +47,10 @@ class Compiler:
         self.params: dict[str, ir.Param] = {}
         self.param_decls: dict[str, ast.Param] = {}  # the declarations of `params`
         self.machines: dict[str, ir.Machine] = {}
+        # policies compiled so far by declaration (a dynP policy's candidates are compiled
+        # once); a policy being compiled maps to None (a cycle through candidates stops)
+        self.done: dict[int, ir.Policy | None] = {}
+        self.compiling: set[int] = set()  # only a dynP policy compiles others meanwhile
 
     # -- whole program
     def check_all(self) -> dict[str, ir.Policy]:
@@ -60,7 +65,7 @@ class Compiler:
                 self.def_alone(sym.item, sym.file)
         policies = {}
         for sym in self.symbols.table["policy"].values():
-            pol = self.policy(sym.item, sym.file)
+            pol = self.compiled(sym.item, sym.file)
             if pol is not None:
                 policies[sym.name] = pol
         return policies
@@ -150,6 +155,18 @@ class Compiler:
         self.lowerer.lower(d.body, scope)
 
     # -- policies
+    def compiled(self, p: ast.Policy, file: str) -> ir.Policy | None:
+        """``p``'s IR, compiled once (its problems are reported once)."""
+        if id(p) not in self.done:
+            self.done[id(p)] = None
+            self.compiling.add(id(p))
+            self.done[id(p)] = self.policy(p, file)
+            self.compiling.discard(id(p))
+        return self.done[id(p)]
+
+    def scope(self, loc: _Located, machine: ir.Machine, size_ok: bool = False) -> Scope:
+        return Scope(loc.file, machine, {"job": _JOB}, size_ok=size_ok)
+
     def chain(self, p: ast.Policy, file: str) -> list[tuple[ast.Policy, str]] | None:
         """The policy and its ancestors, child first; None after reporting a problem."""
         out = [(p, file)]
@@ -173,7 +190,8 @@ class Compiler:
         for pol, file in reversed(chain):
             mine: dict[str, list[_Located]] = {}
             for c in pol.clauses:
-                kind = _CLAUSE_NAMES.get(type(c), "invariant")
+                kind = (c.kind if isinstance(c, ast.TuningClause)
+                        else _CLAUSE_NAMES.get(type(c), "invariant"))
                 if kind != "invariant" and kind in mine:
                     self.report.error(c.span, f"`{kind}` is given twice in policy `{pol.name}`",
                                       "keep one")
@@ -188,6 +206,8 @@ class Compiler:
             return None
         n_errors = len(self.report.diagnostics)
         eff = self.clauses(chain)
+        if is_tuned(eff):
+            return lower_tuned(self, p, file, eff)
         machine = self.policy_machine(eff, file)
         if machine is None:
             return None

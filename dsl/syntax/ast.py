@@ -206,7 +206,27 @@ class InvariantClause:
     span: Span | None = _span()
 
 
-Clause = MachineClause | OrderClause | ReserveClause | BackfillClause | SizeClause | InvariantClause
+@frozen
+class CandidatesClause:
+    """`candidates P, Q, ...`: the planning policies a self-tuning dynP policy picks among."""
+
+    names: tuple[str, ...]
+    span: Span | None = _span()
+    name_spans: tuple[Span, ...] = field(default=(), eq=False, repr=False, kw_only=True)
+
+
+@frozen
+class TuningClause:
+    """`metric NAME`, `decider NAME` or `step NAME` (checked later, for a did-you-mean)."""
+
+    kind: str  # metric | decider | step
+    value: str
+    span: Span | None = _span()
+    value_span: Span | None = _span()
+
+
+Clause = (MachineClause | OrderClause | ReserveClause | BackfillClause | SizeClause
+          | InvariantClause | CandidatesClause | TuningClause)
 
 
 @frozen

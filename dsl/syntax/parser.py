@@ -29,6 +29,7 @@ _WORDS = {
     "DIRECTION": "`asc` or `desc`", "RESERVE_ALL": "`all`",
     "BACKFILL_SIMPLE": "`none` or `first_fit`",
     "BACKFILL_WHEN": "`when`", "OR_WHEN": "`or when`", "SIZE_FIXED": "`fixed`",
+    "TUNING_WORD": "`metric`, `decider` or `step`",
     "$END": "the end of the file",
     "LPAR": "`(`", "RPAR": "`)`", "LSQB": "`[`", "RSQB": "`]`", "LBRACE": "`{`",
     "RBRACE": "`}`", "COMMA": "`,`", "COLON": "`:`", "DOT": "`.`", "EQUAL": "`=`",
@@ -125,6 +126,14 @@ class _ToAst(Transformer):
         return str(c[0])
 
     # -- clauses
+    def candidates_clause(self, meta, c):
+        return ast.CandidatesClause(tuple(str(t) for t in c), span=self._s(meta),
+                                    name_spans=tuple(_tok_span(self.file, t) for t in c))
+
+    def tuning_clause(self, meta, c):
+        return ast.TuningClause(str(c[0]), str(c[1]), span=self._s(meta),
+                                value_span=_tok_span(self.file, c[1]))
+
     def machine_clause(self, meta, c):
         return ast.MachineClause(str(c[0]), span=self._s(meta))
 

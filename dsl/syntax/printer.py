@@ -96,6 +96,10 @@ def _clause(c: ast.Clause) -> str:
             return f"size {'fixed ' if fixed else ''}choose {n} in [{expr(low)}, {expr(x)}]"
         case ast.InvariantClause(expr=x):
             return f"invariant {expr(x)}"
+        case ast.CandidatesClause(names=names):
+            return "candidates " + ", ".join(names)
+        case ast.TuningClause(kind=k, value=v):
+            return f"{k} {v}"
     raise AssertionError(c)
 
 

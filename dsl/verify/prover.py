@@ -56,6 +56,11 @@ class Verdict:
     # proved, within limits the bounds set (each a sentence: what is not covered, what to
     # raise); the report prints them
     caveats: tuple[str, ...] = ()
+    # a dynP policy's verdict (dsl/verify/tuned.py): the candidate whose verdict it is when
+    # not proved (its counterexample replays with that candidate's pass), and every
+    # candidate's status, in the order written
+    candidate: str | None = None
+    candidates: tuple[tuple[str, str], ...] = ()
 
 
 # How the simulator's replay of a counterexample state stopped: (the property its monitor stop
@@ -66,7 +71,8 @@ REPLAY_TRIES = 4  # counterexample states tried before a violation that does not
 
 def verify_policy(policy: ir.Policy, bounds: Bounds | None = None, limits: Limits | None = None,
                   only: Iterable[str] | None = None,
-                  replay: Replay | None = None) -> list[Verdict]:
+                  replay: Replay | None = None,
+                  replay_for: Callable[[ir.Policy], Replay] | None = None) -> list[Verdict]:
     """Every property of ``policy`` (or those named in ``only``), in a fixed order.
 
     Each property is first proved from the step facts alone (``encode_pass(exact=False)``:
@@ -74,7 +80,24 @@ def verify_policy(policy: ir.Policy, bounds: Bounds | None = None, limits: Limit
     given ones: the first counterexample found is a real, small state. With ``replay``, a
     counterexample is reported only if the simulator's replay of it stops for the same
     property (others are tried; if none replays, the verdict is unknown): what the verifier
-    only models (how `sqrt` rounds, which function `log` is) never makes a false report."""
+    only models (how `sqrt` rounds, which function `log` is) never makes a false report.
+
+    A dynP policy (``policy.tuning``) is proved candidate by candidate (dsl/verify/tuned.py);
+    ``replay_for(candidate)`` then replays each candidate's counterexamples with its pass."""
+    if policy.tuning is not None:
+        if replay is not None and replay_for is None:
+            raise ValueError("a dynP policy's counterexamples replay with their candidate's "
+                             "pass: give replay_for, not replay")
+        from schedc.dsl.verify.tuned import verify_tuned
+
+        def one(candidate: ir.Policy) -> list[Verdict]:
+            # the candidates plan the tuned policy's machine (one machine, checked when
+            # lowering; widened with it by --resources)
+            candidate = attrs.evolve(candidate, machine=policy.machine)
+            return verify_policy(candidate, bounds, limits, only,
+                                 replay_for(candidate) if replay_for else None)
+
+        return verify_tuned(policy, one)
     with fresh_context():
         return _verify(policy, bounds or Bounds(), limits or Limits(), only, replay)
 

@@ -45,6 +45,10 @@ def verdict_json(v: Verdict) -> dict[str, Any]:
         # proved for at most R running jobs: where the policy reads every running job
         "bounded_by": list(v.bounded_by),
         "caveats": list(v.caveats),  # proved within limits the bounds set
+        # a dynP policy's: the candidate a verdict that is not proved comes from, and the
+        # verdict of each candidate
+        **({"candidate": v.candidate, "candidates": dict(v.candidates)} if v.candidates
+           else {}),
     }
 
 
@@ -70,7 +74,8 @@ def to_markdown(reports: Sequence[PolicyReport]) -> str:
         lines += ["", *(f"Bounded: {note}." for note in notes)] if notes else []
         for v in r.verdicts:
             if v.counterexample:
-                lines += ["", f"Counterexample for {v.property}:", "", "```json",
+                of = f" (candidate `{v.candidate}`)" if v.candidate else ""
+                lines += ["", f"Counterexample for {v.property}{of}:", "", "```json",
                           json.dumps(v.counterexample, indent=2), "```"]
         lines.append("")
     return "\n".join(lines)
@@ -133,7 +138,8 @@ def to_sarif(reports: Sequence[PolicyReport], version: str, root: Path | None = 
                                        else f": {'; '.join(v.caveats)}" if v.caveats
                                        else "")},
                 "locations": [{"physicalLocation": location}],
-                "properties": {"bound": v.bound, "counterexample": v.counterexample},
+                "properties": {"bound": v.bound, "counterexample": v.counterexample,
+                               **({"candidate": v.candidate} if v.candidate else {})},
             })
     sarif = {
         "$schema": SARIF_SCHEMA,
@@ -203,7 +209,8 @@ def _counterexample_table(v: Verdict):
     assert cex is not None
     machine = ", ".join(f"{k}={c}" for k, c in cex["capacity"].items())
     params = ", ".join(f"{k}={p}" for k, p in cex["params"].items())
-    title = f"counterexample for {v.property}: now={cex['now']}, {machine}"
+    of = f" (candidate {v.candidate})" if v.candidate else ""
+    title = f"counterexample for {v.property}{of}: now={cex['now']}, {machine}"
     table = Table(title=title + (f", {params}" if params else ""), title_justify="left")
     for column in ("job", "state", "submit", "start", "estimate", "request", "in the pass"):
         table.add_column(column, overflow="fold")

@@ -73,9 +73,14 @@ def cmd_verify(args: argparse.Namespace) -> int:
                     raise UserError(f"--resources {args.resources}: {exc}",
                                     help="give at least as many resources as the machine has"
                                     ) from None
+            # a dynP policy: each candidate's pass (its invariants added) is proved, and its
+            # counterexamples replayed with that candidate's runtime policy
+            tuned = policy.tuning is not None
             verdicts = verify_policy(policy, Bounds(args.queued, args.running),
                                      Limits(args.rlimit, int(args.timeout * 1000)),
-                                     only=args.properties, replay=replayer(policy))
+                                     only=args.properties,
+                                     replay=None if tuned else replayer(policy),
+                                     replay_for=replayer if tuned else None)
             reports.append(vr.PolicyReport(file, policy.name, tuple(verdicts)))
         return reports
 
@@ -211,6 +216,7 @@ def _write_counterexamples(reports, folder: Path) -> None:
                 state = {k: val for k, val in v.counterexample.items() if k != "pass"}
                 name = v.property.split()[0] if v.property.startswith("invariant") \
                     else v.property
-                target = folder / f"{Path(r.file).stem}.{name}.json"
+                of = f".{v.candidate}" if v.candidate else ""  # a dynP policy's candidate
+                target = folder / f"{Path(r.file).stem}{of}.{name}.json"
                 write_text_atomic(target, json.dumps(state, indent=2) + "\n")
 

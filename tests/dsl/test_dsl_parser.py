@@ -72,7 +72,9 @@ def test_example_round_trips():
 
 # -- random ASTs -----------------------------------------------------------------------------
 
-NAMES = st.sampled_from(["a", "b", "depth", "width", "x_1"])
+# the dynP clause words are names too wherever a name is expected
+NAMES = st.sampled_from(["a", "b", "depth", "width", "x_1", "metric", "decider", "step",
+                         "candidates"])
 ATTRS = st.sampled_from(["procs", "estimate", "submit", "wait", "request", "cpus", "user",
                          "queue"])
 
@@ -125,6 +127,48 @@ def test_reserve_and_size_clauses_round_trip(a, b, per, when, n, fixed):
     m = ast.Module((ast.Policy("p", None, (reserve, size)),))
     text = module(m)
     assert parse(text, "x.pol") == m, text
+
+
+TUNING_WORDS = st.sampled_from(["artww", "sldwa", "simple", "advanced", "submit", "change",
+                                 "metric", "step", "x_1"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(NAMES, min_size=1, max_size=4), st.lists(st.tuples(
+    st.sampled_from(["metric", "decider", "step"]), TUNING_WORDS), max_size=4), exprs())
+def test_tuning_clauses_round_trip(candidates, words, inv):
+    # a dynP policy's clauses, in any order and number (lowering checks them), mixed with an
+    # invariant whose names may be the clause words themselves
+    clauses = (ast.CandidatesClause(tuple(candidates)),
+               *(ast.TuningClause(k, v) for k, v in words), ast.InvariantClause(inv))
+    m = ast.Module((ast.Policy("metric", "step", clauses[::-1] + clauses),))
+    text = module(m)
+    assert parse(text, "x.pol") == m, text
+
+
+def test_tuning_words_stay_names_elsewhere():
+    text = """param metric: int = 3
+param step: int in [0, 2] = 1
+def decider = metric + step
+def candidates(job) = job.cpus
+machine m { resource step = 4 }
+policy decider extends candidates {
+  order candidates(job) + decider + sum(metric in queue: metric.cpus) desc
+  invariant count(step in running) >= metric
+}
+policy q { candidates decider, metric
+  metric step decider decider step metric }
+"""
+    m = parse(text, "x.pol")
+    assert isinstance(m, ast.Module), m
+    assert [type(i).__name__ for i in m.items] == ["Param", "Param", "Def", "Def", "Machine",
+                                                   "Policy", "Policy"]
+    q = m.items[-1]
+    assert q.clauses == (ast.CandidatesClause(("decider", "metric")),
+                         ast.TuningClause("metric", "step"),
+                         ast.TuningClause("decider", "decider"),
+                         ast.TuningClause("step", "metric"))
+    assert q.clauses[0].name_spans[1].col == 32  # `metric`, for diagnostics
 
 
 @pytest.mark.parametrize(("text", "tree"), [

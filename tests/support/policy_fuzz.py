@@ -36,6 +36,7 @@ import attrs
 from attrs import frozen
 
 from schedc.dsl import DiagnosticError, compile_source, ir, render_diagnostics
+from schedc.dsl.ir import DECIDERS, TUNING_METRICS, TUNING_STEPS
 from schedc.dsl.verify.pass_encoding import Bounds
 from schedc.dsl.verify.prover import Limits, Verdict, verify_policy
 from schedc.runtime.engine import simulator
@@ -84,6 +85,10 @@ class GenConfig:
     edge_rate: float = 0.3  # chance that a formula slot is built around an edge template
     depth: int = 3  # nesting of random expressions
     max_resources: int = 4
+    # chance that the file's policy is a self-tuning dynP policy over 2-3 generated planning
+    # candidates (papers/001). 0 by default until the simulator switches among candidates
+    # (the DYNP part of issue 14): the campaigns' simulations would run the first only
+    tuned_rate: float = 0.0
 
 
 @frozen
@@ -253,6 +258,37 @@ class _Gen:
 
     # -- the policy
     def policy_text(self) -> str:
+        # no draw at rate 0: every seed keeps the policy it generated before tuning existed
+        if self.cfg.tuned_rate and self.chance(self.cfg.tuned_rate):
+            return self.tuned_text()
+        return self.plain_text()
+
+    def tuned_text(self) -> str:
+        """2-3 random planning candidates (`reserve all`, a backfill other than none), then
+        the dynP policy over them, named as the file's policy, last."""
+        names = [f"{self.name}_c{i + 1}" for i in range(self.pick([2, 2, 3]))]
+        parts = []
+        for name in names:
+            size_kind = self.pick(["none"] * 6 + ["expr", "prelude", "choose", "fixed"])
+            backfill = "first_fit" if size_kind in ("choose", "fixed") else \
+                self.pick(["first_fit", "first_fit", "best", "when"])
+            clauses = ["machine m"] if self.own_machine else []
+            clauses += [self.order_clause(), "reserve all", self.backfill_clause(backfill),
+                        self.size_clause(size_kind), *self.invariant_clauses(size_kind != "none")]
+            body = "\n".join(f"  {c}" for c in clauses if c)
+            parts.append(f"policy {name} {{\n{body}\n}}")
+        clauses = ["candidates " + ", ".join(names),
+                   f"metric {self.pick(TUNING_METRICS)}"]
+        if self.chance(0.7):
+            clauses.append(f"decider {self.pick(DECIDERS)}")
+        if self.chance(0.7):
+            clauses.append(f"step {self.pick(TUNING_STEPS)}")
+        clauses += self.invariant_clauses(True)
+        self.features.update({"tuned", f"tuned:{len(names)}"})
+        body = "\n".join(f"  {c}" for c in clauses)
+        return "\n".join([*parts, f"policy {self.name} {{\n{body}\n}}"])
+
+    def plain_text(self) -> str:
         size_kind = self.pick(["none"] * 8 + ["expr"] * 3 + ["prelude"] * 3 + ["choose"] * 3
                               + ["fixed"] * 2 + ["fixed_choose"] * 1)
         if size_kind in ("choose", "fixed_choose"):

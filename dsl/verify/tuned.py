@@ -1,0 +1,54 @@
+"""Verifying a self-tuning dynP policy (papers/001): any pass it makes is one of its
+candidates' passes (with its own invariants added), so it has a property iff every
+candidate has it. Each candidate is proved on its own; the tuned verdict of a property is
+the worst of the candidates' (violated, then unknown), names the candidate it comes from,
+and keeps that candidate's counterexample (it replays with that candidate's pass)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from schedc.dsl import ir
+from schedc.dsl.tuning import candidate_policies
+
+# prover.Verdict: prover.verify_policy calls this module, which so does not import it back
+# (the two modules make no import cycle)
+Verdict = Any
+
+_RANK = {"violated": 0, "unknown": 1, "proved": 2}
+
+
+def verify_tuned(policy: ir.Policy, verify_one: Callable[[ir.Policy], list[Verdict]]
+                 ) -> list[Verdict]:
+    """The tuned policy's verdicts from ``verify_one`` of each candidate (a property only
+    some candidates have, their own invariant, is theirs alone)."""
+    runs = [(cand.name, verify_one(cand)) for cand in candidate_policies(policy)]
+    names = list(dict.fromkeys(v.property for _, verdicts in runs for v in verdicts))
+    out = []
+    for name in names:
+        group = [(cand, v) for cand, verdicts in runs for v in verdicts if v.property == name]
+        out.append(_combined(group))
+    return out
+
+
+def _combined(group: list[tuple[str, Verdict]]) -> Verdict:
+    worst_cand, worst = min(group, key=lambda cv: _RANK[cv[1].status])  # first of the worst
+    statuses = tuple((cand, v.status) for cand, v in group)
+    proved = [cand for cand, v in group if v.status == "proved"]
+    total = {"seconds": sum(v.seconds for _, v in group), "work": sum(v.work for _, v in group)}
+    if worst.status == "proved":
+        note = f"proved for every candidate ({', '.join(proved)})"
+        return attrs.evolve(
+            worst, **total, candidates=statuses,
+            reason=f"{worst.reason}; {note}" if worst.reason else note,
+            core=tuple(dict.fromkeys(c for _, v in group for c in v.core)),
+            bounded_by=tuple(dict.fromkeys(b for _, v in group for b in v.bounded_by)),
+            caveats=tuple(dict.fromkeys(c for _, v in group for c in v.caveats)))
+    reason = f"candidate `{worst_cand}`: {worst.reason or worst.status}"
+    if proved:
+        reason += f" (proved for {', '.join(proved)})"
+    return attrs.evolve(worst, **total, candidate=worst_cand, candidates=statuses,
+                        reason=reason)

@@ -1,0 +1,58 @@
+"""Random dynP policies (tests/support/policy_fuzz.py, ``tuned_rate``): they compile, and
+the verifier's verdict on each property is the worst of its candidates' verdicts, each
+candidate verified on its own with the tuned invariants (dsl/verify/tuned.py).
+
+The campaigns' simulations of tuned policies wait for the simulator's switching (issue 14,
+DYNP): ``GenConfig.tuned_rate`` is 0 by default until then."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from policy_fuzz import GenConfig, generate
+
+from schedc.dsl import compile_source
+from schedc.dsl.tuning import candidate_policies
+from schedc.dsl.verify.pass_encoding import Bounds
+from schedc.dsl.verify.prover import Limits, verify_policy
+from schedc.runtime.replay import replayer
+
+TUNED = GenConfig(tuned_rate=1.0)
+RANK = {"violated": 0, "unknown": 1, "proved": 2}
+
+
+def test_generated_dynp_policies_compile() -> None:
+    features: set[str] = set()
+    for seed in range(30):
+        g = generate(seed, TUNED)
+        policy = compile_source(g.text, "<fuzz>", f"fuzz{seed}")
+        assert policy.tuning is not None and 2 <= len(policy.tuning.candidates) <= 3
+        features.update(g.features)
+        features.update({f"metric:{policy.tuning.metric}",
+                         f"decider:{policy.tuning.decider}", f"step:{policy.tuning.step}"})
+    # the generator reaches every choice of the language
+    assert {"tuned:2", "tuned:3", "decider:simple", "decider:advanced", "step:submit",
+            "step:change", "metric:artww", "metric:sldwa"} <= features
+
+
+def test_the_default_generator_is_unchanged() -> None:
+    assert all("candidates" not in generate(seed).text for seed in range(40))
+
+
+@pytest.mark.parametrize("seed", [1, 2, 5, 7])
+def test_tuned_verdict_is_the_worst_candidates(seed: int) -> None:
+    policy = compile_source(generate(seed, TUNED).text, "<fuzz>", f"fuzz{seed}")
+    bounds, limits = Bounds(2, 2), Limits(rlimit=4_000_000, timeout_ms=3_600_000)
+    started = time.perf_counter()
+    tuned = verify_policy(policy, bounds, limits, replay_for=replayer)
+    alone = {c.name: {v.property: v.status for v in verify_policy(
+        c, bounds, limits, replay=replayer(c))} for c in candidate_policies(policy)}
+    assert time.perf_counter() - started < 30
+    for v in tuned:
+        statuses = [(name, props[v.property]) for name, props in alone.items()
+                    if v.property in props]
+        assert v.candidates == tuple(statuses), v.property
+        worst = min(statuses, key=lambda ns: RANK[ns[1]])
+        assert v.status == worst[1], v.property
+        assert v.candidate == (None if v.status == "proved" else worst[0])
