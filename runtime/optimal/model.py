@@ -53,11 +53,12 @@ def solve(instance: Instance, *, time_limit: float, workers: int,
     plan, e.g. the best policy's) is the search's first solution and an upper bound."""
     from ortools.sat.python import cp_model
 
-    now, horizon = instance.now, instance.horizon
+    # times relative to now: small domains and coefficients keep the LP relaxation sharp
+    now, horizon = instance.now, instance.horizon - instance.now
     model = cp_model.CpModel()
     starts, intervals = {}, {}
     for job in instance.jobs:
-        s = model.new_int_var(now, horizon - job.estimate, f"s{job.index}")
+        s = model.new_int_var(0, horizon - job.estimate, f"s{job.index}")
         starts[job.index] = s
         intervals[job.index] = model.new_fixed_size_interval_var(s, job.estimate,
                                                                  f"i{job.index}")
@@ -65,7 +66,7 @@ def solve(instance: Instance, *, time_limit: float, workers: int,
         ivs, demands = [], []
         for rj in instance.running:
             if rj.alloc[k] and rj.expected_end > now:
-                ivs.append(model.new_fixed_size_interval_var(now, rj.expected_end - now, ""))
+                ivs.append(model.new_fixed_size_interval_var(0, rj.expected_end - now, ""))
                 demands.append(rj.alloc[k])
         for job in instance.jobs:
             if job.request[k]:
@@ -86,11 +87,12 @@ def solve(instance: Instance, *, time_limit: float, workers: int,
         for a, b in zip(same, same[1:], strict=False):
             model.add(starts[a] <= starts[b])
     objective = sum(j.request[0] * starts[j.index] for j in instance.jobs)
+    widths = sum(j.request[0] for j in instance.jobs)
     if hint is not None:
         ordered = _symmetric_hint(instance, hint, groups)
-        model.add(objective <= weighted_starts(instance, ordered))
+        model.add(objective <= weighted_starts(instance, ordered) - now * widths)
         for index, s in ordered.items():
-            model.add_hint(starts[index], s)
+            model.add_hint(starts[index], s - now)
     model.minimize(objective)
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = time_limit
@@ -101,10 +103,10 @@ def solve(instance: Instance, *, time_limit: float, workers: int,
     status = STATUS.get(solver.status_name(code), "unknown")
     if status == "unknown":
         return Solution(status, None, None, seconds, {})
-    found = {i: int(solver.value(s)) for i, s in starts.items()}
+    found = {i: now + int(solver.value(s)) for i, s in starts.items()}
     weighted = weighted_starts(instance, found)
-    bound = weighted if status == "optimal" else min(weighted,
-                                                     -int(-solver.best_objective_bound // 1))
+    bound = weighted if status == "optimal" else min(
+        weighted, now * widths - int(-solver.best_objective_bound // 1))
     return Solution(status, weighted, bound, seconds, found)
 
 
