@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from typing import Any
 from fractions import Fraction
 
 from attrs import frozen
@@ -48,7 +49,7 @@ def sldwa_of(instance: Instance, weighted: int) -> Fraction:
 
 
 def solve(instance: Instance, *, time_limit: float, workers: int,
-          hint: Mapping[int, int] | None = None) -> Solution:
+          hint: Mapping[int, int] | None = None, left: bool = True) -> Solution:
     """The optimal plan of ``instance`` within ``time_limit`` seconds; ``hint`` (a feasible
     plan, e.g. the best policy's) is the search's first solution and an upper bound."""
     from ortools.sat.python import cp_model
@@ -86,6 +87,8 @@ def solve(instance: Instance, *, time_limit: float, workers: int,
     for same in groups.values():
         for a, b in zip(same, same[1:], strict=False):
             model.add(starts[a] <= starts[b])
+    if left:
+        _left_justified(model, instance, starts)
     objective = sum(j.request[0] * starts[j.index] for j in instance.jobs)
     widths = sum(j.request[0] for j in instance.jobs)
     if hint is not None:
@@ -108,6 +111,27 @@ def solve(instance: Instance, *, time_limit: float, workers: int,
     bound = weighted if status == "optimal" else min(
         weighted, now * widths - int(-solver.best_objective_bound // 1))
     return Solution(status, weighted, bound, seconds, found)
+
+
+def _left_justified(model: Any, instance: Instance, starts: Mapping[int, Any]) -> None:
+    """Each job starts now, when a running job ends, or when another waiting job ends: a
+    plan's starts can be moved left to such points without conflict or loss (the objective
+    is regular), so an optimum of this form exists."""
+    now = instance.now
+    ends = sorted({rj.expected_end - now for rj in instance.running if rj.expected_end > now})
+    for job in instance.jobs:
+        s = starts[job.index]
+        choices = []
+        for t in (0, *ends):
+            lit = model.new_bool_var("")
+            model.add(s == t).only_enforce_if(lit)
+            choices.append(lit)
+        for other in instance.jobs:
+            if other is not job:
+                lit = model.new_bool_var("")
+                model.add(s == starts[other.index] + other.estimate).only_enforce_if(lit)
+                choices.append(lit)
+        model.add_bool_or(choices)
 
 
 def _symmetric_hint(instance: Instance, hint: Mapping[int, int],
