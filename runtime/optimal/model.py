@@ -17,6 +17,7 @@ from fractions import Fraction
 
 from attrs import frozen
 
+from schedc.runtime.optimal.bound import slice_bound
 from schedc.runtime.optimal.instance import Instance
 
 STATUS = {"OPTIMAL": "optimal", "FEASIBLE": "feasible"}  # anything else: "unknown"
@@ -96,6 +97,7 @@ def solve(instance: Instance, *, time_limit: float, workers: int,
         model.add(objective <= weighted_starts(instance, ordered) - now * widths)
         for index, s in ordered.items():
             model.add_hint(starts[index], s - now)
+    model.add(objective >= slice_bound(instance) - now * widths)
     model.minimize(objective)
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = time_limit

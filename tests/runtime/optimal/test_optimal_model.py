@@ -12,6 +12,7 @@ import pytest
 
 from schedc.runtime.engine.policy import RuntimeTuning
 from schedc.runtime.jobs import Job, RunningJob
+from schedc.runtime.optimal.bound import slice_bound
 from schedc.runtime.optimal.check import plan_errors
 from schedc.runtime.optimal.instance import Instance
 from schedc.runtime.optimal.model import artww_of, solve, weighted_starts
@@ -106,3 +107,9 @@ def test_a_self_tuning_policy_stands_for_its_candidates(planning_policies: list)
                          tuning=RuntimeTuning(candidates=(fcfs, sjf, ljf), metric="artww",
                                               decider="advanced", step="submit"))
     assert [p.name for p in candidates([tuned, sjf])] == [fcfs.name, sjf.name, ljf.name]
+
+
+@pytest.mark.parametrize("seed", range(100, 160))
+def test_the_slice_bound_never_exceeds_the_exhaustive_minimum(seed: int) -> None:
+    inst = _instance(random.Random(seed))
+    assert slice_bound(inst) <= _brute_force(inst)
