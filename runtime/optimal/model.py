@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any
 from fractions import Fraction
+from typing import Any
 
 from attrs import frozen
 
