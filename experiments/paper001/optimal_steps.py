@@ -112,7 +112,7 @@ def experiment(args: argparse.Namespace) -> dict[str, Any]:
                      "seed": args.seed, "policies": list(POLICIES)},
         "instances": rows,
         "averages": {
-            "jobs": num(sum(r["jobs"] for r in rows) / len(rows)) if rows else None,
+            "jobs": round(sum(r["jobs"] for r in rows) / len(rows), 1) if rows else None,
             "seconds": round(sum(r["seconds"] for r in rows) / len(rows), 2) if rows else None,
             "optimal": sum(r["status"] == "optimal" for r in rows),
             "loss": round(sum(losses) / len(losses), 6) if losses else None},
