@@ -34,7 +34,6 @@ from experiments.common import (  # noqa: E402
     ExperimentError,
     command,
     dumps,
-    num,
     row,
     sha256,
     shown,
