@@ -1,0 +1,147 @@
+"""The quasi off-line problem as a CP-SAT model, at 1-second resolution (no time-scaling).
+
+Each waiting job is an interval [s, s + estimate) with s >= now, on one cumulative per
+resource that also holds the running jobs as fixed intervals [now, estimated end). ARTwW
+(the paper's eq. 2 over the sum of widths) and SLDwA both equal sum(w s) plus a constant,
+over a constant: the model minimises sum(w s), so one optimum serves both metrics.
+
+ortools is imported inside ``solve`` only: `schedc run` never loads it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from fractions import Fraction
+from typing import Any
+
+from attrs import frozen
+
+from schedc.runtime.optimal.bound import slice_bound
+from schedc.runtime.optimal.instance import Instance
+
+STATUS = {"OPTIMAL": "optimal", "FEASIBLE": "feasible"}  # anything else: "unknown"
+
+
+@frozen
+class Solution:
+    status: str  # optimal, feasible or unknown
+    weighted: int | None  # sum(w s) of the plan found
+    bound: int | None  # proven lower bound of sum(w s)
+    seconds: float  # wall time of the solve
+    starts: dict[int, int]  # job index -> start (empty when unknown)
+
+
+def weighted_starts(instance: Instance, starts: Mapping[int, int]) -> int:
+    return sum(j.request[0] * starts[j.index] for j in instance.jobs)
+
+
+def artww_of(instance: Instance, weighted: int) -> Fraction:
+    """ARTwW of a plan whose sum(w s) is ``weighted``."""
+    widths = sum(j.request[0] for j in instance.jobs)
+    rest = sum(j.request[0] * (j.estimate - j.submit) for j in instance.jobs)
+    return Fraction(weighted + rest, widths) if widths else Fraction(0)
+
+
+def sldwa_of(instance: Instance, weighted: int) -> Fraction:
+    area = sum(j.request[0] * j.estimate for j in instance.jobs)
+    rest = sum(j.request[0] * (j.estimate - j.submit) for j in instance.jobs)
+    return Fraction(weighted + rest, area) if area else Fraction(0)
+
+
+def solve(instance: Instance, *, time_limit: float, workers: int,
+          hint: Mapping[int, int] | None = None, left: bool = True) -> Solution:
+    """The optimal plan of ``instance`` within ``time_limit`` seconds; ``hint`` (a feasible
+    plan, e.g. the best policy's) is the search's first solution and an upper bound."""
+    from ortools.sat.python import cp_model
+
+    # times relative to now: small domains and coefficients keep the LP relaxation sharp
+    now, horizon = instance.now, instance.horizon - instance.now
+    model = cp_model.CpModel()
+    starts, intervals = {}, {}
+    for job in instance.jobs:
+        s = model.new_int_var(0, horizon - job.estimate, f"s{job.index}")
+        starts[job.index] = s
+        intervals[job.index] = model.new_fixed_size_interval_var(s, job.estimate,
+                                                                 f"i{job.index}")
+    for k, cap in enumerate(instance.capacities):
+        ivs, demands = [], []
+        for rj in instance.running:
+            if rj.alloc[k] and rj.expected_end > now:
+                ivs.append(model.new_fixed_size_interval_var(0, rj.expected_end - now, ""))
+                demands.append(rj.alloc[k])
+        for job in instance.jobs:
+            if job.request[k]:
+                ivs.append(intervals[job.index])
+                demands.append(job.request[k])
+        if ivs:
+            model.add_cumulative(ivs, demands, cap)
+        # jobs wider than half the machine never overlap each other: a redundant, strong
+        # disjunction
+        wide = [intervals[j.index] for j in instance.jobs if 2 * j.request[k] > cap]
+        if len(wide) > 1:
+            model.add_no_overlap(wide)
+    # identical jobs (request and estimate) are interchangeable: plan them in index order
+    groups: dict[tuple[tuple[int, ...], int], list[int]] = {}
+    for job in instance.jobs:
+        groups.setdefault((job.request, job.estimate), []).append(job.index)
+    for same in groups.values():
+        for a, b in zip(same, same[1:], strict=False):
+            model.add(starts[a] <= starts[b])
+    if left:
+        _left_justified(model, instance, starts)
+    objective = sum(j.request[0] * starts[j.index] for j in instance.jobs)
+    widths = sum(j.request[0] for j in instance.jobs)
+    if hint is not None:
+        ordered = _symmetric_hint(instance, hint, groups)
+        model.add(objective <= weighted_starts(instance, ordered) - now * widths)
+        for index, s in ordered.items():
+            model.add_hint(starts[index], s - now)
+    model.add(objective >= slice_bound(instance) - now * widths)
+    model.minimize(objective)
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = time_limit
+    solver.parameters.num_workers = workers
+    begin = time.perf_counter()
+    code = solver.solve(model)
+    seconds = time.perf_counter() - begin
+    status = STATUS.get(solver.status_name(code), "unknown")
+    if status == "unknown":
+        return Solution(status, None, None, seconds, {})
+    found = {i: now + int(solver.value(s)) for i, s in starts.items()}
+    weighted = weighted_starts(instance, found)
+    bound = weighted if status == "optimal" else min(
+        weighted, now * widths - int(-solver.best_objective_bound // 1))
+    return Solution(status, weighted, bound, seconds, found)
+
+
+def _left_justified(model: Any, instance: Instance, starts: Mapping[int, Any]) -> None:
+    """Each job starts now, when a running job ends, or when another waiting job ends: a
+    plan's starts can be moved left to such points without conflict or loss (the objective
+    is regular), so an optimum of this form exists."""
+    now = instance.now
+    ends = sorted({rj.expected_end - now for rj in instance.running if rj.expected_end > now})
+    for job in instance.jobs:
+        s = starts[job.index]
+        choices = []
+        for t in (0, *ends):
+            lit = model.new_bool_var("")
+            model.add(s == t).only_enforce_if(lit)
+            choices.append(lit)
+        for other in instance.jobs:
+            if other is not job:
+                lit = model.new_bool_var("")
+                model.add(s == starts[other.index] + other.estimate).only_enforce_if(lit)
+                choices.append(lit)
+        model.add_bool_or(choices)
+
+
+def _symmetric_hint(instance: Instance, hint: Mapping[int, int],
+                    groups: Mapping[tuple[tuple[int, ...], int], list[int]]) -> dict[int, int]:
+    """The hint with each group of identical jobs' starts sorted in index order: the same
+    plan up to swapping identical jobs, so it satisfies the symmetry constraints."""
+    ordered = dict(hint)
+    for same in groups.values():
+        for index, s in zip(same, sorted(hint[i] for i in same), strict=True):
+            ordered[index] = s
+    return ordered

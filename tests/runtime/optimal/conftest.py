@@ -1,0 +1,17 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from schedc.runtime.engine.policy import RuntimePolicy
+from schedc.runtime.run import RunOptions, prepared_policy
+
+ROOT = Path(__file__).resolve().parents[3]
+PLANNING = ("conservative", "conservative-sjf", "conservative-ljf")
+
+
+@pytest.fixture
+def planning_policies() -> list[RuntimePolicy]:
+    return [prepared_policy(ROOT / "examples" / f"{name}.pol", RunOptions())
+            for name in PLANNING]
