@@ -26,7 +26,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import attrs
 from attrs import frozen
 
 HERE = Path(__file__).resolve().parent
@@ -61,15 +60,9 @@ QUICK_JOBS = 400
 
 
 def policy(name: str) -> ir.Policy:
-    """A planning example, or dynP over the three (built as the language lowers
-    examples/dynp.pol and examples/dynp-simple.pol: its first candidate's fields, its own
-    name, the tuning)."""
-    cands = tuple(compile_file(ROOT / "examples" / f, n) for f, n in CANDIDATES)
-    if name in dict((n, f) for f, n in CANDIDATES):
-        return next(c for c in cands if c.name == name)
-    decider = "simple" if name == "dynp_simple" else "advanced"
-    return attrs.evolve(cands[0], name=name, tuning=ir.Tuning(
-        candidates=cands, metric="artww", decider=decider, step="submit"))
+    """A planning example, or dynP over the three (examples/dynp.pol, dynp-simple.pol)."""
+    files = {n: f for f, n in CANDIDATES} | {"dynp": "dynp.pol", "dynp_simple": "dynp-simple.pol"}
+    return compile_file(ROOT / "examples" / files[name], name)
 
 
 @frozen

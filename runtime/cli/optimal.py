@@ -128,17 +128,11 @@ def cmd_optimal(args: argparse.Namespace) -> int:
         why = why_not_planning(p)
         if why is not None:
             raise UserError(f"policy {p.name} has no full plan: {why}", help=PLANNING_HELP)
-    notes = []
     if args.state is not None:
         assert first.initial is not None
         states = [first.initial]
     else:
-        simulated = first
-        if first.policy.tuning is not None:  # the dynP simulation lands with its engine part
-            simulated = evolve(first, policy=first.policy.tuning.candidates[0])
-            notes.append(f"simulated {simulated.policy.name}, the first candidate of "
-                         f"{first.policy.name}")
-        schedule = simulated.run().schedule
+        schedule = first.run().schedule  # a dynP policy switches as in `schedc run`
         if times is None:
             times = sample_steps(schedule, args.steps, args.seed, args.min_jobs, args.max_jobs)
             if not times:
@@ -156,11 +150,9 @@ def cmd_optimal(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({
             "metric": args.metric, "time_limit": args.time_limit, "workers": workers,
-            "notes": notes, "instances": [instance_json(o, args.metric) for o in outcomes],
+            "instances": [instance_json(o, args.metric) for o in outcomes],
             "provenance": first.provenance.to_json()}, indent=2))
     else:
-        for note in notes:
-            print(f"note: {note}")
         print_instances(outcomes, args.metric, args.plan or args.state is not None,
                         first.policy.name)
     return EXIT_OK

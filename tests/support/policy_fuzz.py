@@ -86,8 +86,9 @@ class GenConfig:
     depth: int = 3  # nesting of random expressions
     max_resources: int = 4
     # chance that the file's policy is a self-tuning dynP policy over 2-3 generated planning
-    # candidates (papers/001). 0 by default until the simulator switches among candidates
-    # (the DYNP part of issue 14): the campaigns' simulations would run the first only
+    # candidates (papers/001). 0 by default: the verify-and-simulate harness (fuzz_seed)
+    # replays a counterexample with the policy it verified, and a dynP policy's comes from
+    # one candidate (Verdict.candidate); test_fuzz_tuned.py draws them at rate 1
     tuned_rate: float = 0.0
 
 

@@ -1,9 +1,9 @@
 """Random dynP policies (tests/support/policy_fuzz.py, ``tuned_rate``): they compile, and
 the verifier's verdict on each property is the worst of its candidates' verdicts, each
 candidate verified on its own with the tuned invariants (dsl/verify/tuned.py).
-
-The campaigns' simulations of tuned policies wait for the simulator's switching (issue 14,
-DYNP): ``GenConfig.tuned_rate`` is 0 by default until then."""
+The verify-and-simulate campaigns (test_fuzz_verify.py) do not draw them yet
+(``GenConfig.tuned_rate`` 0): their harness replays a counterexample with the policy it
+verified, and a dynP policy's comes from one candidate."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """`schedc run` on the dynP examples (papers/001): the dynP block after the metrics,
 `--json`'s "tuning", `--switches-out` with its provenance header, `--timing`, and that
-`schedc verify` proves the tuned policy. Skipped only while `examples/dynp.pol` (the
-language side of dynP) is not in this tree."""
+`schedc verify` proves the tuned policy."""
 
 from __future__ import annotations
 
@@ -15,8 +14,6 @@ from schedc.runtime.cli.main import main
 from schedc.runtime.provenance import read_csv
 
 DYNP = EXAMPLES / "dynp.pol"
-if not DYNP.exists():
-    pytest.skip("examples/dynp.pol is not here yet (the dynP syntax)", allow_module_level=True)
 
 GOLDEN = """\
 ; MaxProcs: 10
