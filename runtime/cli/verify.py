@@ -217,6 +217,8 @@ def _write_counterexamples(reports, folder: Path) -> None:
                 name = v.property.split()[0] if v.property.startswith("invariant") \
                     else v.property
                 of = f".{v.candidate}" if v.candidate else ""  # a dynP policy's candidate
+                if v.candidate:  # `schedc run DYNP --state FILE` runs that candidate's pass
+                    state["active"] = v.candidate
                 target = folder / f"{Path(r.file).stem}{of}.{name}.json"
                 write_text_atomic(target, json.dumps(state, indent=2) + "\n")
 

@@ -81,6 +81,20 @@ def simulate(policy: RuntimePolicy, workload: Workload, progress: Progress | Non
         return sim.run(progress)
 
 
+def _active_candidate(policy: RuntimePolicy, initial: InitialState | None) -> int:
+    """The candidate a dynP run starts with: the state's `active` one, else the first."""
+    assert policy.tuning is not None
+    names = [c.name for c in policy.tuning.candidates]
+    if initial is None or initial.active is None:
+        return 0
+    if initial.active not in names:
+        raise WorkloadError(initial.source, None, None,
+                            f"the state's active candidate `{initial.active}` is not a "
+                            f"candidate of policy {policy.name}",
+                            help=f"its candidates: {', '.join(names)}")
+    return names.index(initial.active)
+
+
 def machine_at(policy: RuntimePolicy, initial: InitialState) -> Machine:
     """The machine of a state file at its instant, the queue in ``policy``'s order: what the
     first pass of ``simulate(policy, initial.workload, initial=initial)`` plans on."""
@@ -119,8 +133,16 @@ class _Simulation:
             self.walkers = [PassWalk(c, self.machine, tuple(workload.resources), fast=fast,
                                      monitor=monitor, record=on_pass is not None)
                             for c in policy.tuning.candidates]
-            self.active = policy.tuning.candidates[0]
-            self.walker = self.walkers[0]
+            first = _active_candidate(policy, initial)
+            self.tuner.active = first
+            self.active = policy.tuning.candidates[first]
+            self.walker = self.walkers[first]
+        elif initial is not None and initial.active not in (None, policy.name):
+            raise WorkloadError(initial.source, None, None,
+                                f"the state's active candidate `{initial.active}` is not "
+                                f"policy {policy.name}, which does not tune",
+                                help="run the dynP policy it is a candidate of, or drop "
+                                     "`active`")
         # Backfill "when" with depth >= 2: its starts may delay the reservations, so a
         # re-pass may reserve the first job later and then start the second (see
         # _continue_pass, point 4): the last pass's end state is not a re-pass's.
@@ -163,6 +185,8 @@ class _Simulation:
         queue = machine.queue
         cluster = machine.cluster
         tuner = self.tuner
+        # a state naming its active candidate: that candidate's pass at its instant
+        pinned = self.initial is not None and self.initial.active is not None
         on_change = tuner is not None and tuner.tuning.step == "change"
         for now, events in agenda.instants():
             old = len(queue)  # jobs queued before this instant's submissions
@@ -184,7 +208,8 @@ class _Simulation:
             if cluster is not None:  # new background loads at arrivals and departures
                 cluster.refresh()
                 self.view.power[0] = cluster.total_power
-            if tuner is not None and (submitted or forced_pass or (on_change and finished)):
+            if tuner is not None and (submitted or forced_pass or (on_change and finished)) \
+                    and not (forced_pass and pinned):
                 self._tune(now)
             if finished or forced_pass or not at_end or not self.resumable or not incremental:
                 full_pass(now)

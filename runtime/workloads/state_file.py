@@ -60,7 +60,7 @@ from schedc.runtime.workloads.workload import Workload, WorkloadError, choices_h
 
 ParamValue = int | Fraction | bool
 
-_TOP = ("now", "capacity", "params", "running", "queue")
+_TOP = ("now", "capacity", "params", "running", "queue", "active")
 _JOB = ("id", "submit", "estimate", "run_time", "request")
 _LABELS = LABEL_ATTRS  # optional on every job, integers >= -1 (-1: unknown, the default)
 _MOLDABLE = ("min_size", "max_size", "speedup")
@@ -78,6 +78,9 @@ class InitialState:
     source: str = "<state>"
     # job index -> cpus: sizes chosen at earlier passes by a `size fixed` policy
     sizes: dict[int, int] = field(factory=dict)
+    # A dynP policy's active candidate at ``now`` (a counterexample of one candidate's pass):
+    # then no self-tuning step happens at ``now``, and the pass there is that candidate's
+    active: str | None = None
 
     @property
     def workload(self) -> Workload:
@@ -159,7 +162,7 @@ def state_to_data(state: InitialState) -> dict[str, Any]:
         "params": {k: json_number(v) for k, v in state.params.items()},
         "running": [{**job(rj.job), "start": rj.start} for rj in state.running],
         "queue": [job(j) for j in state.queue],
-    }
+    } | ({"active": state.active} if state.active is not None else {})
 
 
 class _Where(tuple):
@@ -211,6 +214,10 @@ class _Reader:
         now = self.integer(data["now"], _ROOT / "now", 0)
         caps = self.vector(data["capacity"], _ROOT / "capacity", None, lo=1)
         params = self.params(data.get("params", {}))
+        active = data.get("active")
+        if active is not None and (not isinstance(active, str) or not active.strip()):
+            raise self.fail("`active` must be the name of a candidate of the dynP policy",
+                            "write e.g. \"active\": \"conservative_sjf\"", _ROOT / "active")
         running_data = self.job_list(data.get("running", []), _ROOT / "running")
         queue_data = self.job_list(data.get("queue", []), _ROOT / "queue")
         running: list[RunningJob] = []
@@ -235,7 +242,7 @@ class _Reader:
                                 "or raise the capacity", _ROOT / "running")
         return InitialState(now=now, resources=self.resources, capacities=caps,
                             running=tuple(running), queue=tuple(queue), params=params,
-                            source=self.source, sizes=sizes)
+                            source=self.source, sizes=sizes, active=active)
 
     def fixed_size(self, value: Any, where: _Where, job: Job, caps: tuple[int, ...]) -> int:
         size = self.integer(value, where, 1)

@@ -118,3 +118,31 @@ def test_combination_is_the_first_worst_and_keeps_own_invariants() -> None:
     assert cap.seconds == 2.0 and cap.work == 4
     assert own.status == "proved" and own.candidates == (("fcfs", "proved"),)
     assert attrs.evolve(own, reason=None).candidate is None
+
+
+def test_the_written_counterexample_replays_from_the_command_line(tmp_path: Path,
+                                                                 capsys) -> None:
+    """The file names its candidate (`active`): `schedc run DYNP --state FILE` runs that
+    candidate's pass at its instant (no self-tuning step there) and the monitor stops."""
+    src = tmp_path / "t.pol"
+    src.write_text(NARROW)
+    cex = tmp_path / "cex"
+    assert main(["verify", str(src), "--policy", "d", "--queued", "3", "--running", "3",
+                 "--property", "invariant", "--counterexamples", str(cex)]) == 1
+    state = cex / "t.narrow.invariant.json"
+    assert json.loads(state.read_text())["active"] == "narrow"
+    capsys.readouterr()
+    assert main(["run", str(src), "--policy", "d", "--state", str(state)]) == 1
+    assert "job.size >= job.procs" in capsys.readouterr().err
+    # without `active`, the step at its instant may choose fcfs, whose pass keeps it
+    data = json.loads(state.read_text())
+    del data["active"]
+    state.write_text(json.dumps(data))
+    assert main(["run", str(src), "--policy", "d", "--state", str(state)]) in (0, 1)
+    # a name that is not a candidate is a user error
+    data["active"] = "nope"
+    state.write_text(json.dumps(data))
+    assert main(["run", str(src), "--policy", "d", "--state", str(state)]) == 2
+    assert "not a candidate of policy d" in capsys.readouterr().err
+    assert main(["run", str(src), "--policy", "fcfs", "--state", str(state)]) == 2
+    assert "does not tune" in capsys.readouterr().err
