@@ -1,10 +1,11 @@
 """The agreement test that covers the switch: on random small states, a dynP policy's first
 pass (a self-tuning step happens at the state's instant) decides exactly what the symbolic
 pass (``PassEncoder``) of the candidate chosen by an independent oracle decides. The oracle
-plans each candidate by serial earliest fit in its order (second by second, as in
-test_planning.py), measures each plan with ``plan_metrics`` and applies the deciders' rules
-written out again here. Also: the pass that runs decides what the chosen candidate's plan
-(``Planner``) decides now: the same starts, and its reservations are the plan's."""
+plans each candidate by serial earliest fit in its order, second by second
+(tests/support/planning_oracle.py, shared with test_planning.py), measures each plan with
+``plan_metrics`` and applies the deciders' rules written out again here. Also: the pass that
+runs decides what the chosen candidate's plan (``Planner``) decides now: the same starts,
+and its reservations are the plan's."""
 
 from __future__ import annotations
 
@@ -20,68 +21,19 @@ from support.pass_agreement import (
     policy_order,
     symbolic_decisions,
 )
+from support.planning_oracle import ORDERS, oracle_plan, states
 from support.tuned import planning, tuned
 
 from schedc.dsl.verify.pass_encoding import Bounds, encode_pass
 from schedc.runtime.engine.from_ir import to_runtime
-from schedc.runtime.engine.planning import PlannedJob, Planner
+from schedc.runtime.engine.planning import Planner
 from schedc.runtime.engine.simulator import machine_at, simulate
 from schedc.runtime.engine.tuning import queue_order, serial_plan, serial_plannable
-from schedc.runtime.jobs import Job, RunningJob
 from schedc.runtime.plan_metrics import METRICS, PlanContext
 from schedc.runtime.workloads.state_file import InitialState
 
 NAMES = ("conservative", "conservative_sjf", "conservative_ljf")
-ORDERS = {"conservative": lambda j: (j.submit, j.index),
-          "conservative_sjf": lambda j: (j.estimate, j.submit, j.index),
-          "conservative_ljf": lambda j: (-j.estimate, j.submit, j.index)}
-
-
-@st.composite
-def states(draw) -> InitialState:
-    cpus = draw(st.integers(1, 8))
-    now = draw(st.integers(0, 20))
-    running = []
-    used = 0
-    for i in range(draw(st.integers(0, 2))):
-        procs = draw(st.integers(1, cpus))
-        if used + procs > cpus:
-            break
-        used += procs
-        est = draw(st.integers(1, 15))
-        start = draw(st.integers(max(0, now - est + 1), now))
-        job = Job(id=i + 1, index=i, submit=start, run_time=est, estimate=est,
-                  request=(procs,))
-        running.append(RunningJob(job, start, (procs,)))
-    queue = []
-    for q in range(draw(st.integers(1, 4))):
-        i = len(running) + q
-        est = draw(st.integers(1, 12))
-        queue.append(Job(id=i + 1, index=i, submit=draw(st.integers(0, now)),
-                         run_time=est, estimate=est, request=(draw(st.integers(1, cpus)),)))
-    return InitialState(now=now, resources=("cpus",), capacities=(cpus,),
-                        running=tuple(running), queue=tuple(queue))
-
-
-def oracle_plan(state: InitialState, order) -> list[PlannedJob]:
-    """Serial earliest-fit insertion in ``order``, second by second."""
-    horizon = state.now + sum(j.estimate for j in state.queue) + max(
-        (rj.start + rj.job.estimate for rj in state.running), default=0) + 1
-    free = [state.capacities[0]] * (horizon + 1)
-    for rj in state.running:
-        for t in range(rj.start, rj.start + rj.job.estimate):
-            free[t] -= rj.alloc[0]
-    plan = []
-    for job in sorted(state.queue, key=order):
-        t = state.now
-        while not all(free[s] >= job.procs for s in range(t, t + job.estimate)):
-            t += 1
-        for s in range(t, t + job.estimate):
-            free[s] -= job.procs
-        plan.append(PlannedJob(job, t, job.estimate, job.request))
-    return plan
-
-
+SMALL_STATES = states(max_running=2, max_queue=4)  # the symbolic pass stays quick
 def oracle_choice(state: InitialState, metric: str, decider: str) -> int:
     """The candidate the first step chooses: the first candidate is active before it."""
     m = METRICS[metric]
@@ -102,7 +54,7 @@ def encoded(name: str, N: int, R: int):
 
 
 @settings(max_examples=EXAMPLES * 2, deadline=None)
-@given(state=states(), metric=st.sampled_from(["artww", "sldwa", "makespan", "utilisation"]),
+@given(state=SMALL_STATES, metric=st.sampled_from(["artww", "sldwa", "makespan", "utilisation"]),
        decider=st.sampled_from(["simple", "advanced"]))
 def test_tuned_pass_is_the_chosen_candidates_symbolic_pass(state, metric, decider):
     rp = to_runtime(tuned(metric=metric, decider=decider))
@@ -116,7 +68,7 @@ def test_tuned_pass_is_the_chosen_candidates_symbolic_pass(state, metric, decide
 
 
 @settings(max_examples=EXAMPLES * 2, deadline=None)
-@given(state=states(), decider=st.sampled_from(["simple", "advanced"]))
+@given(state=SMALL_STATES, decider=st.sampled_from(["simple", "advanced"]))
 def test_the_pass_decides_what_the_chosen_plan_decides(state, decider):
     rp = to_runtime(tuned(decider=decider))
     assert rp.tuning is not None
@@ -136,7 +88,7 @@ def test_the_pass_decides_what_the_chosen_plan_decides(state, decider):
 
 
 @settings(max_examples=EXAMPLES * 2, deadline=None)
-@given(state=states())
+@given(state=SMALL_STATES)
 def test_serial_plan_is_the_planners_plan(state):
     rp = to_runtime(tuned())
     assert rp.tuning is not None

@@ -10,8 +10,8 @@ from fractions import Fraction
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 from support.pass_agreement import concrete_decisions
+from support.planning_oracle import ORDERS, oracle_plan, states
 from support.repo import ROOT
 
 from schedc.dsl.api import compile_file
@@ -22,9 +22,6 @@ from schedc.runtime.jobs import Job, RunningJob
 from schedc.runtime.plan_metrics import METRICS, PlanContext
 from schedc.runtime.workloads.state_file import InitialState
 
-ORDERS = {"conservative": lambda j: (j.submit, j.index),
-          "conservative_sjf": lambda j: (j.estimate, j.submit, j.index),
-          "conservative_ljf": lambda j: (-j.estimate, j.submit, j.index)}
 FILES = {"conservative": "conservative.pol", "conservative_sjf": "conservative-sjf.pol",
          "conservative_ljf": "conservative-ljf.pol"}
 
@@ -33,49 +30,8 @@ def compiled(name: str):
     return runtime_policy(compile_file(str(ROOT / "examples" / FILES[name])))
 
 
-@st.composite
-def states(draw) -> InitialState:
-    cpus = draw(st.integers(1, 8))
-    now = draw(st.integers(0, 20))
-    running = []
-    used = 0
-    for i in range(draw(st.integers(0, 3))):
-        procs = draw(st.integers(1, cpus))
-        if used + procs > cpus:
-            break
-        used += procs
-        est = draw(st.integers(1, 15))
-        start = draw(st.integers(max(0, now - est + 1), now))
-        job = Job(id=i + 1, index=i, submit=start, run_time=est, estimate=est,
-                  request=(procs,))
-        running.append(RunningJob(job, start, (procs,)))
-    queue = []
-    for q in range(draw(st.integers(1, 6))):
-        i = len(running) + q
-        est = draw(st.integers(1, 12))
-        queue.append(Job(id=i + 1, index=i, submit=draw(st.integers(0, now)),
-                         run_time=est, estimate=est, request=(draw(st.integers(1, cpus)),)))
-    return InitialState(now=now, resources=("cpus",), capacities=(cpus,),
-                        running=tuple(running), queue=tuple(queue))
-
-
 def oracle_starts(state: InitialState, order) -> dict[int, int]:
-    """Serial earliest-fit insertion, second by second."""
-    horizon = state.now + sum(j.estimate for j in state.queue) + max(
-        (rj.start + rj.job.estimate for rj in state.running), default=0) + 1
-    free = [state.capacities[0]] * (horizon + 1)
-    for rj in state.running:
-        for t in range(rj.start, rj.start + rj.job.estimate):
-            free[t] -= rj.alloc[0]
-    starts = {}
-    for job in sorted(state.queue, key=order):
-        t = state.now
-        while not all(free[s] >= job.procs for s in range(t, t + job.estimate)):
-            t += 1
-        for s in range(t, t + job.estimate):
-            free[s] -= job.procs
-        starts[job.index] = t
-    return starts
+    return {p.job.index: p.start for p in oracle_plan(state, order)}
 
 
 @pytest.mark.parametrize("name", sorted(ORDERS))
