@@ -12,11 +12,17 @@ from schedc.dsl import ir
 
 
 def candidate_policies(policy: ir.Policy) -> tuple[ir.Policy, ...]:
-    """The passes ``policy`` may make: its candidates with its invariants added; a policy
-    without tuning is its own one candidate."""
+    """The passes ``policy`` may make: its candidates with its invariants (and the params
+    they read) added; a policy without tuning is its own one candidate."""
     if policy.tuning is None:
         return (policy,)
-    return tuple(evolve(c, invariants=c.invariants + policy.invariants)
+    # the tuned invariants' params become the candidate's too: its pass checks them
+    read = {n.name for i in policy.invariants for n in ir.walk(i.expr)
+            if isinstance(n, ir.ParamRef)}
+    added = tuple(q for q in policy.params if q.name in read)
+    return tuple(evolve(c, invariants=c.invariants + policy.invariants,
+                        params=c.params + tuple(q for q in added
+                                                if q.name not in {o.name for o in c.params}))
                  for c in policy.tuning.candidates)
 
 

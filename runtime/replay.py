@@ -44,7 +44,7 @@ def replay_stop(policy: ir.Policy, counterexample: Mapping[str, Any]) -> Stop:
         runtime = to_runtime(policy, merged_params(state, {}))
     except DiagnosticError as exc:  # the state breaks a reader's rule (WorkloadError too)
         return Stop(None, f"the state is not valid input: {exc}")
-    if state.sizes and not runtime.size_fixed:
+    if state.sizes and not runtime.active(state.active).size_fixed:
         return Stop(None, "the state gives queued jobs a `size`, but the policy has none kept")
     try:
         simulate(runtime, state.workload, initial=state)

@@ -295,8 +295,9 @@ def _prepare_state(policy: str | Path | ir.Policy, options: RunOptions) -> Prepa
     state = load_state(options.state, resources)
     bound = merged_params(state, dict(options.params))
     runtime = to_runtime(policy_ir, bound)
-    if state.sizes and not runtime.size_fixed:
-        raise OptionError(f"the state gives queued jobs a `size`, but policy {runtime.name} "
+    sizing = runtime.active(state.active)  # a dynP state's sizes are its candidate's
+    if state.sizes and not sizing.size_fixed:
+        raise OptionError(f"the state gives queued jobs a `size`, but policy {sizing.name} "
                           "chooses sizes at every pass",
                           help="kept sizes are for `size fixed` policies: remove the `size` "
                           "fields")

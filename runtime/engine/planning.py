@@ -101,11 +101,13 @@ class Planner:
         self.resources = tuple(resources)
         self.fast = fast
         self.monitor = monitor
-        # rigid requests packed once per run, shared by every plan's walk
+        # rigid requests packed once per run, shared by every plan's walk; by a rigid
+        # policy's walker (one that sizes its jobs, `size fixed`, packs nothing)
         probe = Machine(capacities, len(jobs), True)
-        walker = PassWalk(self.policies[0], probe, self.resources, fast=fast)
-        walker.pack(list(jobs))
-        self.packed = walker.packed
+        walkers = [PassWalk(p, probe, self.resources, fast=fast) for p in self.policies]
+        packer = next((w for w in walkers if w.rigid), walkers[0])
+        packer.pack(list(jobs))
+        self.packed = packer.packed
 
     def plan(self, k: int, machine: Machine, now: int) -> tuple[Plan, Machine]:
         """Policy ``k``'s plan at ``now`` and the machine after its pass (a copy)."""

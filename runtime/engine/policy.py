@@ -76,6 +76,14 @@ class RuntimePolicy:
         """Reservations per key or by condition: the depth is not one global count."""
         return self.reserve_key is not None or self.reserve_when is not None
 
+    def active(self, name: str | None) -> RuntimePolicy:
+        """The policy whose pass runs first from a state naming ``name`` as its active
+        candidate: that candidate of a dynP policy (itself when unknown: the simulator
+        reports it), else this policy."""
+        if self.tuning is None or name is None:
+            return self
+        return next((c for c in self.tuning.candidates if c.name == name), self)
+
 
 @frozen
 class RuntimeTuning:

@@ -168,9 +168,12 @@ class _Simulation:
         jobs = self.workload.jobs
         n = len(jobs)
         machine = self.machine
-        self.walker.pack(jobs)
-        for walker in self.walkers:  # rigid requests packed once, shared
-            walker.packed = self.walker.packed
+        # rigid requests packed once, shared by a dynP policy's walkers: by a rigid one, as
+        # the active candidate may size its jobs (`size fixed`) and pack nothing
+        packer = next((w for w in (self.walker, *self.walkers) if w.rigid), self.walker)
+        packer.pack(jobs)
+        for walker in (self.walker, *self.walkers):
+            walker.packed = packer.packed
         forced = self._place_initial()
         placed = {j.index for j in machine.queue} | {rj.job.index for rj in machine.running}
         agenda = Agenda(sorted((j for j in jobs if j.index not in placed),
@@ -243,7 +246,7 @@ class _Simulation:
             machine.launch(rj.job, rj.alloc, rj.start)
         for job in init.queue:
             self._submit(job, len(machine.queue))
-        if self.policy.size_fixed:  # sizes chosen before `now`, kept
+        if self.active.size_fixed:  # sizes chosen before `now`, kept (by the active pass)
             for index, cpus in init.sizes.items():
                 machine.fixed_sizes[index] = (cpus, *self.workload.jobs[index].request[1:])
         return init.now

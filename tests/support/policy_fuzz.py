@@ -37,6 +37,7 @@ from attrs import frozen
 
 from schedc.dsl import DiagnosticError, compile_source, ir, render_diagnostics
 from schedc.dsl.ir import DECIDERS, TUNING_METRICS, TUNING_STEPS
+from schedc.dsl.tuning import candidate_policies
 from schedc.dsl.verify.pass_encoding import Bounds
 from schedc.dsl.verify.prover import Limits, Verdict, verify_policy
 from schedc.runtime.engine import simulator
@@ -86,9 +87,8 @@ class GenConfig:
     depth: int = 3  # nesting of random expressions
     max_resources: int = 4
     # chance that the file's policy is a self-tuning dynP policy over 2-3 generated planning
-    # candidates (papers/001). 0 by default: the verify-and-simulate harness (fuzz_seed)
-    # replays a counterexample with the policy it verified, and a dynP policy's comes from
-    # one candidate (Verdict.candidate); test_fuzz_tuned.py draws them at rate 1
+    # candidates (papers/001). 0 by default, so that a seed names the same policy as in the
+    # campaigns run before dynP existed (`fuzz_verify.py --tuned-rate` draws them)
     tuned_rate: float = 0.0
 
 
@@ -97,12 +97,13 @@ class GeneratedPolicy:
     seed: int
     text: str
     features: tuple[str, ...]  # what the policy uses (for campaign statistics)
+    name: str  # the policy under test (a dynP file also defines its candidates)
 
 
 def generate(seed: int, config: GenConfig | None = None) -> GeneratedPolicy:
     """The policy of ``seed`` (same seed and config, same text)."""
     gen = _Gen(random.Random(seed), config or GenConfig(), f"fuzz{seed}")
-    return GeneratedPolicy(seed, gen.program(), tuple(sorted(gen.features)))
+    return GeneratedPolicy(seed, gen.program(), tuple(sorted(gen.features)), gen.name)
 
 
 @frozen
@@ -1004,17 +1005,18 @@ def fuzz_seed(seed: int, gen: GenConfig | None = None,
               config: HarnessConfig | None = None) -> PolicyResult:
     """Generate the policy of ``seed`` and fuzz it."""
     g = generate(seed, gen)
-    return fuzz_policy(g.text, seed, config, g.features)
+    return fuzz_policy(g.text, seed, config, g.features, g.name)
 
 
 def fuzz_policy(text: str, seed: int | None = None, config: HarnessConfig | None = None,
-                features: tuple[str, ...] = ()) -> PolicyResult:
-    """Verify the one policy of ``text``, simulate it, replay its counterexamples, and
-    report every disagreement between the verdicts and the runtime monitor."""
+                features: tuple[str, ...] = (), name: str | None = None) -> PolicyResult:
+    """Verify the policy ``name`` of ``text`` (or its only one), simulate it, replay its
+    counterexamples, and report every disagreement between the verdicts and the runtime
+    monitor."""
     started = time.perf_counter()
     cfg = config or HarnessConfig()
     try:
-        policy = compile_source(text, "<fuzz>")
+        policy = compile_source(text, "<fuzz>", name)
     except DiagnosticError as exc:
         return PolicyResult(seed, "?", text, features, (), (), 0, 0, 0,
                             time.perf_counter() - started,
@@ -1042,7 +1044,9 @@ class _Harness:
         self.rng = random.Random(seed * 7919 + 17)  # the workloads' and params' draws
         self.resources = tuple(r.name for r in policy.machine.resources)
         self.fixed = tuple(r.capacity for r in policy.machine.resources)
-        self.invariants = tuple(i.text for i in policy.invariants)
+        # a dynP policy's passes are its candidates', each checking its own invariants too
+        self.invariants = tuple(dict.fromkeys(
+            i.text for c in candidate_policies(policy) for i in c.invariants))
         self.verdicts: tuple[VerdictRecord, ...] = ()
         self.status: dict[str, str] = {}
         self.found: dict[tuple[str, str], Disagreement] = {}
@@ -1058,6 +1062,8 @@ class _Harness:
         for v in verdicts:
             if v.status == "violated" and v.counterexample is not None:
                 state = {k: x for k, x in v.counterexample.items() if k != "pass"}
+                if v.candidate is not None:  # a dynP verdict: that candidate's pass replays
+                    state["active"] = v.candidate
                 case = _Case(f"counterexample of {v.property}", dict(state["params"]),
                              state=state)
                 self.judge(case, self.simulate(case), expected=v.property)
@@ -1065,10 +1071,11 @@ class _Harness:
     def verify(self) -> list[Verdict]:
         n, r = self.cfg.bounds
         try:
-            verdicts = verify_policy(self.policy, Bounds(n, r),
-                                     Limits(rlimit=self.cfg.rlimit,
-                                            timeout_ms=self.cfg.timeout_ms),
-                                     replay=replayer(self.policy))
+            limits = Limits(rlimit=self.cfg.rlimit, timeout_ms=self.cfg.timeout_ms)
+            # a dynP policy's counterexamples replay with their candidate's pass
+            verdicts = verify_policy(self.policy, Bounds(n, r), limits,
+                                     replay_for=replayer) if self.policy.tuning else \
+                verify_policy(self.policy, Bounds(n, r), limits, replay=replayer(self.policy))
         except Exception as exc:  # a verifier bug
             ev = Evidence("verify_policy", {}, f"{type(exc).__name__}: {exc}")
             self.found[("crash", "verify")] = Disagreement("crash", "crash", "verify", ev)
@@ -1134,7 +1141,7 @@ class _Harness:
         rt = self.runtime(merged_params(state, given))
         if isinstance(rt, str):
             return Outcome("rejected", f"params rejected: {rt}")
-        if state.sizes and not rt.size_fixed:
+        if state.sizes and not rt.active(state.active).size_fixed:
             return Outcome("rejected", "state rejected: kept sizes for a policy without "
                            "`size fixed`")
         return rt, state.workload, state
@@ -1481,9 +1488,12 @@ def evidence_name(d: Disagreement) -> str | None:
 
 
 def commands(d: Disagreement, config: HarnessConfig | None = None,
-             policy: str = "policy.pol") -> list[str]:
-    """The `schedc` commands that show the disagreement (run from the evidence folder)."""
+             policy: str = "policy.pol", name: str | None = None) -> list[str]:
+    """The `schedc` commands that show the disagreement (run from the evidence folder).
+    ``name``: the policy to pick when the file defines several (a dynP policy's)."""
     cfg = config or HarnessConfig()
+    if name is not None:
+        policy += f" --policy {name}"
     n, r = cfg.bounds
     verify = f"schedc verify {policy} --queued {n} --running {r} --rlimit {cfg.rlimit}"
     ev = d.evidence
@@ -1512,7 +1522,8 @@ def describe(result: PolicyResult, d: Disagreement, config: HarnessConfig | None
         lines.append(f"  triage: {d.note}")
     if ev.queued is not None:
         lines.append(f"  at the failure: {ev.queued} queued, {ev.running} running")
-    lines += [f"  $ {c}" for c in commands(d, config)]
+    several = "tuned" in result.features  # the file defines the candidates too
+    lines += [f"  $ {c}" for c in commands(d, config, name=result.name if several else None)]
     if with_policy:
         lines += ["  policy.pol:"] + [f"    {x}" for x in result.text.rstrip().splitlines()]
     if ev.state is not None:

@@ -1,9 +1,9 @@
 """Random dynP policies (tests/support/policy_fuzz.py, ``tuned_rate``): they compile, and
 the verifier's verdict on each property is the worst of its candidates' verdicts, each
 candidate verified on its own with the tuned invariants (dsl/verify/tuned.py).
-The verify-and-simulate campaigns (test_fuzz_verify.py) do not draw them yet
-(``GenConfig.tuned_rate`` 0): their harness replays a counterexample with the policy it
-verified, and a dynP policy's comes from one candidate."""
+The verify-and-simulate harness runs them too (its counterexample states name their
+candidate, `"active"`): tests/runtime/engine/test_dynp_mixed.py, and
+`benchmarks/fuzz_verify.py --tuned-rate P` for campaigns."""
 
 from __future__ import annotations
 

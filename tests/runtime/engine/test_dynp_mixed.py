@@ -1,0 +1,104 @@
+"""dynP policies whose candidates differ in kind: a `size fixed` candidate beside rigid
+ones, and tuned invariants that read a param no candidate reads. Each case is a bug the
+verify-and-simulate fuzzer found once it drew dynP policies (``fuzz_verify.py
+--tuned-rate``): a crash packing rigid requests, a crash binding the invariant's param, and
+a counterexample of the `size fixed` candidate that `run --state` refused."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from policy_fuzz import GenConfig, fuzz_seed
+
+from schedc.runtime.cli.main import main
+from schedc.runtime.monitor import MonitorViolation
+from schedc.runtime.run import RunOptions, run_policy
+
+MIXED = """\
+param cap: int in [1, 100] = 50
+
+policy rigid {
+  order job.estimate asc
+  reserve all
+  backfill first_fit
+}
+
+policy sized {
+  reserve all
+  backfill first_fit
+  size fixed job.procs
+}
+
+policy sized_first {
+  candidates sized, rigid
+  metric artww
+}
+
+policy rigid_first {
+  candidates rigid, sized
+  metric artww
+}
+
+policy capped {
+  candidates sized, rigid
+  metric artww
+  invariant queue.count <= cap
+}
+"""
+
+
+@pytest.fixture
+def mixed(tmp_path):
+    path = tmp_path / "mixed.pol"
+    path.write_text(MIXED)
+    return str(path)
+
+
+def run(path: str, name: str, **params: str):
+    return run_policy(path, None, RunOptions(policy_name=name, limit=400,
+                                             params=dict(params)))
+
+
+@pytest.mark.parametrize("name", ["sized_first", "rigid_first"])
+def test_a_sized_candidate_beside_a_rigid_one_runs(mixed, name):
+    # `size fixed job.procs` sizes every job as it asked: both candidates are conservative
+    # planning, in FCFS and SJF order, so the run switches and each pass runs
+    result = run(mixed, name)
+    tuning = result.schedule.tuning
+    assert tuning is not None and tuning.switches
+    assert all(0 < share < 1 for _, share in tuning.share)
+    assert all(r.alloc[0] == r.job.procs for r in result.schedule.records)
+
+
+def test_a_tuned_invariant_binds_its_param_in_every_candidate(mixed):
+    assert run(mixed, "capped").schedule.tuning is not None  # cap = 50 holds here
+    with pytest.raises(MonitorViolation, match=r"queue.count <= cap"):
+        run(mixed, "capped", cap="2")
+
+
+def test_a_sized_candidates_counterexample_replays_from_the_command_line(
+        tmp_path, capsys):
+    # the first candidate chooses no size: the state's kept sizes are the active one's
+    path = tmp_path / "mixed.pol"
+    path.write_text(MIXED.replace("  size fixed job.procs\n",
+                                  "  size fixed job.procs\n  invariant running.count >= 2\n"))
+    cex = tmp_path / "cex"
+    assert main(["verify", str(path), "--policy", "rigid_first",
+                 "--counterexamples", str(cex)]) == 1
+    (state,) = cex.glob("*.json")
+    data = json.loads(state.read_text())
+    assert data["active"] == "sized" and all("size" in j for j in data["queue"])
+    capsys.readouterr()
+    assert main(["run", str(path), "--policy", "rigid_first", "--state", str(state)]) == 1
+    assert "invariant `running.count >= 2`" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("seed", [8, 25, 35])
+def test_fuzzed_dynp_policies_agree_with_the_simulator(seed):
+    # seed 8: a `size fixed` first candidate (the packing crash); 25 and 35: counterexamples
+    # of a `size fixed` candidate (the refused state)
+    result = fuzz_seed(seed, GenConfig(tuned_rate=1.0))
+    assert result.compile_error is None
+    assert result.disagreements == (), [d.category for d in result.disagreements]
+    assert result.agreed_stops > 0  # the runs did reach the invariants
