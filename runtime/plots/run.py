@@ -168,7 +168,8 @@ def _log_bins(low: float, high: float, count: int = 40) -> list[float]:
     a, b = math.log10(low), math.log10(high)
     if b - a < 1e-9:
         return [low / 1.5, high * 1.5]
-    return [10 ** (a + (b - a) * i / count) for i in range(count + 1)]
+    inner = [10 ** (a + (b - a) * i / count) for i in range(1, count)]
+    return [low, *inner, high]  # exact ends: 10 ** log10(x) may round below x and drop it
 
 
 def _duration(s: float) -> str:
