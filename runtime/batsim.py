@@ -17,7 +17,7 @@ import os
 from fractions import Fraction
 from pathlib import Path
 
-from schedc.runtime.allocation import processor_sets, procset_text
+from schedc.runtime.allocation import processor_runs, runs_text
 from schedc.runtime.atomicio import write_atomic
 from schedc.runtime.metrics import estimate_on
 from schedc.runtime.schedule import Schedule
@@ -32,7 +32,7 @@ def write_batsim_jobs(schedule: Schedule, path: str | os.PathLike[str]) -> None:
     """One row per job, file order (atomic write)."""
     unit = Fraction(schedule.workload.time_unit)
     name = _workload_name(schedule.workload.source)
-    processors = processor_sets(schedule)
+    processors = processor_runs(schedule)
 
     def t(x: int) -> str:  # seconds: whole for a trace in seconds, exact decimals otherwise
         return str(x) if unit == 1 else repr(float(x * unit))
@@ -46,7 +46,7 @@ def write_batsim_jobs(schedule: Schedule, path: str | os.PathLike[str]) -> None:
             out.write(",".join((
                 str(j.id), name, t(j.submit), str(r.alloc[0]), t(estimate_on(j, r.alloc[0])),
                 "1", "COMPLETED_SUCCESSFULLY", t(r.start), t(run), t(r.end),
-                t(r.start - j.submit), t(turnaround), stretch, procset_text(ids), "-1", "",
+                t(r.start - j.submit), t(turnaround), stretch, runs_text(ids), "-1", "",
             )) + "\n")
 
     write_atomic(path, fill)

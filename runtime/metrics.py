@@ -197,10 +197,10 @@ def write_jobs_csv(schedule: Schedule, path: str | os.PathLike[str],
 
     A job's size (`procs`), `run_time` and `estimate` are those of the run (a moldable job's
     on the size it got); `requested_*` are as recorded in the workload."""
-    from schedc.runtime.allocation import processor_sets, procset_text
+    from schedc.runtime.allocation import processor_runs, runs_text
 
     extra = schedule.resources[1:]
-    processors = processor_sets(schedule)
+    processors = processor_runs(schedule)
 
     def fill(out) -> None:  # type: ignore[no-untyped-def]
         out.writelines(header)
@@ -211,7 +211,7 @@ def write_jobs_csv(schedule: Schedule, path: str | os.PathLike[str],
             j = r.job
             row = (j.id, j.submit, r.start, r.end, r.alloc[0], r.start - j.submit,
                    r.end - j.submit, r.end - r.start, estimate_on(j, r.alloc[0]), j.procs,
-                   j.run_time, j.estimate, *r.alloc[1:], procset_text(ids))
+                   j.run_time, j.estimate, *r.alloc[1:], runs_text(ids))
             out.write(",".join(map(str, row)) + "\n")
 
     write_atomic(path, fill)
