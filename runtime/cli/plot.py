@@ -99,8 +99,11 @@ def on_command_line(args: argparse.Namespace, value: str, message: str, help: st
     line = " ".join(shlex.quote(w) for w in words)
     col = len(" ".join(shlex.quote(w) for w in words[:at])) + 2
     word = shlex.quote(words[at])
-    if words[at] != value and value in word:  # a part of a word: point at the part
-        col += word.index(value)
+    if words[at] != value and word == words[at]:  # a part of a plain word: point at it
+        head = words[at].rsplit("=", 1)[0] + "=" if words[at].endswith("=" + value) else ""
+        parts = words[at].removeprefix(head).split(",")
+        col += len(head) + sum(len(p) + 1 for p in parts[:parts.index(value)]) \
+            if value in parts else len(head)
         word = value
     return DiagnosticError([Diagnostic(message, COMMAND_LINE, 1, col, 1, col + len(word),
                                        help, source=line)])
