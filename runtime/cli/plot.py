@@ -37,6 +37,9 @@ def add_parser(commands: Any, simulation_options: Callable[..., None]) -> None:
         f"{', '.join(RUN_KINDS)}.")
     run.add_argument("policy_file", metavar="POLICY", help=".pol file")
     simulation_options(run, json=False)
+    run.add_argument("--state", metavar="STATE.json",
+                     help="replay from a machine state (e.g. a counterexample of `verify`) "
+                     "instead of a workload: its running jobs hold processors from their start")
     _output_options(run, RUN_KINDS)
     compare = kinds.add_parser(
         "compare", help="figures of a comparison",

@@ -67,3 +67,23 @@ def test_the_format_needs_jobs_out(capsys) -> None:
     code = main(["run", str(EASY), "--limit", "5", "--jobs-out-format", "batsim"])
     assert code == 2
     assert "--jobs-out-format batsim needs --jobs-out" in capsys.readouterr().err
+
+
+def test_times_in_smaller_units_are_written_in_seconds(tmp_path: Path) -> None:
+    from fractions import Fraction
+
+    from schedc.runtime.jobs import Job
+    from schedc.runtime.workloads.workload import Workload
+
+    jobs = (Job(1, 0, 0, 150, 200, (2,)), Job(2, 1, 10, 50, 60, (4,)))
+    workload = Workload(jobs, ("cpus",), (4,), time_unit=Fraction(1, 100), source="t.csv")
+    result = run_policy(EASY, workload)
+    out = tmp_path / "jobs.csv"
+    write_batsim_jobs(result.schedule, out)
+    with open(out, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    # job 2 (4 cpus) waits for job 1 (2 of 4 cpus) to end at 150 units = 1.5 s
+    assert [(r["submission_time"], r["starting_time"], r["finish_time"]) for r in rows] == [
+        ("0.0", "0.0", "1.5"), ("0.1", "1.5", "2.0")]
+    assert rows[1]["requested_time"] == "0.6" and rows[1]["waiting_time"] == "1.4"
+    assert rows[0]["workload_name"] == "t"

@@ -151,3 +151,20 @@ def test_run_does_not_import_matplotlib(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     assert done.stdout.split()[-2:] == ["0", "False"], done.stderr
+
+
+def test_plot_run_of_a_state(tmp_path: Path, capsys) -> None:
+    state = {"now": 2, "capacity": {"cpus": 10},
+             "running": [{"id": 1, "submit": 0, "start": 0, "estimate": 100, "run_time": 100,
+                          "request": {"cpus": 6}}],
+             "queue": [{"id": 2, "submit": 1, "estimate": 100, "run_time": 100,
+                        "request": {"cpus": 10}}]}
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(state))
+    code, _, err = run_cli(capsys, "plot", "run", EASY, "--state", path, "-o",
+                           tmp_path / "g.svg")
+    assert code == 0, err
+    assert (tmp_path / "g.svg").read_text().count("<path") > 2
+    code, _, err = run_cli(capsys, "plot", "run", EASY, "--state", path, "--limit", "1",
+                           "-o", tmp_path / "h.svg")
+    assert code == 2 and "--limit does not apply with --state" in err

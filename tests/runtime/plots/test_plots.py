@@ -179,3 +179,11 @@ def test_a_zero_length_job_draws_nothing() -> None:
     ax = run_plots.gantt_figure(result).axes[0]
     (bars,) = [c for c in ax.collections if isinstance(c, PolyCollection)]
     assert len(bars.get_paths()) == 1
+
+
+def test_compare_of_one_run_shows_its_mean_response_per_category() -> None:
+    figures = compare_figures([easy_200()], ["EASY"])
+    ax = figures["categories"].axes[0]
+    assert ax.get_ylabel() == "mean response (s)"
+    heights = [p.get_height() for p in ax.patches]
+    assert heights[-1] == pytest.approx(easy_200().metrics()["mean_response"])
