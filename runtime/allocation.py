@@ -65,9 +65,7 @@ def _take(free: list[list[int]], n: int) -> list[tuple[int, int]] | None:
     taken: list[tuple[int, int]] = []
     k = 0
     while n > 0:
-        if k == len(free):
-            for a, b in taken:  # give them back: the caller reports the overcommit
-                _release(free, [(a, b)])
+        if k == len(free):  # ``free`` is unchanged: only a last, partial run changes it
             return None
         a, b = free[k]
         if b - a <= n:

@@ -76,7 +76,8 @@ def test_an_overcommitted_schedule_is_refused() -> None:
     schedule = hand_schedule()
     bad = (*schedule.records[:3], JobRecord(schedule.records[3].job, 6, 8, (2,)),
            schedule.records[4])
-    with pytest.raises(ValueError, match="overcommits"):
+    with pytest.raises(ValueError, match="on 2 cpus, but only 1 are free: the schedule "
+                       "overcommits"):
         processor_sets(Schedule(bad, (8,), ("cpus",), "hand", 3, schedule.workload))
 
 
