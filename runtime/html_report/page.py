@@ -42,7 +42,6 @@ dl.facts dt { font-weight: 600; }
 dl.facts dd { margin: 0; word-break: break-all; }
 figure { margin: 1em 0; }
 figure svg { max-width: 100%; height: auto; display: block; }
-figcaption { font-weight: 600; margin-bottom: .3em; }
 .note { color: #4a5560; font-size: .92em; }
 .s-proved { color: #176f2c; font-weight: 600; }
 .s-violated { color: #b3261e; font-weight: 600; }
@@ -180,8 +179,9 @@ class Page:
             svg = figure_svg(fig)
         self._figures += 1
         svg = _inline_svg(svg, f"f{self._figures}-")
-        return self._add(f'<figure role="img" aria-label="{_e(title)}">'
-                         f"<figcaption>{_e(title)}</figcaption>\n{svg}\n</figure>\n", title)
+        # the section's heading is its caption
+        return self._add(f'<figure role="img" aria-label="{_e(title)}">\n{svg}\n</figure>\n',
+                         title)
 
     def text(self, text: str, title: str | None = None) -> Page:
         """Plain text or a little markdown: paragraphs, `- ` lists, `code`."""

@@ -11,6 +11,7 @@ full-page PNG screenshot. The browser runs with a fresh profile and is always ki
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import select
@@ -140,10 +141,8 @@ def _browser(timeout: float) -> Iterator[_Pipe]:
     try:
         yield _Pipe(commands_w, replies_r, time.monotonic() + timeout)
     finally:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, 9)  # the browser and its helper processes
-        except ProcessLookupError:
-            pass
         process.wait(timeout=10)
         os.close(commands_w)
         os.close(replies_r)

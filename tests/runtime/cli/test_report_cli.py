@@ -78,8 +78,8 @@ def test_an_unwritable_place_loses_no_metrics_and_leaves_nothing(three_jobs: Pat
 
 def test_run_report_with_json(three_jobs: Path, tmp_path: Path, capsys) -> None:
     target = tmp_path / "run.html"
-    assert main(["run", EASY, "--workload", str(three_jobs), "--json", "--param",
-                 "depth=1", "--report", str(target)]) == 0
+    assert main(["run", EASY, "--workload", str(three_jobs), "--json", "--report",
+                 str(target)]) == 0
     assert json.loads(capsys.readouterr().out)["metrics"]["jobs"] == 3
     page = target.read_text()
     assert "<title>easy on three.swf (cpus=10)</title>" in page
