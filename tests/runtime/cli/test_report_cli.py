@@ -142,3 +142,14 @@ def test_verify_report_without_a_folder_says_how_to_save_the_state(tmp_path: Pat
     page = target.read_text()
     assert "written to" not in page
     assert f"schedc run {BROKEN} --state STATE.json" in page
+
+
+def test_without_report_no_page_or_plot_module_is_imported(three_jobs: Path) -> None:
+    code = ("import sys\nfrom schedc.runtime.cli.main import main\n"
+            f"main(['run', {EASY!r}, '--workload', {str(three_jobs)!r}, '--json'])\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('matplotlib', "
+            "'schedc.runtime.plots', 'schedc.runtime.html_report'))))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "[]"
