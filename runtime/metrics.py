@@ -190,29 +190,34 @@ def _in_seconds(m: Metrics, unit: Fraction) -> Metrics:
 
 def write_jobs_csv(schedule: Schedule, path: str | os.PathLike[str],
                    header: Sequence[str] = ()) -> None:
-    """One row per job, file order; extra resources as extra columns (atomic write).
-    ``header``: comment lines first (a run's provenance).
+    """One row per job, file order; extra resources as extra columns, then the processor
+    ids the job ran on (`allocated_resources`, Batsim's "0-3 8": spaces, never a comma or a
+    quote, so no CSV quoting); atomic write. ``header``: comment lines first (a run's
+    provenance).
 
     A job's size (`procs`), `run_time` and `estimate` are those of the run (a moldable job's
     on the size it got); `requested_*` are as recorded in the workload."""
+    from schedc.runtime.allocation import processor_runs, runs_text
+
     extra = schedule.resources[1:]
+    processors = processor_runs(schedule)
 
     def fill(out) -> None:  # type: ignore[no-untyped-def]
         out.writelines(header)
         out.write(",".join(("job_id", "submit", "start", "end", "procs", "wait", "response",
                             "run_time", "estimate", "requested_procs", "requested_run_time",
-                            "requested_estimate", *extra)) + "\n")
-        for r in schedule.records:
+                            "requested_estimate", *extra, "allocated_resources")) + "\n")
+        for r, ids in zip(schedule.records, processors, strict=True):
             j = r.job
             row = (j.id, j.submit, r.start, r.end, r.alloc[0], r.start - j.submit,
-                   r.end - j.submit, r.end - r.start, _estimate_on(j, r.alloc[0]), j.procs,
-                   j.run_time, j.estimate, *r.alloc[1:])
+                   r.end - j.submit, r.end - r.start, estimate_on(j, r.alloc[0]), j.procs,
+                   j.run_time, j.estimate, *r.alloc[1:], runs_text(ids))
             out.write(",".join(map(str, row)) + "\n")
 
     write_atomic(path, fill)
 
 
-def _estimate_on(job: Job, n: int) -> int:
+def estimate_on(job: Job, n: int) -> int:
     """The job's estimate on n cpus (a job a state already moved keeps its own)."""
     m = job.moldable
     return job.estimate if m is None or m.base is not None else job.estimate_at(n)

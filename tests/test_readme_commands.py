@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import re
 import shlex
+from pathlib import Path
 
+import pytest
 from repo import ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -62,3 +64,40 @@ def test_every_file_a_readme_command_reads_is_there_from_a_clone():
             if not found and w not in made and not any(w.startswith(m + "/") for m in made):
                 missing.append((" ".join(words), w))
     assert missing == []
+
+
+def _figure_commands() -> list[list[str]]:
+    return [c for c in _commands() if c[:2] == ["schedc", "plot"]]
+
+
+def test_the_readme_shows_figures_of_each_kind():
+    shown = set(re.findall(r"!\[[^\]]*\]\((examples/figures/[\w-]+\.png)\)", README))
+    assert {Path(p).stem for p in shown} == {"gantt", "easy-utilisation", "easy-waits",
+                                             "compare-metrics", "compare-categories"}
+    for path in shown:
+        assert (ROOT / path).stat().st_size < 150_000, path  # modest dpi, small files
+
+
+@pytest.mark.parametrize("words", _figure_commands(), ids=lambda w: w[2] + "-" + w[-1])
+def test_the_readme_figure_commands_make_its_figures(words, tmp_path, monkeypatch, capsys):
+    """Each README figure command, its output sent to a temporary folder, writes the files
+    the README shows, of the same size in pixels as the committed ones."""
+    from schedc.runtime.cli.main import main
+
+    out = words.index("-o") + 1
+    committed = ROOT / words[out]
+    argv = [*words[1:out], str(tmp_path / committed.name), *words[out + 1:], "--no-progress"]
+    monkeypatch.chdir(ROOT)
+    assert main(argv) == 0, capsys.readouterr().err
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert written
+    for name in written:
+        shown = committed.parent / name
+        assert f"]({shown.relative_to(ROOT).as_posix()})" in README, name
+        assert _png_size(tmp_path / name) == _png_size(shown), name
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    head = path.read_bytes()[:24]
+    assert head.startswith(b"\x89PNG\r\n\x1a\n"), path
+    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")

@@ -281,21 +281,17 @@ def write_figure(results: dict[str, Any], path: Path) -> bool:
 
 def _panel(ax: Any, rigid: dict[str, Any], changes: dict[Any, dict[str, Any]],
            rfs: Sequence[Any], colors: Sequence[Any]) -> None:
-    """Bars per non-empty category (and overall), grouped by RF; x labels carry job counts."""
+    """Bars per non-empty category (and overall), grouped by RF; x labels carry job counts
+    (the bars of `schedc plot compare --kind categories`)."""
+    from schedc.runtime.plots.compare import category_bars
+
     counts = rigid["metrics"]["category_jobs"]
     cats = [c for c in range(NCATEGORIES) if counts[c]]
     labels = [f"C{c}\n{counts[c]}" for c in cats] + [f"all\n{rigid['metrics']['jobs']}"]
-    width = 0.8 / len(rfs)
-    for k, rf in enumerate(rfs):
-        ch = changes[rf]
-        values = [ch["category_pct"][c] for c in cats] + [ch["overall_pct"]]
-        xs = [x + (k - (len(rfs) - 1) / 2) * width for x in range(len(labels))]
-        ax.bar(xs, [float("nan") if v is None else v for v in values], width,
-               color=colors[k], label=f"{rf}")
+    series = [(f"{rf}", [changes[rf]["category_pct"][c] for c in cats]
+               + [changes[rf]["overall_pct"]]) for rf in rfs]
+    category_bars(ax, labels, series, colors)
     ax.axhline(0, color="black", linewidth=0.8)
-    ax.axvline(len(cats) - 0.5, color="grey", linewidth=0.5, linestyle=":")
-    ax.set_xticks(range(len(labels)), labels, fontsize=7)
-    ax.grid(axis="y", linewidth=0.3)
 
 
 # --- command line ---------------------------------------------------------------------

@@ -340,41 +340,33 @@ def _lag_cell(value: float | None) -> str:
 
 
 def write_figure(results: dict[str, Any], path: Path) -> bool:
-    """Mean response vs utilisation, one line per policy with CI bars; False without
-    matplotlib."""
+    """Mean response vs utilisation, one line per policy with its confidence band (the
+    figure of `schedc plot sweep`); False without matplotlib."""
     try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        import matplotlib  # noqa: F401  (present: the figure is drawn)
     except ImportError:
         return False
+    from schedc.runtime.plots import sweep_figure
+
     params = results["parameters"]
-    runs = _by_cell(results)
-    fig, ax = plt.subplots(figsize=(7.5, 5.0))
-    us = params["utilisations"]
-    # each policy shifted a little along x, so that overlapping intervals stay readable
-    step = 0.15 * min((b - a for a, b in zip(us, us[1:], strict=False)), default=0.1)
-    count = len(results["policies"])
-    for i, policy in enumerate(results["policies"]):
-        cis = [runs[u, policy["name"]]["batch_means"] for u in us]
-        shift = (i - (count - 1) / 2) * step / max(1, count - 1)
-        ax.errorbar([u + shift for u in us], [c["mean"] for c in cis],
-                    yerr=[c["half_width"] for c in cis], marker="o", markersize=4,
-                    capsize=3, label=policy["name"].upper())
-    lows = [r["batch_means"]["mean"] - r["batch_means"]["half_width"] for r in results["runs"]]
-    highs = [r["batch_means"]["mean"] + r["batch_means"]["half_width"] for r in results["runs"]]
+    rows = [{"policy": r["policy"].upper(), "utilisation": r["utilisation"],
+             "mean_response_mean": r["batch_means"]["mean"],
+             "mean_response_ci_low": r["batch_means"]["mean"] - r["batch_means"]["half_width"],
+             "mean_response_ci_high": r["batch_means"]["mean"]
+             + r["batch_means"]["half_width"]} for r in results["runs"]]
+    fig = sweep_figure(rows, "utilisation", "mean_response", ["policy"])
+    ax = fig.axes[0]
+    lows = [r["mean_response_ci_low"] for r in rows]
+    highs = [r["mean_response_ci_high"] for r in rows]
     if min(lows) > 0 and max(highs) / min(lows) > 100:  # more than two decades
         ax.set_yscale("log")
     ax.set_xlabel("offered utilisation (eq. 9: arrival rate x mean demand / "
                   f"{params['eq9_processors']})")
     ax.set_ylabel("mean response time (s)")
     ax.grid(linewidth=0.3, which="both")
-    ax.legend()
+    ax.legend(title=None)
     ax.set_title(_figure_title(results), fontsize=8)
-    fig.tight_layout()
     save_figure(fig, path)
-    plt.close(fig)
     return True
 
 

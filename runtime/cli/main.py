@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from schedc.runtime.cli import compare as compare_cmd
 from schedc.runtime.cli import compile as compile_cmd
-from schedc.runtime.cli import optimal, run, verify, workload
+from schedc.runtime.cli import optimal, plot, run, verify, workload
 from schedc.runtime.cli.errors import EXIT_INTERNAL, EXIT_USER_ERROR, err, handled
 from schedc.runtime.cli.usage import (
     ArgumentsError,
@@ -33,7 +33,8 @@ __all__ = ["VERIFY_QUEUED", "VERIFY_RUNNING", "build_parser", "bundled_trace", "
 
 COMMANDS = {"check": compile_cmd.cmd_check, "compile": compile_cmd.cmd_compile,
             "run": run.cmd_run, "compare": compare_cmd.cmd_compare, "verify": verify.cmd_verify,
-            "workload": workload.cmd_workload, "optimal": optimal.cmd_optimal}
+            "workload": workload.cmd_workload, "optimal": optimal.cmd_optimal,
+            "plot": plot.cmd_plot}
 
 
 def finite(text: str) -> float:
@@ -45,6 +46,17 @@ def finite(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
+
+
+def positive(text: str) -> int:
+    """A count option's value: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not at least 1")
     return value
 
 
@@ -85,6 +97,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--jobs-out", metavar="FILE.csv",
                      help="write one row per job, after the run's provenance as `# KEY: "
                      "VALUE` lines")
+    run.add_argument("--jobs-out-format", choices=["schedc", "batsim"], default="schedc",
+                     help="columns of --jobs-out: schedc's own (default; the last, "
+                     "allocated_resources, is the processor ids as \"0-3 8\"), or Batsim's "
+                     "jobs.csv that evalys reads (times in seconds; no provenance lines, "
+                     "which pandas would not read: keep the run's --json for them)")
     run.add_argument("--swf-out", metavar="FILE.swf", help="write the simulated schedule as SWF")
     run.add_argument("--switches-out", metavar="FILE.csv",
                      help="a self-tuning dynP policy: write one row per switch (time, from, "
@@ -213,13 +230,17 @@ def build_parser() -> argparse.ArgumentParser:
                          help="also write the comparison table as CSV, after the runs' "
                          "provenance as `# KEY: VALUE` lines")
     optimal.add_parser(commands, finite)
+    plot.add_parser(commands, _add_simulation_options)
     return parser
 
 
-def _add_simulation_options(sub: argparse.ArgumentParser, several: bool = False) -> None:
+def _add_simulation_options(sub: argparse.ArgumentParser, several: bool = False,
+                            json: bool = True) -> None:
     sub.add_argument("--workload", metavar="TRACE",
                      help="SWF trace (.swf, .swf.gz) or CSV job table; default: the bundled "
                      "KTH-SP2 trace")
+    sub.add_argument("--limit", type=positive, metavar="N",
+                     help="simulate only the workload's first N jobs (file order)")
     if not several:
         sub.add_argument("--policy", help="which policy of the file (if it defines several)")
     sub.add_argument("--capacity", action="append", default=[], metavar="NAME=VALUE",
@@ -250,10 +271,11 @@ def _add_simulation_options(sub: argparse.ArgumentParser, several: bool = False)
                      "[0, MAX], redrawn at every arrival and departure (default 0)")
     sub.add_argument("--load-seed", type=int, default=0, metavar="SEED",
                      help="seed of the background loads (default 0)")
-    sub.add_argument("--json", action="store_true", help="print results as JSON")
-    sub.add_argument("--report", metavar="FILE.html",
-                     help="also write a self-contained HTML page: the tables, the figures and "
-                     "the provenance")
+    if json:  # run and compare (not plot, whose output is the figure)
+        sub.add_argument("--json", action="store_true", help="print results as JSON")
+        sub.add_argument("--report", metavar="FILE.html",
+                         help="also write a self-contained HTML page: the tables, the figures "
+                         "and the provenance")
     sub.add_argument("--no-progress", action="store_true", help="never show a progress bar")
 
 

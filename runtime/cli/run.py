@@ -19,6 +19,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from schedc.runtime.run import run_policy
 
     to_stdout = outputs_checked(args, ("jobs_out", "swf_out", "switches_out"))
+    if args.jobs_out_format != "schedc" and not args.jobs_out:
+        raise UserError(f"--jobs-out-format {args.jobs_out_format} needs --jobs-out",
+                        help="give the file to write, e.g. --jobs-out jobs.csv")
     report_checked(args.report)
     options = run_options(args)
     if args.switches_out or args.timing:
@@ -39,7 +42,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.jobs_out:
         from schedc.runtime.metrics import write_jobs_csv
 
-        write_jobs_csv(result.schedule, args.jobs_out, report.provenance_header(result))
+        if args.jobs_out_format == "batsim":  # no comment lines: pandas would not read it
+            from schedc.runtime.batsim import write_batsim_jobs
+
+            write_batsim_jobs(result.schedule, args.jobs_out)
+        else:
+            write_jobs_csv(result.schedule, args.jobs_out, report.provenance_header(result))
     if args.swf_out:
         from schedc.runtime.workloads.swf import write_swf
 
@@ -134,6 +142,7 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         policy_name=getattr(args, "policy", None), params=params, capacities=capacities,
         lenient=args.lenient, resources=args.resources,
         moldable=None if state else _moldable_spec(args), speeds=speeds,
+        limit=getattr(args, "limit", None),
         background_load=args.background_load, load_seed=args.load_seed, state=state or None,
         progress=_progress_bars(args), command=getattr(args, "argv", None),
         all_labels=bool(getattr(args, "swf_out", None)))  # else only the labels it reads
@@ -150,6 +159,9 @@ def _check_state_options(args: argparse.Namespace) -> None:
     if args.range_factor is not None or args.load_factor != 100 or args.sigma != 0:
         raise UserError("--range-factor, --sigma and --load-factor do not apply with --state",
                         help="they change a workload read with --workload")
+    if getattr(args, "limit", None) is not None:
+        raise UserError("--limit does not apply with --state",
+                        help="a state holds its own jobs: edit the file to drop some")
     if args.speeds is not None:
         raise UserError("--speeds does not apply with --state",
                         help="a state's machine is its `capacity`")
@@ -223,7 +235,7 @@ def _moldable_spec(args: argparse.Namespace):
 
 def _progress_bars(args: argparse.Namespace) -> Callable[[str, int], Any] | None:
     """A rich progress bar per run on a terminal; none when piped or with --no-progress."""
-    if args.no_progress or args.json or not sys.stderr.isatty():
+    if args.no_progress or getattr(args, "json", False) or not sys.stderr.isatty():
         return None
     return _ProgressBar
 

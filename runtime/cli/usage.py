@@ -116,7 +116,7 @@ def command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace
                    ) -> tuple[argparse.ArgumentParser, str]:
     """The (sub)command's own parser and its name (`schedc workload generate`)."""
     name = "schedc"
-    for dest in ("command", "workload_command"):
+    for dest in ("command", "workload_command", "plot_command"):
         chosen = getattr(args, dest, None)
         subparsers = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
         if chosen is None or not subparsers:

@@ -44,10 +44,11 @@ def seconds(unit: Fraction | int) -> float:
     return float(unit)
 
 
-def job_colour(job_id: int, cmap: Any) -> Any:
-    """A job's colour, from a stable hash of its id (Knuth's multiplicative hash), so that
-    neighbouring ids differ and the same job has the same colour in every figure."""
-    return cmap(((job_id * 2654435761) % 2**32) % 20 / 20 + 0.025)
+def job_colour_index(job_id: int) -> int:
+    """A job's colour among the palette's 20, from a stable hash of its id (Knuth's
+    multiplicative hash), so that neighbouring ids differ and the same job has the same
+    colour in every figure."""
+    return ((job_id * 2654435761) % 2**32) % 20
 
 
 def run_title(result: RunResult, what: str) -> str:

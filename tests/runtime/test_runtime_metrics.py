@@ -67,8 +67,13 @@ def test_jobs_csv(tmp_path):
     write_jobs_csv(three_jobs(), out)
     lines = out.read_text().splitlines()
     assert lines[0] == ("job_id,submit,start,end,procs,wait,response,run_time,estimate,"
-                        "requested_procs,requested_run_time,requested_estimate")
-    assert lines[2] == "2,10,100,105,10,90,95,5,50,10,5,50"
+                        "requested_procs,requested_run_time,requested_estimate,"
+                        "allocated_resources")
+    # the processors: job 1 the lowest four; job 3 (zero length, at 20) the lowest free
+    # beside job 1's; job 2 all ten once job 1 has ended
+    assert lines[1].endswith(",0-3")
+    assert lines[2] == "2,10,100,105,10,90,95,5,50,10,5,50,0-9"
+    assert lines[3].endswith(",4-5")
     assert len(lines) == 4
 
 
