@@ -93,3 +93,26 @@ def test_the_detector_catches_an_uncaught_exception(tmp_path: Path) -> None:
     page.write_text("<!DOCTYPE html><title>t</title><script>null.x</script>")
     errors = browser.load(page).errors
     assert len(errors) == 1 and errors[0].startswith("exception: TypeError"), errors
+
+
+def test_a_rasterized_figure_shows_under_the_pages_policy(tmp_path: Path) -> None:
+    """Large Gantt charts embed a PNG in their SVG (a data: URI): the page's
+    Content-Security-Policy lets it show, and nothing else load."""
+    import base64
+
+    from PIL import Image
+
+    from schedc.runtime.html_report.page import Page
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (40, 20), (30, 90, 160)).save(buffer, format="PNG")
+    data = base64.b64encode(buffer.getvalue()).decode()
+    svg = ('<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" '
+           'width="400" height="200" viewBox="0 0 400 200"><image width="400" height="200" '
+           f'xlink:href="data:image/png;base64,{data}"/></svg>')
+    page = tmp_path / "raster.html"
+    Page("raster").figure("a raster", svg).write(page)
+    loaded = browser.load(page)
+    assert loaded.errors == ()
+    (box,) = loaded.svgs
+    assert _ink(_pixels(loaded.screenshot), box) > 0.9
