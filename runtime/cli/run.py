@@ -22,6 +22,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.jobs_out_format != "schedc" and not args.jobs_out:
         raise UserError(f"--jobs-out-format {args.jobs_out_format} needs --jobs-out",
                         help="give the file to write, e.g. --jobs-out jobs.csv")
+    report_checked(args.report)
     options = run_options(args)
     if args.switches_out or args.timing:
         _check_tuned(args, options)
@@ -52,6 +53,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         write_swf(result.schedule, args.swf_out,
                   result.provenance.to_json() if result.provenance else None)
+    if args.report:
+        from schedc.runtime.html_report.run import run_page
+
+        run_page(result).write(args.report)
     return EXIT_OK
 
 
@@ -109,6 +114,20 @@ def outputs_checked(args: argparse.Namespace, flags: Sequence[str]) -> bool:
         raise UserError(f"{names[on_stdout[0]]} - and --json both write to standard output",
                         help=f"write one of them to a file, e.g. {names[on_stdout[0]]} out.csv")
     return bool(on_stdout)
+
+
+def report_checked(path: str | None) -> None:
+    """`--report FILE.html` can be written (checked before the work, as the other outputs).
+    Not `-`: a page is read in a browser, and standard output has the table or the JSON; a
+    pipe or /dev/stdout given by name is streamed to."""
+    from schedc.runtime.atomicio import STDOUT, check_output
+
+    if path is None:
+        return
+    if path == STDOUT:
+        raise UserError("--report -: the page is written to a file, not to standard output",
+                        help="give a file name, e.g. --report report.html")
+    check_output(path)
 
 
 def run_options(args: argparse.Namespace) -> RunOptions:
