@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from schedc.runtime.cli import compare as compare_cmd
 from schedc.runtime.cli import compile as compile_cmd
-from schedc.runtime.cli import optimal, run, verify, workload
+from schedc.runtime.cli import optimal, run, sweep, verify, workload
 from schedc.runtime.cli.errors import EXIT_INTERNAL, EXIT_USER_ERROR, err, handled
 from schedc.runtime.cli.usage import (
     ArgumentsError,
@@ -33,7 +33,8 @@ __all__ = ["VERIFY_QUEUED", "VERIFY_RUNNING", "build_parser", "bundled_trace", "
 
 COMMANDS = {"check": compile_cmd.cmd_check, "compile": compile_cmd.cmd_compile,
             "run": run.cmd_run, "compare": compare_cmd.cmd_compare, "verify": verify.cmd_verify,
-            "workload": workload.cmd_workload, "optimal": optimal.cmd_optimal}
+            "workload": workload.cmd_workload, "optimal": optimal.cmd_optimal,
+            "sweep": sweep.cmd_sweep}
 
 
 def finite(text: str) -> float:
@@ -210,6 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="also write the comparison table as CSV, after the runs' "
                          "provenance as `# KEY: VALUE` lines")
     optimal.add_parser(commands, finite)
+    sweep.add_parser(commands)
     return parser
 
 
