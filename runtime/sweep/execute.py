@@ -105,11 +105,11 @@ def execute(runs: Sequence[RunDesc], out: str, scheduler: str | None = None,
             done: Callable[[RunDesc, str], None] | None = None) -> dict[str, str]:
     """Run ``runs`` (already missing from the store) and return each key's status; ``done``
     is called as each run ends, in the order they end."""
+    statuses: dict[str, str] = {}
+    if not runs:  # a finished sweep resumed: no cluster, not even dask's import
+        return statuses
     from distributed import as_completed
 
-    statuses: dict[str, str] = {}
-    if not runs:
-        return statuses
     with client_for(scheduler, workers) as client:
         by_future = {}
         for desc in runs:  # in submission order: a worker's cache serves its next runs

@@ -94,7 +94,8 @@ class Locator:
             line = self.lines[number - 1]
             offset = start.end_col - 1 if number == start.line else 0
             for text in texts:
-                pattern = re.escape(text) if quoted else rf"\b{re.escape(text)}\b"
+                pattern = (re.escape(text) if quoted and text[0] in "\"'"
+                           else rf"(?<![\w.\"'-]){re.escape(text)}(?![\w.\"'])")
                 found = re.compile(pattern).search(line, offset)
                 if found:
                     return Where(number, found.start() + 1, found.end() + 1)

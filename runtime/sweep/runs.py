@@ -122,7 +122,8 @@ class _Planner:
     def runs(self) -> list[RunDesc]:
         spec = self.spec
         policies = [(p, self.policy(p)) for p in spec.policies]
-        if any(c is None for _, c in policies):
+        explicit = [self.policy(r.policy) for r in spec.runs]
+        if any(c is None for _, c in policies) or any(c is None for c in explicit):
             return []
         declared = {n for _, c in policies for n in (p.name for p in c[0].params)}
         for name, _ in spec.params:
@@ -145,8 +146,6 @@ class _Planner:
                         spec.workloads, combos, spec.seeds):
                     out.append(self.desc(ref, workload, params, transforms, seed, names))
         for run in spec.runs:
-            if self.policy(run.policy) is None:
-                continue
             where = ("run", run.index)
             if not self.binds(run.policy, run.params, (*where, "params")):
                 continue

@@ -111,10 +111,14 @@ def _syntax_error(path: str, text: str, error: tomllib.TOMLDecodeError) -> Diagn
     message = str(error)
     found = re.search(r"\(at line (\d+), column (\d+)\)", message)
     help = "see the Sweeps section of the README for the format"
-    if not found:
-        return Diagnostic(f"not valid TOML: {message}", path, help=help)
-    line, col = int(found.group(1)), int(found.group(2))
     lines = text.splitlines()
+    if found:
+        line, col = int(found.group(1)), int(found.group(2))
+    elif "(at end of document)" in message and lines:
+        found = re.search(r"\(at end of document\)", message)
+        line, col = len(lines), len(lines[-1]) + 1
+    else:
+        return Diagnostic(f"not valid TOML: {message}", path, help=help)
     source = lines[line - 1] if 0 < line <= len(lines) else ""
     return Diagnostic(f"not valid TOML: {message[:found.start()].strip()}", path, line, col,
                       line, col + 1, help=help, source=source)
@@ -197,6 +201,8 @@ class _Reader:
             self.known(table, (key,), names, f"the {key} are")
         out = []
         for name, value in table.items():
+            if names is not None and name not in names:
+                continue
             if names is None and not _NAME.fullmatch(name):
                 self.fail((key, name), f"`{name}` is not a param name",
                           help="a param name is a letter or _ then letters, digits or _")
