@@ -16,13 +16,14 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from schedc.runtime.run import WorkloadCache
+from schedc.runtime.run import OptionError, WorkloadCache
 from schedc.runtime.sweep.runs import RunDesc
 from schedc.runtime.sweep.store import FAILED, OK, Store
 
 # Workloads loaded by this worker process, reused by its next runs on the same file
 _CACHE: WorkloadCache = {}
 _CACHE_SIZE = 6  # workloads kept per process (a whole LANL-CM5 is about 100 MB)
+SCHEDULER_TIMEOUT = "10s"  # to connect to --scheduler
 RETRIES = 2  # Dask's retries of a task that raised (a run's own errors are caught)
 
 
@@ -90,7 +91,14 @@ def client_for(scheduler: str | None, workers: int | None) -> Iterator[Any]:
     from distributed import Client, LocalCluster
 
     if scheduler is not None:
-        with Client(scheduler, timeout="30s") as client:
+        try:
+            client = Client(scheduler, timeout=SCHEDULER_TIMEOUT)
+        except (OSError, TimeoutError, ValueError) as error:
+            raise OptionError(f"cannot reach the Dask scheduler at {scheduler}: {error}",
+                              help="start one with `dask scheduler` (and workers with `dask "
+                              "worker ADDRESS`), or drop --scheduler for a local cluster"
+                              ) from None
+        with client:
             yield client
         return
     n = workers or os.cpu_count() or 1

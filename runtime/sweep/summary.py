@@ -18,9 +18,9 @@ def interval(values: Sequence[float], confidence: float = CONFIDENCE
              ) -> tuple[float, float, float]:
     """(mean, low, high) of the mean of ``values``: mean -+ t_{(1+c)/2, n-1} s / sqrt(n)."""
     n = len(values)
+    if all(v == values[0] for v in values):  # one seed, or runs nothing random changed
+        return values[0], values[0], values[0]  # (not a mean rounded an ulp away)
     mean = math.fsum(values) / n
-    if n == 1:
-        return mean, mean, mean
     variance = math.fsum((v - mean) ** 2 for v in values) / (n - 1)
     half = t_quantile((1.0 + confidence) / 2.0, n - 1) * math.sqrt(variance / n)
     return mean, mean - half, mean + half
