@@ -141,9 +141,9 @@ def _outcome(future: Any, desc: RunDesc, out: str) -> str:
     try:
         _, status = future.result()
         return status
-    except KilledWorker as error:
-        reason = f"worker lost: the run's workers died {error.args[1:] or ''}".strip()
-        reason = f"KilledWorker: {reason}; rerun with --retry-failed"
+    except KilledWorker:
+        reason = ("KilledWorker: the workers running this run died (the scheduler's allowed "
+                  "failures reached); rerun with --retry-failed")
     except Exception as error:  # noqa: BLE001 - the sweep goes on
         reason = error_text(error)
     Store(out).write({**failed_record(desc, reason), "run_s": None})

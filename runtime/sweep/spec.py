@@ -2,7 +2,8 @@
 mistake a located diagnostic (file:line:col of the key or value, help, a did-you-mean for an
 unknown key). Paths are relative to the spec's folder and resolved to absolute paths here,
 so that workers on other hosts find the same files; `${VAR}` and `${VAR:-default}` in a path
-are read from the environment (the shared traces: `${SCHEDC_TRACES:-../shared/traces}`).
+are read from the environment (the shared traces: `${SCHEDC_TRACES:-../shared/traces}`);
+a variable's relative path is relative to the current directory, a default's to the spec's.
 
 What the spec's values mean (which runs they make) is `runs.py`'s job."""
 
@@ -232,8 +233,8 @@ class _Reader:
         def value(m: re.Match[str]) -> str:
             used.append(m.group(1))
             got = os.environ.get(m.group(1))
-            if got:
-                return got
+            if got:  # a folder the user named from where they run: the current directory
+                return os.path.abspath(got)
             if m.group(2) is None:
                 missing.append(m.group(1))
                 return ""

@@ -46,7 +46,7 @@ class Store:
         finally:
             os.close(folder)
 
-    def keys(self) -> Iterator[str]:
+    def stored(self) -> Iterator[str]:
         """The keys stored (temporary files of interrupted writes are not results)."""
         if not self.root.is_dir():
             return
@@ -68,7 +68,7 @@ class Store:
     def records(self, keys: set[str]) -> dict[str, dict[str, Any]]:
         """The stored records among ``keys``."""
         out = {}
-        for key in self.keys():
+        for key in self.stored():
             if key in keys:
                 record = self.read(key)
                 if record is not None:

@@ -86,6 +86,9 @@ def test_paths_are_relative_to_the_spec_and_read_variables(tmp_path: Path, monke
     got = read_spec(str(spec))
     assert got.policies[0].file == str(tmp_path / "p.pol")
     assert got.workloads[0].file == str(trace)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SWEEP_TRACES", "traces")  # from the current directory
+    assert read_spec(str(spec)).workloads[0].file == str(trace)
     monkeypatch.setenv("SWEEP_TRACES", str(tmp_path / "nowhere"))
     with pytest.raises(Exception, match="SWEEP_TRACES"):
         read_spec(str(spec))
