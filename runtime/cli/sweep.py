@@ -144,7 +144,7 @@ def _print(facts: Mapping[str, Any]) -> None:
                   "results.csv\n")
     shown = facts["best"][:12]
     if shown:
-        out.write("best configurations (mean over seeds, 95% interval):\n")
+        out.write("best configurations (mean over seeds [95% interval]):\n")
     for entry in shown:
         scenario = ", ".join(f"{k}={v}" for k, v in entry["scenario"].items() if v is not None)
         out.write(f"  {scenario}\n")
@@ -152,8 +152,9 @@ def _print(facts: Mapping[str, Any]) -> None:
             if metric in entry:
                 b = entry[metric]
                 low, high = b["ci"]
+                ci = f" [{_num(low)}, {_num(high)}]" if low != high else ""
                 out.write(f"    {label}: {_config(b['configuration']).strip()} "
-                          f"{_num(b['mean'])} [{_num(low)}, {_num(high)}]\n")
+                          f"{_num(b['mean'])}{ci}\n")
     if len(facts["best"]) > len(shown):
         out.write(f"  ... {len(facts['best']) - len(shown)} more scenarios in summary.csv\n")
     out.write("wrote " + ", ".join(facts["files"].values()) + "\n")
