@@ -68,7 +68,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             or (args.retry_failed and stored[r.key]["status"] == FAILED)]
     with _progress(args, len(runs.runs), len(runs.runs) - len(todo)) as done:
         made = execute(todo, out, args.scheduler, args.workers, done=done)
-    records = store.records({r.key for r in runs.runs})
+    records = store.records({r.key for r in runs.runs}) if made else stored
     paths = write_tables(out, runs, records, args.spec)
     failed = [r for r in runs.runs if records.get(r.key, {}).get("status") != "ok"]
     facts = {"spec": args.spec, "out": out, "runs": len(runs.runs), "made": len(made),
