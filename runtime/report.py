@@ -55,6 +55,9 @@ def _scalar_items(metrics: dict[str, Any]) -> list[tuple[str, Any]]:
     return [(k, v) for k, v in metrics.items() if not isinstance(v, dict | list)]
 
 
+scalar_metrics = _scalar_items  # the metrics of the table, for the HTML report too
+
+
 def run_json(outcome: RunResult, timing: bool = False) -> dict[str, Any]:
     """A run as JSON; a dynP policy's adds ``"tuning"`` (its step times with ``timing``)."""
     out = {
@@ -107,10 +110,29 @@ def _title(outcome: RunResult) -> str:
     return f"{Path(outcome.workload.source).name} ({machine}{cluster}{changed})"
 
 
+def run_title(outcome: RunResult) -> str:
+    """The workload and machine a run's table is titled with."""
+    return _title(outcome)
+
+
+def category_rows(metrics: dict[str, Any]) -> list[tuple[int, str, int, float]]:
+    """The area categories that have jobs: (category, area range, jobs, mean response)."""
+    from schedc.runtime.metrics import NCATEGORIES
+
+    rows = []
+    for c in range(NCATEGORIES):
+        jobs = metrics["category_jobs"][c]
+        if jobs:
+            low = "0" if c == 0 else f"1e{c}"
+            high = "" if c == NCATEGORIES - 1 else f"1e{c + 1}"
+            rows.append((c, f"[{low}, {high})" if high else f">= {low}", jobs,
+                         metrics["category_mean_response"][c]))
+    return rows
+
+
 def print_run(outcome: RunResult, to_stderr: bool = False, timing: bool = False) -> None:
     from rich.table import Table
 
-    from schedc.runtime.metrics import NCATEGORIES
 
     metrics = outcome.metrics()
     title = f"{outcome.policy.name} on {_title(outcome)}"
@@ -124,13 +146,8 @@ def print_run(outcome: RunResult, to_stderr: bool = False, timing: bool = False)
     categories = Table(title="mean response per area category (procs x run time)")
     for column in ("category", "area", "jobs", "mean response (s)"):
         categories.add_column(column, justify="right")
-    for c in range(NCATEGORIES):
-        jobs = metrics["category_jobs"][c]
-        if jobs:
-            low = "0" if c == 0 else f"1e{c}"
-            high = "" if c == NCATEGORIES - 1 else f"1e{c + 1}"
-            categories.add_row(str(c), f"[{low}, {high})" if high else f">= {low}",
-                               _format(jobs), _format(metrics["category_mean_response"][c]))
+    for c, area, jobs, response in category_rows(metrics):
+        categories.add_row(str(c), area, _format(jobs), _format(response))
     console.print(categories)
     skipped = outcome.workload.skipped
     if skipped:

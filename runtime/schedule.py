@@ -38,3 +38,6 @@ class Schedule:
     passes: int  # scheduling passes run
     workload: Workload
     tuning: TuningRecord | None = None  # a self-tuning dynP policy's steps and switches
+    # A heterogeneous cluster's processor ids per record (the ones it chose by power, in
+    # id order); None: ids are derived after the run (`runtime/allocation.py`)
+    processors: tuple[tuple[int, ...], ...] | None = None

@@ -11,7 +11,8 @@ from repo import ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 BLOCKS = re.findall(r"```[a-z]*\n(.*?)```", README, re.DOTALL)
-OUTPUTS = {"-o", "--output", "--csv", "--jobs-out", "--swf-out", "--counterexamples"}
+OUTPUTS = {"-o", "--output", "--csv", "--jobs-out", "--swf-out", "--counterexamples",
+           "--report"}
 FILE = re.compile(r"[\w./*-]+\.(pol|swf|gz|csv|json|sarif)$|.*/.*")
 
 

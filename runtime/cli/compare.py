@@ -16,7 +16,12 @@ from attrs import evolve, frozen
 from schedc.dsl.diagnostics import Diagnostic, DiagnosticError, did_you_mean
 from schedc.runtime.cli.errors import EXIT_OK, UserError
 from schedc.runtime.cli.errors import report as report_diagnostics
-from schedc.runtime.cli.run import outputs_checked, parse_assignments, run_options
+from schedc.runtime.cli.run import (
+    outputs_checked,
+    parse_assignments,
+    report_checked,
+    run_options,
+)
 from schedc.runtime.run import PreparedRun, RunOptions, WorkloadCache
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -46,6 +51,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from schedc.runtime import report
 
     to_stdout = outputs_checked(args, ("csv_out",))
+    report_checked(args.report)
     options = run_options(args)
     runs = planned_runs([parse_entry(e) for e in args.policy_files],
                         parse_variations(args.vary, options.params), options)
@@ -62,6 +68,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
         report.print_compare(results, labels, to_stderr=to_stdout)
     if args.csv_out:
         report.write_compare_csv(results, labels, args.csv_out)
+    if args.report:
+        from schedc.runtime.html_report.compare import compare_page
+
+        compare_page(results, labels).write(args.report)
     return EXIT_OK
 
 

@@ -123,6 +123,9 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--format", choices=["text", "json", "markdown", "sarif"],
                         default="text", help="report format (default: text)")
     verify.add_argument("-o", "--output", metavar="PATH", help="write the report to PATH")
+    verify.add_argument("--report", metavar="FILE.html",
+                        help="also write a self-contained HTML page: every verdict, each "
+                        "counterexample's state and the command that replays it")
     verify.add_argument("--counterexamples", metavar="DIR",
                         help="write each counterexample as a state file that "
                         "`schedc run POLICY --state FILE` replays")
@@ -250,6 +253,9 @@ def _add_simulation_options(sub: argparse.ArgumentParser, several: bool = False)
     sub.add_argument("--load-seed", type=int, default=0, metavar="SEED",
                      help="seed of the background loads (default 0)")
     sub.add_argument("--json", action="store_true", help="print results as JSON")
+    sub.add_argument("--report", metavar="FILE.html",
+                     help="also write a self-contained HTML page: the tables, the figures and "
+                     "the provenance")
     sub.add_argument("--no-progress", action="store_true", help="never show a progress bar")
 
 

@@ -19,6 +19,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from schedc.runtime.run import run_policy
 
     to_stdout = outputs_checked(args, ("jobs_out", "swf_out", "switches_out"))
+    report_checked(args.report)
     options = run_options(args)
     if args.switches_out or args.timing:
         _check_tuned(args, options)
@@ -44,6 +45,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         write_swf(result.schedule, args.swf_out,
                   result.provenance.to_json() if result.provenance else None)
+    if args.report:
+        from schedc.runtime.html_report.run import run_page
+
+        run_page(result).write(args.report)
     return EXIT_OK
 
 
@@ -101,6 +106,20 @@ def outputs_checked(args: argparse.Namespace, flags: Sequence[str]) -> bool:
         raise UserError(f"{names[on_stdout[0]]} - and --json both write to standard output",
                         help=f"write one of them to a file, e.g. {names[on_stdout[0]]} out.csv")
     return bool(on_stdout)
+
+
+def report_checked(path: str | None) -> None:
+    """`--report FILE.html` can be written (checked before the work, as the other outputs).
+    Not `-`: a page is read in a browser, and standard output has the table or the JSON; a
+    pipe or /dev/stdout given by name is streamed to."""
+    from schedc.runtime.atomicio import STDOUT, check_output
+
+    if path is None:
+        return
+    if path == STDOUT:
+        raise UserError("--report -: the page is written to a file, not to standard output",
+                        help="give a file name, e.g. --report report.html")
+    check_output(path)
 
 
 def run_options(args: argparse.Namespace) -> RunOptions:

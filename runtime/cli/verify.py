@@ -56,8 +56,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
         from schedc.runtime.atomicio import check_output
 
         check_output(args.output)  # before minutes of proving, not after
+    from schedc.runtime.cli.run import report_checked
+
+    report_checked(args.report)
     if args.counterexamples:
         _check_folder(Path(args.counterexamples))
+
+    policies = []  # as verified, for the report's replays
 
     def verify_all() -> list:
         reports = []
@@ -82,12 +87,15 @@ def cmd_verify(args: argparse.Namespace) -> int:
                                      replay=None if tuned else replayer(policy),
                                      replay_for=replayer if tuned else None)
             reports.append(vr.PolicyReport(file, policy.name, tuple(verdicts)))
+            policies.append(policy)
         return reports
 
     # Nothing is written until every verdict is in: Ctrl-C leaves no partial report.
     reports = _interruptibly(verify_all)
     if args.counterexamples:
         _write_counterexamples(reports, Path(args.counterexamples))
+    if args.report:
+        _write_report(args, reports, policies)
     if args.format == "text" and not args.output:
         from schedc.runtime.report import stdout_console
 
@@ -206,6 +214,13 @@ def _check_folder(folder: Path) -> None:
                         help="choose a folder you may write")
 
 
+def _counterexample_path(folder: Path, r, v) -> Path:
+    """Where `--counterexamples` writes the state of verdict ``v`` of report ``r``."""
+    name = v.property.split()[0] if v.property.startswith("invariant") else v.property
+    of = f".{v.candidate}" if v.candidate else ""  # a dynP policy's candidate
+    return folder / f"{Path(r.file).stem}{of}.{name}.json"
+
+
 def _write_counterexamples(reports, folder: Path) -> None:
     from schedc.runtime.atomicio import write_text_atomic
 
@@ -214,11 +229,32 @@ def _write_counterexamples(reports, folder: Path) -> None:
         for v in r.verdicts:
             if v.counterexample:
                 state = {k: val for k, val in v.counterexample.items() if k != "pass"}
-                name = v.property.split()[0] if v.property.startswith("invariant") \
-                    else v.property
-                of = f".{v.candidate}" if v.candidate else ""  # a dynP policy's candidate
                 if v.candidate:  # `schedc run DYNP --state FILE` runs that candidate's pass
                     state["active"] = v.candidate
-                target = folder / f"{Path(r.file).stem}{of}.{name}.json"
-                write_text_atomic(target, json.dumps(state, indent=2) + "\n")
+                write_text_atomic(_counterexample_path(folder, r, v),
+                                  json.dumps(state, indent=2) + "\n")
+
+
+def _write_report(args: argparse.Namespace, reports, policies) -> None:
+    """The HTML page: each counterexample replayed once more in the simulator, for the
+    monitor's words (a state of a few jobs: milliseconds)."""
+    from schedc.dsl.tuning import candidate_policies
+    from schedc.runtime.html_report.verify import VerifyRun, verify_page
+    from schedc.runtime.replay import replay_stop
+
+    files, monitor = {}, {}
+    for i, (r, policy) in enumerate(zip(reports, policies, strict=True)):
+        for j, v in enumerate(r.verdicts):
+            if not v.counterexample:
+                continue
+            if args.counterexamples:
+                files[i, j] = str(_counterexample_path(Path(args.counterexamples), r, v))
+            replayed = next((c for c in candidate_policies(policy)
+                             if c.name == (v.candidate or c.name)), policy)
+            monitor[i, j] = replay_stop(replayed, v.counterexample).message
+    bounds = f"N={args.queued} queued, R={args.running} running"
+    limits = {"rlimit": args.rlimit, "timeout": args.timeout,
+              "properties": args.properties or "all", "resources": args.resources}
+    run = VerifyRun(version(), getattr(args, "argv", None), bounds, limits)
+    verify_page(reports, run, files, monitor, args.policy).write(args.report)
 

@@ -88,7 +88,7 @@ def parse_speeds(text: str) -> tuple[float, ...]:
 class ClusterState:
     """The processors during a run: their loads, which are idle, who holds which."""
 
-    __slots__ = ("cluster", "rng", "loads", "power", "idle", "held")
+    __slots__ = ("cluster", "rng", "loads", "power", "idle", "held", "given")
 
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
@@ -97,6 +97,9 @@ class ClusterState:
         self.power = list(cluster.speeds)
         self.idle = set(range(len(cluster.speeds)))
         self.held: dict[int, tuple[int, ...]] = {}  # job index -> its processors
+        # every job's processors, kept after it ends: the run's `Schedule.processors`
+        # (None on copies: a planning copy's choices are not the run's)
+        self.given: dict[int, tuple[int, ...]] | None = {}
         self.refresh()
 
     def refresh(self) -> None:
@@ -125,6 +128,8 @@ class ClusterState:
         assert len(chosen) == n, "the simulator allocates only what is idle"
         self.idle.difference_update(chosen)
         self.held[job_index] = tuple(chosen)
+        if self.given is not None:
+            self.given[job_index] = tuple(sorted(chosen))
         return math.fsum(power[k] for k in chosen)
 
     def release(self, job_index: int) -> None:
@@ -140,6 +145,7 @@ class ClusterState:
         new.power = list(self.power)
         new.idle = set(self.idle)
         new.held = dict(self.held)
+        new.given = None
         return new
 
 

@@ -263,9 +263,13 @@ class _Simulation:
             first = min((j.submit for j in jobs), default=0)
             last = max((r.end for r in records), default=first)
             tuning = self.tuner.record(first, last)
+        given = machine.cluster.given if machine.cluster is not None else None
+        processors = None if given is None else tuple(
+            given.get(j.index, ()) for j in self.workload.jobs)
         return Schedule(records=records, capacities=machine.cap,
                         resources=self.workload.resources, policy_name=self.policy.name,
-                        passes=passes, workload=self.workload, tuning=tuning)
+                        passes=passes, workload=self.workload, tuning=tuning,
+                        processors=processors)
 
     def _submit(self, job: Job, old: int) -> bool:
         """Queue ``job``; True if it lands after the ``old`` jobs that were queued before."""

@@ -1,0 +1,54 @@
+"""The page of a comparison (`schedc compare --report`): the comparison table as `compare`
+prints it, mean response per area category side by side, the figures, and the provenance
+the runs share, then each run's own."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from schedc.runtime.html_report.page import Page
+from schedc.runtime.run import RunResult
+
+
+def compare_page(results: Sequence[RunResult], labels: Sequence[str],
+                 figures: bool = True) -> Page:
+    from schedc.runtime.report import LABELS, compare_columns, run_title
+
+    titles = [run_title(r) for r in results]
+    names = list(labels)
+    if len(set(titles)) > 1:  # runs on different machines: each row says its own
+        names = [f"{name} ({t})" for name, t in zip(names, titles, strict=True)]
+    page = Page(f"{', '.join(dict.fromkeys(labels))} on {titles[0]}" if len(set(titles)) == 1
+                else f"Comparison of {len(results)} runs")
+    columns = compare_columns(results)
+    page.table("Comparison", ["policy", *(LABELS.get(key, key) for key, _ in columns)],
+               [[name, *(r.metrics()[key] for key, _ in columns)]
+                for name, r in zip(names, results, strict=True)],
+               note="schedc compare --json and --csv carry every metric.")
+    page.table("Mean response per area category (s)", ["category", "area", *names],
+               _category_table(results))
+    if figures:
+        from schedc.runtime.plots import compare_figures
+
+        titles_of = {"metrics": "Metrics side by side",
+                     "categories": "Mean response per area category"}
+        for key, fig in compare_figures(results, labels).items():
+            page.figure(titles_of.get(key, key), fig)
+    provenance = [r.provenance for r in results]
+    if all(p is not None for p in provenance):
+        page.provenance(provenance, labels=names)  # type: ignore[arg-type]
+    return page
+
+
+def _category_table(results: Sequence[RunResult]) -> list[list[object]]:
+    """A row per area category any run has jobs in: each run's mean response (empty where
+    that run has none)."""
+    from schedc.runtime.report import category_rows
+
+    per_run = [{c: (area, response) for c, area, _, response in category_rows(r.metrics())}
+               for r in results]
+    rows = []
+    for c in sorted({c for run in per_run for c in run}):
+        area = next(run[c][0] for run in per_run if c in run)
+        rows.append([c, area, *(run[c][1] if c in run else None for run in per_run)])
+    return rows

@@ -1,0 +1,50 @@
+"""The page of one run (`schedc run --report`): its provenance, the metrics as `schedc run`
+prints them, the warnings, a dynP policy's self-tuning block, and the run's figures."""
+
+from __future__ import annotations
+
+from schedc.runtime.html_report.page import Page
+from schedc.runtime.run import RunResult
+
+
+def run_page(result: RunResult, figures: bool = True) -> Page:
+    from schedc.runtime.report import run_title
+
+    page = Page(f"{result.policy.name} on {run_title(result)}")
+    add_run(page, result, figures=figures)
+    if result.provenance is not None:
+        page.provenance(result.provenance)
+    return page
+
+
+def add_run(page: Page, result: RunResult, figures: bool = True, label: str = "") -> None:
+    """One run's sections: metrics, categories, warnings, dynP block, figures."""
+    from schedc.runtime.report import LABELS, category_rows, scalar_metrics
+
+    of = f" ({label})" if label else ""
+    metrics = result.metrics()
+    page.table(f"Metrics{of}", ["metric", "value"],
+               [[LABELS.get(key, key), value] for key, value in scalar_metrics(metrics)])
+    skipped = result.workload.skipped
+    note = ("skipped jobs: " + ", ".join(f"{n:,} {reason}" for reason, n in
+                                         sorted(skipped.items()))) if skipped else ""
+    page.table(f"Mean response per area category{of}",
+               ["category", "area (procs x run time)", "jobs", "mean response (s)"],
+               category_rows(metrics), note=note)
+    if result.warnings:
+        from schedc.dsl import render_diagnostics
+
+        page.preformatted(render_diagnostics(result.warnings), title=f"Warnings{of}")
+    if result.schedule.tuning is not None:
+        from schedc.runtime.tuning_report import tuning_lines
+
+        page.preformatted("\n".join(tuning_lines(result.schedule.tuning, shown=20)),
+                          title=f"Self-tuning dynP{of}")
+    if figures:
+        from schedc.runtime.plots import run_figures
+
+        titles = {"gantt": "Gantt chart by processor",
+                  "utilisation": "Utilisation and queue length over time",
+                  "waits": "Wait distribution"}
+        for key, fig in run_figures(result).items():
+            page.figure(titles.get(key, key) + of, fig)

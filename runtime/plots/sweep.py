@@ -1,0 +1,70 @@
+"""A sweep's figure: a metric against a parameter or load, one line per group (policy, ...),
+the mean with its 95% confidence band over seeds (the summary's `_ci_low`/`_ci_high`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from schedc.runtime.plots.style import new_figure
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+# Axis names of the sweep's input columns and common metrics (others show as they are)
+AXIS_NAMES = {
+    "load_factor": "load factor (% of the trace's load)",
+    "range_factor": "range factor",
+    "sigma": "sigma (Downey)",
+    "background_load": "background load",
+    "mean_wait": "mean wait (s)",
+    "mean_response": "mean response (s)",
+    "mean_bounded_slowdown": "mean bounded slowdown (10 s)",
+    "utilisation": "utilisation",
+    "artww": "ARTwW (s)",
+    "makespan": "makespan (s)",
+}
+
+
+def sweep_figure(summary: Sequence[Mapping[str, object]], x: str, y: str,
+                 group: Sequence[str]) -> Figure:
+    """``y`` (a metric: the summary's `Y_mean`, `Y_ci_low`, `Y_ci_high`) against ``x`` (an
+    input column), one line per distinct value of the ``group`` columns. Each (group, x)
+    must be one configuration: two rows there mean a column that varies was left out of
+    ``group`` (ValueError naming the columns that differ)."""
+    lines: dict[tuple, dict[float, tuple[float, float, float]]] = {}
+    seen: dict[tuple, Mapping[str, object]] = {}
+    for row in summary:
+        key = tuple(row.get(g) for g in group)
+        at = float(row[x])  # type: ignore[arg-type]
+        if (key, at) in seen:
+            other = seen[key, at]
+            differ = sorted(k for k in row if not k.endswith(("_mean", "_ci_low", "_ci_high"))
+                            and k != "runs" and row.get(k) != other.get(k))
+            raise ValueError(f"two configurations have the same {x} in one line: they "
+                             f"differ in {', '.join(differ) or 'nothing shown'}; add "
+                             "them to the group")
+        seen[key, at] = row
+        mean = float(row[f"{y}_mean"])  # type: ignore[arg-type]
+        low = float(row.get(f"{y}_ci_low", mean))  # type: ignore[arg-type]
+        high = float(row.get(f"{y}_ci_high", mean))  # type: ignore[arg-type]
+        lines.setdefault(key, {})[at] = (mean, low, high)
+    fig, axes = new_figure(8, 5)
+    ax = axes[0][0]
+    for key in sorted(lines, key=lambda k: tuple(map(str, k))):
+        points = sorted(lines[key].items())
+        xs = [p for p, _ in points]
+        label = ", ".join(str(v) for v in key) if group else y
+        line, = ax.plot(xs, [m for _, (m, _, _) in points], marker="o", markersize=4,
+                        label=label)
+        ax.fill_between(xs, [lo for _, (_, lo, _) in points],
+                        [hi for _, (_, _, hi) in points], color=line.get_color(), alpha=0.2,
+                        linewidth=0)
+    ax.set_xlabel(AXIS_NAMES.get(x, x))
+    ax.set_ylabel(AXIS_NAMES.get(y, y))
+    ax.grid(linewidth=0.3)
+    if lines:
+        ax.legend(title=", ".join(group) if group else None, fontsize=8)
+    ax.set_title(f"{AXIS_NAMES.get(y, y)} against {AXIS_NAMES.get(x, x)}\n"
+                 "mean over seeds, 95% confidence band", fontsize=10)
+    return fig

@@ -1,0 +1,74 @@
+"""The page builders: a run's warnings and dynP block, a dynP policy's verdicts per
+candidate, an unknown verdict's reason."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from repo import EXAMPLES
+from tiny_traces import THREE_JOBS_SWF
+
+from schedc.dsl.verify.prover import Verdict
+from schedc.dsl.verify.reports import PolicyReport
+from schedc.runtime.html_report.run import run_page
+from schedc.runtime.html_report.verify import VerifyRun, verify_page
+from schedc.runtime.run import run_policy
+
+BOUND = "N=8 queued, R=8 running, K=1"
+
+
+def _trace(tmp_path: Path) -> Path:
+    trace = tmp_path / "three.swf"
+    trace.write_text(THREE_JOBS_SWF)
+    return trace
+
+
+def test_a_dynp_run_shows_its_self_tuning_block(tmp_path: Path) -> None:
+    result = run_policy(EXAMPLES / "dynp-simple.pol", _trace(tmp_path))
+    page = run_page(result, figures=False).html()
+    assert "<h2>Self-tuning dynP</h2>" in page
+    assert "self-tuning dynP: metric artww, decider simple" in page
+    assert "share of time active:" in page
+
+
+def test_a_run_shows_its_warnings(tmp_path: Path) -> None:
+    policy = tmp_path / "noback.pol"
+    policy.write_text("policy noback {\n  order job.submit asc\n  reserve 1\n}\n")
+    result = run_policy(policy, _trace(tmp_path))
+    assert result.warnings
+    page = run_page(result, figures=False).html()
+    assert "<h2>Warnings</h2>" in page
+    assert "warning" in page and "noback.pol:3" in page
+
+
+def test_a_plain_run_has_no_warnings_or_dynp_sections(tmp_path: Path) -> None:
+    page = run_page(run_policy(EXAMPLES / "easy.pol", _trace(tmp_path)), figures=False).html()
+    assert "<h2>Warnings</h2>" not in page and "Self-tuning" not in page
+
+
+def test_dynp_verdicts_name_the_candidate_and_every_candidates_status() -> None:
+    cex = {"now": 0, "capacity": {"cpus": 2}, "params": {}, "running": [], "queue": [],
+           "pass": {"started": [], "reservations": {}}}
+    verdicts = (
+        Verdict("capacity", "proved", 0.1, BOUND, core=("the machine is not overcommitted",),
+                candidates=(("fcfs", "proved"), ("sjf", "proved")),
+                reason="proved for every candidate (fcfs, sjf)"),
+        Verdict("progress", "violated", 0.2, BOUND, counterexample=cex, candidate="sjf",
+                candidates=(("fcfs", "proved"), ("sjf", "violated")),
+                reason="candidate `sjf`: an idle machine starts no job (proved for fcfs)"),
+        Verdict("reservation-safety", "unknown", 60.0, BOUND,
+                reason="Z3 gave up: timeout"),
+    )
+    report = PolicyReport("tuned.pol", "tuned", verdicts)
+    page = verify_page([report], VerifyRun("0.1.0", ("verify", "tuned.pol"), "N=8, R=8", {}),
+                       state_files={(0, 1): "cex/tuned.sjf.progress.json"},
+                       monitor={(0, 1): "t=0: no job started"}).html()
+    assert "progress: <span class=\"s-violated\">violated</span> (candidate <code>sjf</code>)" \
+        in page
+    assert "per candidate: <code>fcfs</code> <span class=\"s-proved\">proved</span>, " \
+           "<code>sjf</code> <span class=\"s-violated\">violated</span>" in page
+    assert "replay: <code>schedc run tuned.pol --state cex/tuned.sjf.progress.json</code>" \
+        in page
+    assert "<code>t=0: no job started</code>" in page
+    assert "Z3 gave up: timeout" in page  # an unknown verdict's reason
+    assert "3 verdicts: 1 proved, 1 violated, 1 unknown." in page
