@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from schedc.runtime.cli.errors import EXIT_OK, EXIT_VIOLATION, UserError
+from schedc.runtime.cli.run import report_checked
 
 # The metrics the summary names a best configuration for: (metric, lower is better, label)
 BEST = (("mean_wait", True, "lowest mean wait (s)"),
@@ -41,6 +42,10 @@ def add_parser(commands: Any) -> None:
                      "local cluster (default: one per core)")
     sub.add_argument("--retry-failed", action="store_true",
                      help="make again the runs stored as failed")
+    sub.add_argument("--report", metavar="FILE.html", help="also write a self-contained page: "
+                     "the runs, failures, best configurations, figures, summary, provenance")
+    sub.add_argument("--no-figures", action="store_true", help="do not draw OUT/figures/*.png "
+                     "(a metric against each numeric input that varies, per workload)")
     sub.add_argument("--json", action="store_true", help="print the summary as JSON")
     sub.add_argument("--no-progress", action="store_true", help="never show a progress bar")
 
@@ -50,7 +55,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from schedc.runtime.sweep.runs import plan
     from schedc.runtime.sweep.spec import read_spec
     from schedc.runtime.sweep.store import FAILED, Store
-    from schedc.runtime.sweep.tables import write_tables
+    from schedc.runtime.sweep.tables import shared_facts, write_tables
 
     if args.workers is not None and args.workers < 1:
         raise UserError(f"--workers {args.workers}: at least 1",
@@ -58,6 +63,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.workers is not None and args.scheduler:
         raise UserError("--workers is for the local cluster, not with --scheduler",
                         help="an existing cluster has its own workers: drop --workers")
+    report_checked(args.report)
     spec = read_spec(args.spec)
     out = args.out or spec.out or str(Path(args.spec).with_suffix(".out"))
     _make_folder(out)
@@ -76,11 +82,40 @@ def cmd_sweep(args: argparse.Namespace) -> int:
              "failed": len(failed), "files": paths,
              "failed_runs": [_failure(r, records.get(r.key)) for r in failed[:20]],
              "best": _best(out)}
+    figures = _figures(out, runs, draw=not args.no_figures or bool(args.report),
+                       save=not args.no_figures)
+    facts["files"].update({Path(p).name: p for p in figures if not args.no_figures})
     if args.json:
         print(json.dumps(facts, indent=2))
     else:
         _print(facts)
+    if args.report:
+        _write_report(args.report, facts, out, figures, shared_facts(runs, records, args.spec))
     return EXIT_VIOLATION if failed else EXIT_OK
+
+
+def _figures(out: str, runs: Any, draw: bool, save: bool) -> dict[str, Any]:
+    """The sweep's figures by path (drawn only when wanted: matplotlib is slow to load)."""
+    from schedc.runtime.sweep import read_summary
+    from schedc.runtime.sweep.figures import FOLDER, planned_figures, write_figures
+    from schedc.runtime.sweep.figures import draw as draw_one
+    from schedc.runtime.sweep.tables import input_columns
+
+    if not draw:
+        return {}
+    planned = planned_figures(read_summary(out), input_columns(runs))
+    if save:
+        return write_figures(out, planned)
+    return {str(Path(out) / FOLDER / f"{f.name}.png"): draw_one(f) for f in planned}
+
+
+def _write_report(path: str, facts: Mapping[str, Any], out: str, figures: Mapping[str, Any],
+                  shared: Mapping[str, Any]) -> None:
+    from schedc.runtime.html_report.sweep import sweep_page
+    from schedc.runtime.sweep import read_summary
+
+    titled = {Path(p).stem.replace("-", " "): fig for p, fig in figures.items()}
+    sweep_page(facts, read_summary(out), titled, shared).write(path)
 
 
 def _make_folder(out: str) -> None:

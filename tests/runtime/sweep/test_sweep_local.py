@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -159,3 +160,33 @@ def test_an_unreachable_scheduler_is_a_user_error(tmp_path: Path, capsys, monkey
     spec = write_spec(tmp_path, '[[run]]\npolicy = "@EXAMPLES/easy.pol"\nlimit = 5\n')
     code, _, err = run_cli(capsys, "sweep", spec, "--scheduler", f"tcp://127.0.0.1:{port}")
     assert code == 2 and "Dask scheduler" in err and "Traceback" not in err
+
+
+def test_figures_and_the_report_page(swept, scheduler, tmp_path: Path, capsys) -> None:
+    spec, out, _ = swept
+    page = tmp_path / "sweep.html"
+    code, stdout, _ = run_cli(capsys, "sweep", spec, "--scheduler", scheduler, "--json",
+                              "--report", page)
+    assert code == 0
+    names = sorted(p.name for p in (out / "figures").iterdir())
+    workload = "KTH-SP2-1996-2.1-cln"
+    assert names == sorted(f"{y}-vs-{x}-{workload}.png" for x in ("load_factor", "param.depth")
+                           for y in ("mean_bounded_slowdown", "mean_wait"))
+    assert set(json.loads(stdout)["files"]) >= set(names)
+    first = {n: (out / "figures" / n).read_bytes() for n in names}
+    html = page.read_text(encoding="utf-8")
+    assert html.count("<svg") == len(names)
+    for part in ("Best configurations", "Summary", "Provenance shared by the runs",
+                 "mean_wait_ci_low", "21 runs: 0 made now, 21 stored before, 0 failed"):
+        assert part in html
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)  # nothing loads
+    code, _, _ = run_cli(capsys, "sweep", spec, "--scheduler", scheduler, "--no-figures")
+    assert {n: (out / "figures" / n).read_bytes() for n in names} == first  # the same bytes
+
+
+def test_report_paths_are_checked_before_the_work(tmp_path: Path, capsys) -> None:
+    spec = write_spec(tmp_path, '[[run]]\npolicy = "@EXAMPLES/easy.pol"\n')
+    code, _, err = run_cli(capsys, "sweep", spec, "--report", "-")
+    assert code == 2 and "--report -" in err
+    code, _, err = run_cli(capsys, "sweep", spec, "--report", tmp_path / "no" / "r.html")
+    assert code == 2 and "does not exist" in err and not (tmp_path / "spec.out").exists()
