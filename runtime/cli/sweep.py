@@ -82,8 +82,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
              "failed": len(failed), "files": paths,
              "failed_runs": [_failure(r, records.get(r.key)) for r in failed[:20]],
              "best": _best(out)}
-    figures = _figures(out, runs, draw=not args.no_figures or bool(args.report),
-                       save=not args.no_figures)
+    figures = _figures(out, runs, save=not args.no_figures, page=bool(args.report))
     facts["files"].update({Path(p).name: p for p in figures if not args.no_figures})
     if args.json:
         print(json.dumps(facts, indent=2))
@@ -94,19 +93,25 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return EXIT_VIOLATION if failed else EXIT_OK
 
 
-def _figures(out: str, runs: Any, draw: bool, save: bool) -> dict[str, Any]:
-    """The sweep's figures by path (drawn only when wanted: matplotlib is slow to load)."""
+def _figures(out: str, runs: Any, save: bool, page: bool) -> dict[str, Any]:
+    """The sweep's figures by path: drawn and saved, or drawn for the page only, or (None)
+    already on disk from the same summary (each figure takes about a second to draw)."""
     from schedc.runtime.sweep import read_summary
-    from schedc.runtime.sweep.figures import FOLDER, planned_figures, write_figures
-    from schedc.runtime.sweep.figures import draw as draw_one
+    from schedc.runtime.sweep.figures import (
+        draw,
+        figure_path,
+        is_fresh,
+        planned_figures,
+        write_figures,
+    )
     from schedc.runtime.sweep.tables import input_columns
 
-    if not draw:
+    if not save and not page:
         return {}
     planned = planned_figures(read_summary(out), input_columns(runs))
-    if save:
+    if save and not is_fresh(out, planned):
         return write_figures(out, planned)
-    return {str(Path(out) / FOLDER / f"{f.name}.png"): draw_one(f) for f in planned}
+    return {figure_path(out, f): draw(f) if page else None for f in planned}
 
 
 def _write_report(path: str, facts: Mapping[str, Any], out: str, figures: Mapping[str, Any],

@@ -15,6 +15,7 @@ from attrs import frozen
 
 METRICS = ("mean_wait", "mean_bounded_slowdown")  # what each figure's y is
 FOLDER = "figures"
+STAMP = ".summary.sha256"  # the summary the figures on disk were drawn from
 
 
 @frozen
@@ -61,19 +62,38 @@ def draw(figure: SweepFigure) -> Any:
     return fig
 
 
+def figure_path(out: str, figure: SweepFigure) -> str:
+    return str(Path(out) / FOLDER / f"{figure.name}.png")
+
+
 def write_figures(out: str, figures: Sequence[SweepFigure]) -> dict[str, Any]:
-    """Each figure drawn and saved as `OUT/figures/NAME.png`; returns them by path."""
+    """Each figure drawn and saved as `OUT/figures/NAME.png`, then a stamp of the summary
+    they show; returns them by path."""
+    from schedc.runtime.atomicio import write_text_atomic
     from schedc.runtime.plots import save_figure
 
     drawn = {}
-    if figures:
-        (Path(out) / FOLDER).mkdir(exist_ok=True)
+    (Path(out) / FOLDER).mkdir(exist_ok=True)
     for figure in figures:
-        path = str(Path(out) / FOLDER / f"{figure.name}.png")
         fig = draw(figure)
-        save_figure(fig, path)
-        drawn[path] = fig
+        save_figure(fig, figure_path(out, figure))
+        drawn[figure_path(out, figure)] = fig
+    write_text_atomic(Path(out) / FOLDER / STAMP, _summary_hash(out))
     return drawn
+
+
+def is_fresh(out: str, figures: Sequence[SweepFigure]) -> bool:
+    """Whether every figure is on disk, drawn from the summary now in ``out``."""
+    stamp = Path(out) / FOLDER / STAMP
+    return (stamp.is_file() and stamp.read_text(encoding="utf-8") == _summary_hash(out)
+            and all(Path(figure_path(out, f)).is_file() for f in figures))
+
+
+def _summary_hash(out: str) -> str:
+    from schedc.runtime.provenance import sha256_text
+
+    text = (Path(out) / "summary.csv").read_text(encoding="utf-8")
+    return sha256_text(text + f"\n{METRICS}")
 
 
 def _stem(workload: str) -> str:

@@ -180,7 +180,16 @@ def test_figures_and_the_report_page(swept, scheduler, tmp_path: Path, capsys) -
                  "mean_wait_ci_low", "21 runs: 0 made now, 21 stored before, 0 failed"):
         assert part in html
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)  # nothing loads
+    stamp = out / "figures" / ".summary.sha256"
+    drawn = {n: (out / "figures" / n).stat().st_mtime_ns for n in names}
+    code, _, _ = run_cli(capsys, "sweep", spec, "--scheduler", scheduler)
+    assert {n: (out / "figures" / n).stat().st_mtime_ns for n in names} == drawn  # not redrawn
+    stamp.write_text("another summary")
+    (out / "figures" / names[0]).unlink()
     code, _, _ = run_cli(capsys, "sweep", spec, "--scheduler", scheduler, "--no-figures")
+    assert not (out / "figures" / names[0]).exists()
+    code, _, _ = run_cli(capsys, "sweep", spec, "--scheduler", scheduler)
+    assert stamp.read_text() != "another summary"
     assert {n: (out / "figures" / n).read_bytes() for n in names} == first  # the same bytes
 
 
