@@ -168,7 +168,7 @@ def test_figures_and_the_report_page(swept, scheduler, tmp_path: Path, capsys) -
     code, stdout, _ = run_cli(capsys, "sweep", spec, "--scheduler", scheduler, "--json",
                               "--report", page)
     assert code == 0
-    names = sorted(p.name for p in (out / "figures").iterdir())
+    names = sorted(p.name for p in (out / "figures").glob("*.png"))
     workload = "KTH-SP2-1996-2.1-cln"
     assert names == sorted(f"{y}-vs-{x}-{workload}.png" for x in ("load_factor", "param.depth")
                            for y in ("mean_bounded_slowdown", "mean_wait"))
