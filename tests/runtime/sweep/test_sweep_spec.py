@@ -177,3 +177,18 @@ def test_command_line_mistakes(tmp_path: Path, capsys) -> None:
     (tmp_path / "file").write_text("")
     code, _, err = run_cli(capsys, "sweep", spec, "--out", tmp_path / "file")
     assert code == 2 and "is a file" in err
+
+
+def test_the_readme_s_spec_is_a_working_example(tmp_path: Path, monkeypatch) -> None:
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Sweeps"):]
+    (block,) = re.findall(r"```toml\n(.*?)```", section, re.DOTALL)[:1]
+    traces = ROOT.parent / "shared" / "traces"
+    if not (traces / "LANL-CM5-1994-4.1-cln.swf.gz").exists():
+        pytest.skip("the shared traces are not here")
+    monkeypatch.setenv("SCHEDC_TRACES", str(traces))
+    spec = write_spec(tmp_path, block.replace('"../', '"@EXAMPLES/'))  # as in examples/sweeps
+    runs = plan(read_spec(str(spec)))
+    assert len(runs.runs) == 2 * 5 * 2 * 3 * 3 + 1  # the product, and the [[run]]
