@@ -2,7 +2,8 @@
 
 (a) RUNS EASY runs on the bundled KTH-SP2 trace (examples/easy.pol, seeds 0..RUNS-1: the
     same simulation each time, distinct keys) as a sweep on 2 local workers, against the
-    same runs one after another in this process (`run_policy`, one workload cache): the
+    same runs one after another in this process (`run_policy` and its metrics, one
+    workload cache): the
     ratio of the wall times, LocalCluster start-up and tables included (target <= 0.55);
 (b) the sweep machinery's overhead per run: the wall time of the same sweep on 1 worker
     minus the runs' own time in their worker (`run_s` of each stored record), divided by
@@ -59,8 +60,8 @@ def sequential(spec: Path) -> float:
     runs = plan(read_spec(str(spec))).runs
     cache: WorkloadCache = {}
     started = time.perf_counter()
-    for desc in runs:
-        run_policy(desc.policy_file, desc.workload_file, desc.options(), cache)
+    for desc in runs:  # with its metrics, as a sweep stores them
+        run_policy(desc.policy_file, desc.workload_file, desc.options(), cache).metrics()
     return time.perf_counter() - started
 
 
