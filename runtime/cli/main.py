@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from schedc.runtime.cli import compare as compare_cmd
 from schedc.runtime.cli import compile as compile_cmd
-from schedc.runtime.cli import optimal, plot, run, verify, workload
+from schedc.runtime.cli import optimal, plot, run, sweep, verify, workload
 from schedc.runtime.cli.errors import EXIT_INTERNAL, EXIT_USER_ERROR, err, handled
 from schedc.runtime.cli.usage import (
     ArgumentsError,
@@ -34,7 +34,7 @@ __all__ = ["VERIFY_QUEUED", "VERIFY_RUNNING", "build_parser", "bundled_trace", "
 COMMANDS = {"check": compile_cmd.cmd_check, "compile": compile_cmd.cmd_compile,
             "run": run.cmd_run, "compare": compare_cmd.cmd_compare, "verify": verify.cmd_verify,
             "workload": workload.cmd_workload, "optimal": optimal.cmd_optimal,
-            "plot": plot.cmd_plot}
+            "plot": plot.cmd_plot, "sweep": sweep.cmd_sweep}
 
 
 def finite(text: str) -> float:
@@ -231,6 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "provenance as `# KEY: VALUE` lines")
     optimal.add_parser(commands, finite)
     plot.add_parser(commands, _add_simulation_options)
+    sweep.add_parser(commands)
     return parser
 
 

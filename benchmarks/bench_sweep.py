@@ -1,0 +1,106 @@
+"""Speed of `schedc sweep` (issue 15's targets):
+
+(a) RUNS EASY runs on the bundled KTH-SP2 trace (examples/easy.pol, seeds 0..RUNS-1: the
+    same simulation each time, distinct keys) as a sweep on 2 local workers, against the
+    same runs one after another in this process (`run_policy` and its metrics, one
+    workload cache): the
+    ratio of the wall times, LocalCluster start-up and tables included (target <= 0.55);
+(b) the sweep machinery's overhead per run: the wall time of the same sweep on 1 worker
+    minus the runs' own time in their worker (`run_s` of each stored record), divided by
+    the runs (target < 50 ms);
+(c) resuming a finished sweep of TINY tiny runs (the first 10 jobs): the wall time of
+    `schedc sweep SPEC` as a process, start-up included, when every run is stored
+    (target < 5 s).
+
+    python benchmarks/bench_sweep.py [--runs 100] [--tiny 1000]
+
+The machine's load average is printed with the figures: on a shared machine they vary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from schedc.runtime.cli.main import main as schedc
+from schedc.runtime.run import WorkloadCache, run_policy
+from schedc.runtime.sweep.runs import plan
+from schedc.runtime.sweep.spec import read_spec
+from schedc.runtime.sweep.store import Store
+
+ROOT = Path(__file__).resolve().parents[1]
+EASY = ROOT / "examples" / "easy.pol"
+
+
+def spec_file(folder: Path, seeds: int, limit: int | None) -> Path:
+    path = folder / f"easy-{seeds}-{limit}.toml"
+    text = f'policies = ["{EASY}"]\nseeds = {seeds}\n'
+    if limit is not None:
+        text += f"[transforms]\nlimit = [{limit}]\n"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def timed_sweep(spec: Path, out: Path, *flags: str) -> float:
+    started = time.perf_counter()
+    code = schedc(["sweep", str(spec), "--out", str(out), "--no-progress", "--json", *flags])
+    wall = time.perf_counter() - started
+    if code != 0:
+        sys.exit(f"the sweep failed ({code})")
+    return wall
+
+
+def sequential(spec: Path) -> float:
+    runs = plan(read_spec(str(spec))).runs
+    cache: WorkloadCache = {}
+    started = time.perf_counter()
+    for desc in runs:  # with its metrics, as a sweep stores them
+        run_policy(desc.policy_file, desc.workload_file, desc.options(), cache).metrics()
+    return time.perf_counter() - started
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=100, help="EASY runs of (a) and (b)")
+    parser.add_argument("--tiny", type=int, default=1000, help="tiny runs resumed in (c)")
+    args = parser.parse_args(argv)
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}, "
+          f"{os.cpu_count()} cores")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        spec = spec_file(folder, args.runs, None)
+        seq = sequential(spec)
+        devnull = open(os.devnull, "w")  # noqa: SIM115 - the sweeps' JSON is not wanted
+        stdout, sys.stdout = sys.stdout, devnull
+        try:
+            two = timed_sweep(spec, folder / "two", "--workers", "2")
+            one = timed_sweep(spec, folder / "one", "--workers", "1")
+            tiny = spec_file(folder, args.tiny, 10)
+            timed_sweep(tiny, folder / "tiny", "--workers", "2")
+        finally:
+            sys.stdout = stdout
+        store = Store(folder / "one")
+        own = sum(store.read(k)["run_s"] for k in store.stored())
+        started = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "schedc.runtime.cli", "sweep", str(tiny),
+                               "--out", str(folder / "tiny"), "--json"],
+                              capture_output=True, text=True, check=True)
+        resume = time.perf_counter() - started
+        facts = json.loads(done.stdout)
+        assert facts["made"] == 0 and facts["stored_before"] == args.tiny, facts
+    print(f"(a) {args.runs} EASY runs on KTH-SP2: one after another {seq:.1f} s, sweep on 2 "
+          f"workers {two:.1f} s: ratio {two / seq:.2f} (target <= 0.55)")
+    print(f"(b) sweep on 1 worker {one:.1f} s, the runs' own time {own:.1f} s: overhead "
+          f"{(one - own) / args.runs * 1000:.0f} ms per run (target < 50 ms)")
+    print(f"(c) resuming a finished sweep of {args.tiny} runs: {resume:.2f} s (target < 5 s)")
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()

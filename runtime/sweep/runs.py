@@ -1,0 +1,266 @@
+"""A spec's runs: policies x their params' values (as `compare --vary`: a policy runs once per
+combination of the params it declares) x workloads x transforms x seeds, plus the explicit
+`[[run]]` tables; each run checked before anything is submitted (its policy compiles, its
+params bind, its transforms fit together: a located diagnostic otherwise) and given its key.
+What can only fail while running (a workload's contents, a machine that does not fit)
+fails that run alone, recorded in the results."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from attrs import frozen
+
+from schedc.dsl.diagnostics import Diagnostic, DiagnosticError, did_you_mean
+from schedc.runtime.run import BUNDLED_TRACE, RunOptions
+from schedc.runtime.sweep.keys import policy_hashes, run_key
+from schedc.runtime.sweep.locate import Path_
+from schedc.runtime.sweep.spec import (
+    TRANSFORMS,
+    PolicyRef,
+    Scalar,
+    Spec,
+    Transforms,
+    WorkloadRef,
+)
+
+
+@frozen
+class RunDesc:
+    """Everything a worker needs to make one run, with absolute paths."""
+
+    key: str
+    policy: str  # the column: the policy's name (its spec text if two files share a name)
+    workload: str  # the column: the file's name (its spec text if two share a name)
+    policy_file: str
+    policy_name: str | None
+    workload_file: str
+    params: tuple[tuple[str, Scalar], ...]
+    transforms: Transforms
+    seed: int
+    capacities: tuple[tuple[str, int], ...] = ()
+    lenient: bool = False
+
+    def options(self) -> RunOptions:
+        """The `RunOptions` of this run: the seed is the background loads' `load_seed`."""
+        from schedc.runtime.engine.cluster import parse_speeds
+        from schedc.runtime.workloads.moldable import MoldableSpec
+
+        t = self.transforms
+        moldable = None
+        if t.range_factor is not None or t.load_factor not in (None, 100):
+            moldable = MoldableSpec(t.range_factor, t.sigma or 0.0,
+                                    100.0 if t.load_factor is None else t.load_factor)
+        return RunOptions(
+            policy_name=self.policy_name, params={n: text(v) for n, v in self.params},
+            capacities=dict(self.capacities), lenient=self.lenient, resources=t.resources,
+            moldable=moldable, limit=t.limit,
+            speeds=tuple(parse_speeds(t.speeds)) if t.speeds is not None else None,
+            background_load=t.background_load or 0.0, load_seed=self.seed)
+
+    def inputs(self, params: Sequence[str], transforms: Sequence[str]) -> dict[str, Any]:
+        """The run's input columns, in the tables' order."""
+        mine = dict(self.params)
+        return {"policy": self.policy, "workload": self.workload,
+                **{f"param.{n}": mine.get(n) for n in params},
+                **{n: getattr(self.transforms, n) for n in transforms}, "seed": self.seed}
+
+    def submit_order(self) -> tuple:
+        """Runs on the same workload file and cut next to each other: a worker's cache of
+        loaded workloads is reused."""
+        t = self.transforms
+        return (self.workload_file, str(t.resources), t.limit or 0, self.policy_file,
+                self.policy_name or "", self.key)
+
+
+@frozen
+class Plan:
+    """The runs of a spec (unique keys, in submission order) and the tables' columns."""
+
+    runs: tuple[RunDesc, ...]
+    params: tuple[str, ...]  # every param name, in the spec's order
+    transforms: tuple[str, ...]  # every transform some run applies, in TRANSFORMS' order
+
+
+def text(value: Scalar) -> str:
+    """A spec value as a param's text (`--param`): TOML's booleans, numbers as written."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def plan(spec: Spec) -> Plan:
+    """Every run of ``spec``, checked; raises DiagnosticError with every mistake found."""
+    planner = _Planner(spec)
+    runs = planner.runs()
+    if planner.errors:
+        raise DiagnosticError(dict.fromkeys(planner.errors))
+    unique = {r.key: r for r in runs}  # an explicit run may repeat one of the product's
+    ordered = sorted(unique.values(), key=RunDesc.submit_order)
+    params = tuple(dict.fromkeys(n for r in ordered for n, _ in r.params))
+    used = {n for r in ordered for n, _ in r.transforms.items()}
+    return Plan(tuple(ordered), params, tuple(n for n in TRANSFORMS if n in used))
+
+
+class _Planner:
+    def __init__(self, spec: Spec) -> None:
+        from schedc.runtime.cli.version import version
+
+        self.spec = spec
+        self.errors: list[Diagnostic] = []
+        self.version = version()
+        self.compiled: dict[tuple[str, str | None], tuple[Any, dict[str, Any]] | None] = {}
+        self.bound: dict[tuple, dict[str, Any] | None] = {}
+
+    def fail(self, where: Path_, message: str, help: str | None = None,
+             literal: object = None) -> None:
+        self.errors.append(self.spec.locator.diagnostic(where, message, help, literal))
+
+    def runs(self) -> list[RunDesc]:
+        spec = self.spec
+        policies = [(p, self.policy(p)) for p in spec.policies]
+        explicit = [self.policy(r.policy) for r in spec.runs]
+        if any(c is None for _, c in policies) or any(c is None for c in explicit):
+            return []
+        declared = {n for _, c in policies for n in (p.name for p in c[0].params)}
+        for name, _ in spec.params:
+            if name not in declared:
+                known = sorted(declared)
+                self.fail(("params", name), f"no policy of the sweep declares a param `{name}`",
+                          help=did_you_mean(name, known) or
+                          f"their params: {', '.join(known) or 'none'}")
+        combos = self.transform_combinations()
+        names = self.names([p for p, _ in policies] + [r.policy for r in spec.runs],
+                           [w for w in spec.workloads] + [r.workload for r in spec.runs])
+        out = []
+        for ref, (ir, _) in policies:  # type: ignore[misc]
+            mine = [(n, vs) for n, vs in spec.params if n in {p.name for p in ir.params}]
+            for values in itertools.product(*(vs for _, vs in mine)):
+                params = tuple(zip((n for n, _ in mine), values, strict=True))
+                if not self.binds(ref, params, ("params",)):
+                    continue
+                for workload, transforms, seed in itertools.product(
+                        spec.workloads, combos, spec.seeds):
+                    out.append(self.desc(ref, workload, params, transforms, seed, names))
+        for run in spec.runs:
+            where = ("run", run.index)
+            if not self.binds(run.policy, run.params, (*where, "params")):
+                continue
+            if not self.fits(run.transforms, where):
+                continue
+            for seed in (spec.seeds if run.seed is None else (run.seed,)):
+                out.append(self.desc(run.policy, run.workload, run.params, run.transforms,
+                                     seed, names))
+        return out
+
+    def policy(self, ref: PolicyRef) -> tuple[Any, dict[str, Any]] | None:
+        """The policy's IR and key facts, compiled once per file and name."""
+        from schedc.runtime.run import compiled
+
+        cache_key = (ref.file, ref.name)
+        if cache_key not in self.compiled:
+            texts: dict[str, str] = {}
+            try:
+                ir = compiled(ref.file, RunOptions(policy_name=ref.name), texts,
+                              select_help=f"name one of them as {ref.text}:NAME")
+            except DiagnosticError as error:
+                self.errors.extend(error.diagnostics)
+                self.compiled[cache_key] = None
+            else:
+                self.compiled[cache_key] = (ir, policy_hashes(ir.name, ref.file, texts))
+        return self.compiled[cache_key]
+
+    def binds(self, ref: PolicyRef, params: tuple[tuple[str, Scalar], ...],
+              where: Path_) -> bool:
+        """Whether the values bind (the language's rules); located errors when not."""
+        return self.bound_values(ref, params, where) is not None
+
+    def bound_values(self, ref: PolicyRef, params: tuple[tuple[str, Scalar], ...],
+                     where: Path_ = ("params",)) -> dict[str, Any] | None:
+        from schedc.dsl.binding import bind
+        from schedc.runtime.provenance import json_value
+
+        cache_key = (ref.file, ref.name, params)
+        if cache_key in self.bound:
+            return self.bound[cache_key]
+        ir, _ = self.compiled[(ref.file, ref.name)]  # type: ignore[misc]
+        try:
+            values = bind(ir, {n: text(v) for n, v in params})
+            self.bound[cache_key] = {n: json_value(v) for n, v in sorted(values.items())}
+        except DiagnosticError:
+            self.bound[cache_key] = None
+            for name, value in params:  # find which value, and say it at the spec's
+                try:
+                    bind(ir, {name: text(value)})
+                except DiagnosticError as error:
+                    first = error.diagnostics[0]
+                    self.fail((*where, name), f"{ref.text}: {first.message}", help=first.help,
+                              literal=value)
+        return self.bound[cache_key]
+
+    def transform_combinations(self) -> list[Transforms]:
+        names = [n for n, _ in self.spec.transforms]
+        combos = []
+        for values in itertools.product(*(vs for _, vs in self.spec.transforms)):
+            t = Transforms(**dict(zip(names, values, strict=True)))  # type: ignore[arg-type]
+            if self.fits(t, ("transforms",)):
+                combos.append(t)
+        return combos
+
+    def fits(self, t: Transforms, where: Path_) -> bool:
+        if t.sigma not in (None, 0) and t.range_factor is None:
+            self.fail((*where, "sigma"), "sigma needs range_factor",
+                      help="sigma shapes the speedup of jobs made moldable: add range_factor")
+            return False
+        if t.background_load not in (None, 0) and t.speeds is None:
+            self.fail((*where, "background_load"), "background_load needs speeds",
+                      help='give the processors\' speeds, e.g. speeds = ["64x1"]')
+            return False
+        return True
+
+    def names(self, policies: Sequence[PolicyRef], workloads: Sequence[WorkloadRef]
+              ) -> dict[str, str]:
+        """The column value of each policy and workload file: its name, or its spec text
+        where two different files would share a name."""
+        out: dict[str, str] = {}
+        by_policy: dict[str, set[tuple[str, str | None]]] = {}
+        for ref in policies:
+            compiled = self.compiled.get((ref.file, ref.name))
+            if compiled is not None:
+                by_policy.setdefault(compiled[0].name, set()).add((ref.file, ref.name))
+        for ref in policies:
+            compiled = self.compiled.get((ref.file, ref.name))
+            if compiled is not None:
+                name = compiled[0].name
+                out[f"p:{ref.file}:{ref.name}"] = name if len(by_policy[name]) == 1 else ref.text
+        by_file: dict[str, set[str]] = {}
+        for w in workloads:
+            by_file.setdefault(_file_name(w), set()).add(w.file)
+        for w in workloads:
+            out[f"w:{w.file}"] = _file_name(w) if len(by_file[_file_name(w)]) == 1 else w.text
+        return out
+
+    def desc(self, ref: PolicyRef, workload: WorkloadRef, params: tuple[tuple[str, Scalar], ...],
+             transforms: Transforms, seed: int, names: Mapping[str, str]) -> RunDesc:
+        from schedc.runtime.provenance import sha256_file
+
+        _, hashes = self.compiled[(ref.file, ref.name)]  # type: ignore[misc]
+        facts = {
+            "schedc": self.version, "policy": hashes,
+            "params": self.bound_values(ref, params),
+            "workload": sha256_file(workload.file),
+            "transforms": dict(transforms.items()),
+            "capacities": dict(self.spec.capacities), "lenient": self.spec.lenient,
+            "seed": seed,
+        }
+        return RunDesc(run_key(facts), names[f"p:{ref.file}:{ref.name}"],
+                       names[f"w:{workload.file}"], ref.file, ref.name, workload.file,
+                       params, transforms, seed, self.spec.capacities, self.spec.lenient)
+
+
+def _file_name(w: WorkloadRef) -> str:
+    return BUNDLED_TRACE if w.text == "bundled" else Path(w.file).name
+

@@ -1,0 +1,179 @@
+"""A sweep's tables in its output folder, from the plan and the store: `results.csv` and
+`.parquet` (a row per run: its input columns, key, status, error, every metric, then its
+wall time), `categories.csv` and `.parquet` (per-category metrics, long format) and
+`summary.csv` (`summary.py`). The CSVs start with the facts every run shares as `# KEY:
+VALUE` lines (`runtime/provenance.py`); the Parquet files carry them as schema metadata.
+Rows are sorted by their inputs and numbers printed exactly, so the same results give the
+same bytes. pyarrow is imported here only, when a table is written."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from schedc.runtime.sweep.runs import Plan, RunDesc, text
+from schedc.runtime.sweep.summary import summarise
+
+RESULTS = "results"
+CATEGORIES = "categories"
+SUMMARY = "summary.csv"
+WALL = "wall_s"  # the only column that changes when the same run is made again
+
+
+def metric_names() -> list[str]:
+    """The scalar metrics, in the order of `schedc run --json`."""
+    import attrs
+
+    from schedc.runtime.metrics import Metrics
+
+    return [f.name for f in attrs.fields(Metrics) if not f.name.startswith("category_")]
+
+
+def input_columns(plan: Plan) -> list[str]:
+    return ["policy", "workload", *(f"param.{n}" for n in plan.params), *plan.transforms,
+            "seed"]
+
+
+def result_rows(plan: Plan, records: Mapping[str, Mapping[str, Any]]
+                ) -> tuple[list[str], list[dict[str, Any]]]:
+    """The results table (runs not in ``records`` are left out)."""
+    inputs = input_columns(plan)
+    metrics = metric_names()
+    rows = []
+    for desc in plan.runs:
+        record = records.get(desc.key)
+        if record is None:
+            continue
+        got = record.get("metrics") or {}
+        rows.append({**_inputs(desc, plan), "key": desc.key, "status": record["status"],
+                     "error": record.get("error"), **{m: got.get(m) for m in metrics},
+                     WALL: record.get("wall_s")})
+    rows.sort(key=lambda r: tuple(_order(r[c]) for c in inputs))
+    return [*inputs, "key", "status", "error", *metrics, WALL], rows
+
+
+def category_rows(plan: Plan, records: Mapping[str, Mapping[str, Any]]
+                  ) -> tuple[list[str], list[dict[str, Any]]]:
+    inputs = input_columns(plan)
+    rows = []
+    for desc in plan.runs:
+        record = records.get(desc.key)
+        for c in (record or {}).get("categories") or ():
+            rows.append({**_inputs(desc, plan), "key": desc.key, "category": c["category"],
+                         "jobs": c["jobs"], "mean_response": c["mean_response"]})
+    rows.sort(key=lambda r: (*(_order(r[c]) for c in inputs), r["category"]))
+    return [*inputs, "key", "category", "jobs", "mean_response"], rows
+
+
+def shared_facts(plan: Plan, records: Mapping[str, Mapping[str, Any]],
+                 spec_file: str) -> dict[str, Any]:
+    """The provenance facts all the runs share (their version, options...), the spec's file
+    name and the number of runs."""
+    from schedc.runtime.cli.version import version
+
+    provenances = [r["provenance"] for r in records.values() if r.get("provenance")]
+    shared: dict[str, Any] = {"schedc": version(), "sweep": Path(spec_file).name,
+                              "runs": len(plan.runs)}
+    if provenances:
+        first = provenances[0]
+        for key in sorted(first):
+            if key != "schedc" and all(p.get(key) == first[key] for p in provenances):
+                shared[key] = first[key]
+    return shared
+
+
+def write_tables(out: str, plan: Plan, records: Mapping[str, Mapping[str, Any]],
+                 spec_file: str) -> dict[str, str]:
+    """Every table written into ``out``; returns their paths by name."""
+    facts = shared_facts(plan, records, spec_file)
+    columns, rows = result_rows(plan, records)
+    cat_columns, cat_rows = category_rows(plan, records)
+    s_columns, s_rows = summarise(rows, input_columns(plan), metric_names())
+    paths = {}
+    for name, (cols, body) in {RESULTS: (columns, rows),
+                               CATEGORIES: (cat_columns, cat_rows)}.items():
+        paths[f"{name}.csv"] = write_csv(os.path.join(out, f"{name}.csv"), cols, body, facts)
+        paths[f"{name}.parquet"] = write_parquet(os.path.join(out, f"{name}.parquet"), cols,
+                                                 body, facts)
+    paths[SUMMARY] = write_csv(os.path.join(out, SUMMARY), s_columns, s_rows, facts)
+    return paths
+
+
+def write_csv(path: str, columns: Sequence[str], rows: Sequence[Mapping[str, Any]],
+              facts: Mapping[str, Any]) -> str:
+    from schedc.runtime.atomicio import open_atomic
+    from schedc.runtime.provenance import header_lines
+
+    with open_atomic(path, newline="") as handle:
+        handle.writelines(header_lines(facts))
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows([_cell(r[c]) for c in columns] for r in rows)
+    return path
+
+
+def write_parquet(path: str, columns: Sequence[str], rows: Sequence[Mapping[str, Any]],
+                  facts: Mapping[str, Any]) -> str:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from schedc.runtime.atomicio import open_atomic
+
+    arrays = {}
+    for c in columns:
+        values = [r[c] for r in rows]
+        kinds = {type(v) for v in values if v is not None}
+        if len(kinds - {int, float}) > 0 and len(kinds) > 1:  # mixed: as text
+            values = [None if v is None else _cell(v) for v in values]
+        elif kinds == {int, float}:
+            values = [None if v is None else float(v) for v in values]
+        arrays[c] = pa.array(values, type=pa.string() if not kinds else None)
+    table = pa.table(arrays).replace_schema_metadata(
+        {"schedc.provenance": json.dumps(dict(facts), sort_keys=True)})
+    with open_atomic(path, binary=True) as handle:
+        pq.write_table(table, handle)
+    return path
+
+
+def read_rows(path: str) -> list[dict[str, Any]]:
+    """A table of ours read back, numbers as numbers and empty cells as None."""
+    from schedc.runtime.provenance import read_csv
+
+    _, rows = read_csv(path)
+    return [{k: number(v) for k, v in row.items()} for row in rows]
+
+
+def number(cell: str) -> Any:
+    if cell == "":
+        return None
+    for kind in (int, float):
+        try:
+            return kind(cell)
+        except ValueError:
+            pass
+    return cell
+
+
+def _inputs(desc: RunDesc, plan: Plan) -> dict[str, Any]:
+    return desc.inputs(plan.params, plan.transforms)
+
+
+def _cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return text(value)
+    return repr(value) if isinstance(value, float) else value
+
+
+def _order(value: Any) -> tuple:
+    """Sort key of a cell: empty first, then numbers by value, then text."""
+    if value is None:
+        return (0, 0, "")
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return (1, value, "")
+    return (2, 0, str(value))

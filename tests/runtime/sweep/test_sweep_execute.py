@@ -1,0 +1,49 @@
+"""What the sweep's Dask side records when a task does not end normally
+(runtime/sweep/execute.py): a run whose workers kept dying (`KilledWorker`), any other
+error of the task, and a run's own error as the CLI prints it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from distributed import KilledWorker
+from sweep_specs import EASY
+
+from schedc.runtime.sweep.execute import _outcome, error_text, run_one
+from schedc.runtime.sweep.runs import RunDesc
+from schedc.runtime.sweep.spec import Transforms
+from schedc.runtime.sweep.store import Store
+
+
+class _Lost:
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+    def result(self) -> None:
+        raise self.error
+
+
+def _desc(workload: str, key: str = "ab" * 32) -> RunDesc:
+    return RunDesc(key, "easy", Path(workload).name, str(EASY), None, workload, (),
+                   Transforms(limit=5), 0)
+
+
+def test_a_killed_worker_is_a_failed_run_with_its_reason(tmp_path: Path) -> None:
+    desc = _desc("t.swf")
+    status = _outcome(_Lost(KilledWorker("schedc-run-x", None, 3)), desc,
+                      str(tmp_path))
+    record = Store(tmp_path).read(desc.key)
+    assert status == "failed" and record["status"] == "failed"
+    assert "KilledWorker" in record["error"] and "--retry-failed" in record["error"]
+    _outcome(_Lost(RuntimeError("cancelled")), _desc("t.swf", "cd" * 32), str(tmp_path))
+    assert Store(tmp_path).read("cd" * 32)["error"] == "RuntimeError: cancelled"
+
+
+def test_a_run_s_own_error_is_stored_as_a_diagnostic(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.swf"
+    bad.write_text("not a trace\n")
+    key, status = run_one(_desc(str(bad)), str(tmp_path))
+    record = Store(tmp_path).read(key)
+    assert status == "failed" and record["metrics"] == {} and record["run_s"] >= 0
+    assert record["error"].startswith("error: ") and str(bad) in record["error"]
+    assert error_text(ValueError("x")) == "ValueError: x"
