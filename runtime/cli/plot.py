@@ -8,7 +8,6 @@ whole or not at all."""
 from __future__ import annotations
 
 import argparse
-import csv
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -67,6 +66,9 @@ def add_parser(commands: Any, simulation_options: Callable[..., None]) -> None:
     sweep.add_argument("--group", default="policy", metavar="COLS",
                        help="columns whose values make one line each, comma-separated "
                        "(default: policy)")
+    sweep.add_argument("--where", action="append", default=[], metavar="COLUMN=VALUE",
+                       help="only the configurations with this value of an input column, "
+                       "e.g. workload=KTH-SP2-1996-2.1-cln.swf.gz (repeatable)")
     sweep.add_argument("-o", "--output", required=True, metavar="OUT.png|OUT.svg",
                        help="the figure's file: PNG or SVG by its suffix")
 
@@ -224,6 +226,7 @@ def _plot_sweep(args: argparse.Namespace) -> int:
                                   f"{what} `{value}`",
                                   did_you_mean(value, known) or
                                   f"its {what}s: {', '.join(known) or 'none'}")
+    rows = _where(args, rows, inputs)
     numeric = [r for r in rows if isinstance(r.get(args.x), int | float)]
     if len(numeric) < len(rows):
         raise on_command_line(args, args.x, f"column `{args.x}` is not a number in every "
@@ -237,33 +240,39 @@ def _plot_sweep(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _where(args: argparse.Namespace, rows: list[dict[str, Any]],
+           inputs: list[str]) -> list[dict[str, Any]]:
+    """The rows that ``--where COLUMN=VALUE`` keeps (a value compared as the CSV shows it)."""
+    for given in args.where:
+        column, sep, value = given.partition("=")
+        if not sep:
+            raise on_command_line(args, given, f"--where takes COLUMN=VALUE, not `{given}`",
+                                  "e.g. --where workload=KTH-SP2-1996-2.1-cln.swf.gz")
+        if column not in inputs:
+            raise on_command_line(args, given, f"{args.directory}/summary.csv has no input "
+                                  f"column `{column}`", did_you_mean(column, inputs) or
+                                  f"its input columns: {', '.join(inputs) or 'none'}")
+        values = sorted({_shown(r.get(column)) for r in rows})
+        if value not in values:
+            raise on_command_line(args, given, f"no configuration has {column} = {value}",
+                                  did_you_mean(value, values) or
+                                  f"its values: {', '.join(values)}")
+        rows = [r for r in rows if _shown(r.get(column)) == value]
+    return rows
+
+
+def _shown(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
 def read_summary(directory: str) -> list[dict[str, Any]]:
-    """The sweep's summary rows, numbers as numbers: `schedc.runtime.sweep.read_summary`
-    when the sweep package is installed, else the documented `summary.csv` read here."""
+    """The sweep's summary rows, numbers as numbers (the folder checked first)."""
     from schedc.runtime.run import require_file
+    from schedc.runtime.sweep import read_summary as sweep_summary
 
     folder = Path(directory)
     if not folder.is_dir():
         raise UserError(f"sweep folder not found: {directory}",
                         help="give the output folder of `schedc sweep`")
     require_file(folder / "summary.csv", "sweep summary")
-    try:
-        from schedc.runtime.sweep import read_summary as sweep_reader  # type: ignore
-    except ImportError:
-        sweep_reader = None
-    if sweep_reader is not None:
-        return list(sweep_reader(directory))
-    with open(folder / "summary.csv", newline="", encoding="utf-8") as handle:
-        lines = [line for line in handle if not line.startswith("#")]
-    return [{k: _number(v) for k, v in row.items()} for row in csv.DictReader(lines)]
-
-
-def _number(text: str | None) -> Any:
-    if text is None or text == "":
-        return None
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
+    return sweep_summary(directory)

@@ -51,7 +51,7 @@ def sweep_figure(summary: Sequence[Mapping[str, object]], x: str, y: str,
         lines.setdefault(key, {})[at] = (mean, low, high)
     fig, axes = new_figure(8, 5)
     ax = axes[0][0]
-    for key in sorted(lines, key=lambda k: tuple(map(str, k))):
+    for key in sorted(lines, key=_natural):  # 80 before 100, numbers before names
         points = sorted(lines[key].items())
         xs = [p for p, _ in points]
         label = ", ".join(str(v) for v in key) if group else y
@@ -60,6 +60,10 @@ def sweep_figure(summary: Sequence[Mapping[str, object]], x: str, y: str,
         ax.fill_between(xs, [lo for _, (_, lo, _) in points],
                         [hi for _, (_, _, hi) in points], color=line.get_color(), alpha=0.2,
                         linewidth=0)
+    if all(float(p).is_integer() for line in lines.values() for p in line):
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # depth 0..4, not 0.5 steps
     ax.set_xlabel(AXIS_NAMES.get(x, x))
     ax.set_ylabel(AXIS_NAMES.get(y, y))
     ax.grid(linewidth=0.3)
@@ -68,3 +72,9 @@ def sweep_figure(summary: Sequence[Mapping[str, object]], x: str, y: str,
     ax.set_title(f"{AXIS_NAMES.get(y, y)} against {AXIS_NAMES.get(x, x)}\n"
                  "mean over seeds, 95% confidence band", fontsize=10)
     return fig
+
+
+def _natural(key: tuple) -> tuple:
+    """A group's sort key: numbers by value, before text."""
+    return tuple((0, float(v), "") if isinstance(v, int | float) and not isinstance(v, bool)
+                 else (1, 0.0, str(v)) for v in key)
