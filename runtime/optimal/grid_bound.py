@@ -109,33 +109,41 @@ def columns(instance: Instance, bounds: Sequence[int], earliest: Sequence[int],
     return out
 
 
-def grid_bound(instance: Instance, upper: int, seconds: float) -> int | None:
+def grid_bound(instance: Instance, upper: int, seconds: float, *, growth: float | None = None,
+               min_slot: int | None = None) -> int | None:
     """A lower bound of sum(w s) (absolute times) over the plans of ``instance`` whose
     sum(w s) is at most ``upper``, or None when GLOP fails or needs more than ``seconds``.
     Only the first resource (cpus) is modelled: dropping the others relaxes the problem."""
     if not instance.jobs:
         return 0
+    growth = GROWTH if growth is None else growth
+    min_slot = MIN_SLOT if min_slot is None else min_slot
     earliest = earliest_starts(instance)
     latest = latest_starts(instance, earliest, upper)
     end = max(s + j.estimate for s, j in zip(latest, instance.jobs, strict=True))
-    growth, min_slot = GROWTH, MIN_SLOT
     while True:
         bounds = grid(instance, end, growth, min_slot)
         cols = columns(instance, bounds, earliest, latest)
         if len(cols) <= MAX_COLUMNS:
             break
         growth, min_slot = growth * 2, min_slot * 2
+    room = slot_room(instance, bounds)
+    duals = _solve_lp(bounds, room, cols, seconds)
+    if duals is None:
+        return None
+    widths = sum(j.request[0] for j in instance.jobs)
+    return instance.now * widths + lagrangian(bounds, room, cols, duals, len(instance.jobs))
+
+
+def slot_room(instance: Instance, bounds: Sequence[int]) -> list[int]:
+    """Per slot, the cpu area the running jobs leave free."""
     cap, now = instance.capacities[0], instance.now
     room = []
     for a, b in zip(bounds, bounds[1:], strict=False):
         held = sum(rj.alloc[0] * _overlap(0, rj.expected_end - now, a, b)
                    for rj in instance.running if rj.expected_end > now)
         room.append(cap * (b - a) - held)
-    duals = _solve_lp(bounds, room, cols, seconds)
-    if duals is None:
-        return None
-    widths = sum(j.request[0] for j in instance.jobs)
-    return now * widths + lagrangian(bounds, room, cols, duals, len(instance.jobs))
+    return room
 
 
 def _solve_lp(bounds: Sequence[int], room: Sequence[int], cols: Sequence[Column],
@@ -196,8 +204,8 @@ def _coverers(mine: Sequence[Column]) -> dict[int, tuple[int, int]]:
 def lagrangian(bounds: Sequence[int], room: Sequence[int], cols: Sequence[Column],
                duals: Sequence[float], jobs: int) -> int:
     """min over one column per job of cost - duals . usage, plus duals . room: a lower bound
-    of the LP (hence of every plan) for any duals <= 0, rounded down with a margin for the
-    floating-point sums."""
+    of the LP (hence of every plan) for any duals <= 0, less a margin for the floating-point
+    sums, rounded up (sum(w s) is an integer)."""
     # running sums of dual x slot length: a column's full slots in O(1)
     running, scale = [0.0], 0.0
     for u, d in enumerate(duals):
@@ -213,4 +221,5 @@ def lagrangian(bounds: Sequence[int], room: Sequence[int], cols: Sequence[Column
         return 0  # a job with no column: no plan within the upper bound; stay trivially valid
     total = sum(best) + sum(d * r for d, r in zip(duals, room, strict=True))
     scale = jobs * scale + sum(abs(d * r) for d, r in zip(duals, room, strict=True))
-    return math.floor(total - 1e-9 * scale) - 1
+    # the true value is at least total - margin and sum(w s) is an integer
+    return math.ceil(total - 1e-9 * scale - 1e-6)
