@@ -1,18 +1,19 @@
 """A second redundant lower bound of sum(w s), from the LP relaxation of a time-indexed
 model on a coarse grid: unlike the slice bound it keeps each job's width together in time.
 
-Time (relative to now) is cut into slots, short near now and growing geometrically (a start
-late in the plan costs as much rounded down by a few per cent as a start early by seconds).
-x[j, k] says job j starts in slot k. The relaxation stays valid for every plan: a start in
-slot k costs w * max(slot start, earliest start), never more than the plan's w s, and in each
-slot u job j covers at least the least area any start in slot k gives it there (the overlap
-of [s, s + p) with slot u is unimodal in s, so its least value is at an end of the range);
-the running jobs' area in u is exact. So every plan is an integral point of the LP.
+Time (relative to now) is cut into slots, short near now and growing geometrically (a late
+start rounded down by 1% loses as little as an early one rounded down by a minute). x[j, k]
+says job j starts in slot k, between its earliest start (the running jobs leave its width
+free) and its latest in a plan no worse than the hint. The relaxation holds every such plan:
+a start in slot k costs w * the least start the slot allows, never more than the plan's
+w s, and in each slot u job j covers at least the least area any start in slot k gives it
+there (the overlap of [s, s + p) with slot u is unimodal in s, so its least value is at an
+end of the range); the running jobs' area in u is exact.
 
-The LP is solved by GLOP (ortools, imported inside ``grid_bound``), but the bound is not
+The LP is solved by GLOP (ortools, imported inside ``_solve_lp``), but the bound is not
 GLOP's objective: it is the Lagrangian value of its capacity duals clipped to <= 0, which
-bounds the optimum for any such duals whatever GLOP's tolerances, and is summed with a
-margin for rounding.
+bounds the optimum for any such duals whatever GLOP's tolerances, less a margin for the
+floating-point sums.
 """
 
 from __future__ import annotations
@@ -29,9 +30,8 @@ from schedc.runtime.optimal.instance import Instance
 GROWTH = 0.01  # a slot is at most this share of its start (and at least MIN_SLOT long)
 MIN_SLOT = 60
 MAX_COLUMNS = 20_000  # above this the grid is coarsened: the LP stays at a few seconds
-# dual simplex: measured 14x faster than GLOP's primal default on these LPs (the prefix chains)
+# dual simplex: 3.7 s instead of the primal default's 51 s on a 20-job instance (README)
 PARAMS = "use_dual_simplex: true"
-
 
 
 @frozen
@@ -67,7 +67,7 @@ def latest_starts(instance: Instance, earliest: Sequence[int], upper: int) -> li
     rest = upper - instance.now * sum(widths) - sum(w * e for w, e in zip(widths, earliest,
                                                                           strict=True))
     horizon = instance.horizon - instance.now
-    return [min(horizon - j.estimate, e + rest // w)
+    return [horizon - j.estimate if w == 0 else min(horizon - j.estimate, e + rest // w)
             for j, w, e in zip(instance.jobs, widths, earliest, strict=True)]
 
 
