@@ -18,9 +18,11 @@ from typing import Any
 from attrs import frozen
 
 from schedc.runtime.optimal.bound import slice_bound
+from schedc.runtime.optimal.grid_bound import grid_bound
 from schedc.runtime.optimal.instance import Instance
 
 STATUS = {"OPTIMAL": "optimal", "FEASIBLE": "feasible"}  # anything else: "unknown"
+GRID_SHARE = 1 / 6  # of the time limit, at most, for the grid bound's LP (with a hint only)
 
 
 @frozen
@@ -55,6 +57,7 @@ def solve(instance: Instance, *, time_limit: float, workers: int,
     plan, e.g. the best policy's) is the search's first solution and an upper bound."""
     from ortools.sat.python import cp_model
 
+    begin = time.perf_counter()
     # times relative to now: small domains and coefficients keep the LP relaxation sharp
     now, horizon = instance.now, instance.horizon - instance.now
     model = cp_model.CpModel()
@@ -92,17 +95,23 @@ def solve(instance: Instance, *, time_limit: float, workers: int,
         _left_justified(model, instance, starts)
     objective = sum(j.request[0] * starts[j.index] for j in instance.jobs)
     widths = sum(j.request[0] for j in instance.jobs)
+    low = slice_bound(instance)
     if hint is not None:
         ordered = _symmetric_hint(instance, hint, groups)
-        model.add(objective <= weighted_starts(instance, ordered) - now * widths)
+        upper = weighted_starts(instance, ordered)
+        model.add(objective <= upper - now * widths)
         for index, s in ordered.items():
             model.add_hint(starts[index], s - now)
-    model.add(objective >= slice_bound(instance) - now * widths)
+        # the LP needs the hint's bound to keep its grid short (a start beyond it is useless)
+        low = max(low, grid_bound(instance, upper, time_limit * GRID_SHARE) or low)
+    model.add(objective >= low - now * widths)
     model.minimize(objective)
     solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = time_limit
+    solver.parameters.max_time_in_seconds = max(0.0, time_limit - (time.perf_counter() - begin))
     solver.parameters.num_workers = workers
-    begin = time.perf_counter()
+    # one full-problem worker searches the objective's lower bound (the gap is the bound's:
+    # the hint is within a few per cent of the optimum); LNS workers improve the plan
+    solver.parameters.subsolvers.append("objective_lb_search")
     code = solver.solve(model)
     seconds = time.perf_counter() - begin
     status = STATUS.get(solver.status_name(code), "unknown")

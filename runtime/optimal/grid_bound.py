@@ -1,0 +1,225 @@
+"""A second redundant lower bound of sum(w s), from the LP relaxation of a time-indexed
+model on a coarse grid: unlike the slice bound it keeps each job's width together in time.
+
+Time (relative to now) is cut into slots, short near now and growing geometrically (a late
+start rounded down by 1% loses as little as an early one rounded down by a minute). x[j, k]
+says job j starts in slot k, between its earliest start (the running jobs leave its width
+free) and its latest in a plan no worse than the hint. The relaxation holds every such plan:
+a start in slot k costs w * the least start the slot allows, never more than the plan's
+w s, and in each slot u job j covers at least the least area any start in slot k gives it
+there (the overlap of [s, s + p) with slot u is unimodal in s, so its least value is at an
+end of the range); the running jobs' area in u is exact.
+
+The LP is solved by GLOP (ortools, imported inside ``_solve_lp``), but the bound is not
+GLOP's objective: it is the Lagrangian value of its capacity duals clipped to <= 0, which
+bounds the optimum for any such duals whatever GLOP's tolerances, less a margin for the
+floating-point sums.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import math
+from collections.abc import Sequence
+
+from attrs import frozen
+
+from schedc.runtime.optimal.instance import Instance
+
+GROWTH = 0.01  # a slot is at most this share of its start (and at least MIN_SLOT long)
+MIN_SLOT = 60
+MAX_COLUMNS = 20_000  # above this the grid is coarsened: the LP stays at a few seconds
+# dual simplex: 3.7 s instead of the primal default's 51 s on a 20-job instance (README)
+PARAMS = "use_dual_simplex: true"
+
+
+@frozen
+class Column:
+    job: int  # position in instance.jobs
+    cost: int  # w * the slot's earliest start for the job
+    width: int
+    partial: tuple[tuple[int, int], ...]  # (slot, least area of the job in it) if not full
+    full: tuple[int, int]  # slots first..last (inclusive, maybe empty) covered in full
+
+
+def earliest_starts(instance: Instance) -> list[int]:
+    """Per waiting job, the first instant (relative to now) from which the running jobs leave
+    its width free for good; running jobs only end, so a job never starts before it."""
+    cap = instance.capacities[0]
+    ends = sorted((rj.expected_end - instance.now, rj.alloc[0]) for rj in instance.running
+                  if rj.expected_end > instance.now)
+    out = []
+    for job in instance.jobs:
+        free, t = cap - sum(a for _, a in ends), 0
+        for end, alloc in ends:
+            if free >= job.request[0]:
+                break
+            free, t = free + alloc, end
+        out.append(t)
+    return out
+
+
+def latest_starts(instance: Instance, earliest: Sequence[int], upper: int) -> list[int]:
+    """Per job, the latest start (relative to now) of a plan with sum(w s) <= ``upper``
+    (absolute): the other jobs start no earlier than their earliest starts."""
+    widths = [j.request[0] for j in instance.jobs]
+    rest = upper - instance.now * sum(widths) - sum(w * e for w, e in zip(widths, earliest,
+                                                                          strict=True))
+    horizon = instance.horizon - instance.now
+    return [horizon - j.estimate if w == 0 else min(horizon - j.estimate, e + rest // w)
+            for j, w, e in zip(instance.jobs, widths, earliest, strict=True)]
+
+
+def grid(instance: Instance, end: int, growth: float, min_slot: int) -> list[int]:
+    """Slot boundaries from 0 to at least ``end``: geometric, plus the running jobs' ends."""
+    points = [0]
+    while points[-1] < end:
+        points.append(max(points[-1] + min_slot, math.ceil(points[-1] * (1 + growth))))
+    ends = {rj.expected_end - instance.now for rj in instance.running}
+    return sorted(set(points) | {e for e in ends if 0 < e < points[-1]})
+
+
+def _overlap(s: int, p: int, a: int, b: int) -> int:
+    return max(0, min(s + p, b) - max(s, a))
+
+
+def columns(instance: Instance, bounds: Sequence[int], earliest: Sequence[int],
+            latest: Sequence[int]) -> list[Column]:
+    out = []
+    for n, job in enumerate(instance.jobs):
+        w, p = job.request[0], job.estimate
+        for k in range(len(bounds) - 1):
+            lo, hi = max(bounds[k], earliest[n]), min(bounds[k + 1] - 1, latest[n])
+            if lo > hi:
+                continue
+            # slots covered in full by every start in [lo, hi]: a >= hi and b <= lo + p
+            first = bisect.bisect_left(bounds, hi)
+            last = bisect.bisect_right(bounds, lo + p) - 2
+            partial = []
+            for u in itertools.chain(range(k, min(first, len(bounds) - 1)),
+                                     range(max(last + 1, first, k), len(bounds) - 1)):
+                a, b = bounds[u], bounds[u + 1]
+                if a >= hi + p:
+                    break
+                least = min(_overlap(lo, p, a, b), _overlap(hi, p, a, b))
+                if least:
+                    partial.append((u, w * least))
+            out.append(Column(n, w * lo, w, tuple(partial), (first, last)))
+    return out
+
+
+def grid_bound(instance: Instance, upper: int, seconds: float, *, growth: float | None = None,
+               min_slot: int | None = None) -> int | None:
+    """A lower bound of sum(w s) (absolute times) over the plans of ``instance`` whose
+    sum(w s) is at most ``upper``, or None when GLOP fails or needs more than ``seconds``.
+    Only the first resource (cpus) is modelled: dropping the others relaxes the problem."""
+    if not instance.jobs:
+        return 0
+    growth = GROWTH if growth is None else growth
+    min_slot = MIN_SLOT if min_slot is None else min_slot
+    earliest = earliest_starts(instance)
+    latest = latest_starts(instance, earliest, upper)
+    end = max(s + j.estimate for s, j in zip(latest, instance.jobs, strict=True))
+    while True:
+        bounds = grid(instance, end, growth, min_slot)
+        cols = columns(instance, bounds, earliest, latest)
+        if len(cols) <= MAX_COLUMNS:
+            break
+        growth, min_slot = growth * 2, min_slot * 2
+    room = slot_room(instance, bounds)
+    duals = _solve_lp(bounds, room, cols, seconds)
+    if duals is None:
+        return None
+    widths = sum(j.request[0] for j in instance.jobs)
+    return instance.now * widths + lagrangian(bounds, room, cols, duals, len(instance.jobs))
+
+
+def slot_room(instance: Instance, bounds: Sequence[int]) -> list[int]:
+    """Per slot, the cpu area the running jobs leave free."""
+    cap, now = instance.capacities[0], instance.now
+    room = []
+    for a, b in zip(bounds, bounds[1:], strict=False):
+        held = sum(rj.alloc[0] * _overlap(0, rj.expected_end - now, a, b)
+                   for rj in instance.running if rj.expected_end > now)
+        room.append(cap * (b - a) - held)
+    return room
+
+
+def _solve_lp(bounds: Sequence[int], room: Sequence[int], cols: Sequence[Column],
+              seconds: float) -> list[float] | None:
+    """GLOP's capacity duals, or None. A column's full slots enter through prefix sums
+    P[j, k] = x[j, first column of j] + ... + x[j, k]: slot u's full coverers are a run of
+    consecutive columns of a job, so two entries per job and slot instead of one per
+    column and slot."""
+    from ortools.linear_solver import pywraplp
+
+    solver = pywraplp.Solver.CreateSolver("GLOP")
+    solver.SetSolverSpecificParametersAsString(PARAMS)
+    solver.SetTimeLimit(max(1, int(seconds * 1000)))
+    inf = solver.infinity()
+    rows = [solver.Constraint(-inf, r) for r in room]
+    objective = solver.Objective()
+    for _, group in itertools.groupby(cols, key=lambda c: c.job):
+        mine = list(group)
+        prefix, before = [], None
+        for col in mine:
+            x = solver.NumVar(0, 1, "")
+            objective.SetCoefficient(x, col.cost)
+            for u, area in col.partial:
+                rows[u].SetCoefficient(x, area)
+            p = solver.NumVar(0, 1, "")
+            link = solver.Constraint(0, 0)  # p = before + x
+            link.SetCoefficient(p, 1)
+            link.SetCoefficient(x, -1)
+            if before is not None:
+                link.SetCoefficient(before, -1)
+            prefix.append(p)
+            before = p
+        solver.Add(before == 1)
+        for u, (first, last) in _coverers(mine).items():
+            area = mine[first].width * (bounds[u + 1] - bounds[u])
+            rows[u].SetCoefficient(prefix[last], area)
+            if first > 0:
+                rows[u].SetCoefficient(prefix[first - 1], -area)
+    objective.SetMinimization()
+    if solver.Solve() not in (pywraplp.Solver.OPTIMAL, pywraplp.Solver.FEASIBLE):
+        return None
+    return [min(0.0, r.dual_value()) for r in rows]
+
+
+def _coverers(mine: Sequence[Column]) -> dict[int, tuple[int, int]]:
+    """Slot -> the run (first, last) of one job's columns covering it in full. Both ends of
+    a column's full range grow with the column, so the run is found by bisection."""
+    firsts = [c.full[0] for c in mine]
+    lasts = [c.full[1] for c in mine]
+    out = {}
+    for u in range(min(firsts), max(lasts) + 1):
+        first, last = bisect.bisect_left(lasts, u), bisect.bisect_right(firsts, u) - 1
+        if first <= last:
+            out[u] = (first, last)
+    return out
+
+
+def lagrangian(bounds: Sequence[int], room: Sequence[int], cols: Sequence[Column],
+               duals: Sequence[float], jobs: int) -> int:
+    """min over one column per job of cost - duals . usage, plus duals . room: a lower bound
+    of the LP (hence of every plan) for any duals <= 0, less a margin for the floating-point
+    sums, rounded up (sum(w s) is an integer)."""
+    # running sums of dual x slot length: a column's full slots in O(1)
+    running, scale = [0.0], 0.0
+    for u, d in enumerate(duals):
+        running.append(running[-1] + d * (bounds[u + 1] - bounds[u]))
+    best = [math.inf] * jobs
+    for col in cols:
+        first, last = col.full
+        full = running[last + 1] - running[first] if last >= first else 0.0
+        usage = sum(duals[u] * area for u, area in col.partial) + col.width * full
+        best[col.job] = min(best[col.job], col.cost - usage)
+        scale = max(scale, abs(col.cost) + abs(usage))
+    if any(b == math.inf for b in best):
+        return 0  # a job with no column: no plan within the upper bound; stay trivially valid
+    total = sum(best) + sum(d * r for d, r in zip(duals, room, strict=True))
+    scale = jobs * scale + sum(abs(d * r) for d, r in zip(duals, room, strict=True))
+    # the true value is at least total - margin and sum(w s) is an integer
+    return math.ceil(total - 1e-9 * scale - 1e-6)
