@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from repo import ROOT
+from shared_traces import shared_trace
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 BLOCKS = re.findall(r"```[a-z]*\n(.*?)```", README, re.DOTALL)
@@ -73,7 +74,7 @@ def _figure_commands() -> list[list[str]]:
 def test_the_readme_shows_figures_of_each_kind():
     shown = set(re.findall(r"!\[[^\]]*\]\((examples/figures/[\w-]+\.png)\)", README))
     assert {Path(p).stem for p in shown} == {"gantt", "easy-utilisation", "easy-waits",
-                                             "compare-metrics", "compare-categories"}
+                                             "compare-metrics", "compare-categories", "sweep"}
     for path in shown:
         assert (ROOT / path).stat().st_size < 150_000, path  # modest dpi, small files
 
@@ -86,15 +87,34 @@ def test_the_readme_figure_commands_make_its_figures(words, tmp_path, monkeypatc
 
     out = words.index("-o") + 1
     committed = ROOT / words[out]
-    argv = [*words[1:out], str(tmp_path / committed.name), *words[out + 1:], "--no-progress"]
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    argv = [*words[1:out], str(figures / committed.name), *words[out + 1:]]
     monkeypatch.chdir(ROOT)
+    if words[2] == "sweep":  # the README's sweep first, as its command above says
+        spec = _sweep_before(words[3])
+        for name in ("LANL-CM5-1994-4.1-cln.swf.gz", "NASA-iPSC-1993-3.1-cln.swf.gz"):
+            shared_trace(name)  # its traces, else a skip saying where they are looked for
+        made = tmp_path / "sweep.out"
+        assert main(["sweep", spec, "--out", str(made), "--no-figures", "--no-progress"]) \
+            == 0, capsys.readouterr().err
+        argv[2] = str(made)
+    else:
+        argv.append("--no-progress")
     assert main(argv) == 0, capsys.readouterr().err
-    written = sorted(p.name for p in tmp_path.iterdir())
+    written = sorted(p.name for p in figures.iterdir())
     assert written
     for name in written:
         shown = committed.parent / name
         assert f"]({shown.relative_to(ROOT).as_posix()})" in README, name
-        assert _png_size(tmp_path / name) == _png_size(shown), name
+        assert _png_size(figures / name) == _png_size(shown), name
+
+
+def _sweep_before(directory: str) -> str:
+    """The spec of the README's `schedc sweep` command whose output ``directory`` is."""
+    specs = [c[2] for c in _commands() if c[:2] == ["schedc", "sweep"]]
+    (spec,) = {s for s in specs if s.removesuffix(".toml") + ".out" == directory}
+    return spec
 
 
 def _png_size(path: Path) -> tuple[int, int]:

@@ -69,8 +69,10 @@ def sweep_figure(summary: Sequence[Mapping[str, object]], x: str, y: str,
     ax.grid(linewidth=0.3)
     if lines:
         ax.legend(title=", ".join(group) if group else None, fontsize=8)
-    ax.set_title(f"{AXIS_NAMES.get(y, y)} against {AXIS_NAMES.get(x, x)}\n"
-                 "mean over seeds, 95% confidence band", fontsize=10)
+    one_seed = all(row.get("runs") == 1 for row in summary)
+    ax.set_title(f"{AXIS_NAMES.get(y, y)} against {AXIS_NAMES.get(x, x)}\n" +
+                 ("one run each (one seed): no confidence band" if one_seed else
+                  "mean over seeds, 95% confidence band"), fontsize=10)
     return fig
 
 

@@ -106,6 +106,19 @@ def test_plot_sweep(tmp_path: Path, capsys) -> None:
     assert "easy" in svg and "fcfs" in svg
 
 
+def test_plot_sweep_where_keeps_one_workload(tmp_path: Path, capsys) -> None:
+    folder = tmp_path / "sweep"
+    write_summary(folder)
+    with (folder / "summary.csv").open("a") as f:  # a second workload: same x, same policy
+        f.write("easy,LANL,80,3,1,0,2,3\n")
+    argv = ["plot", "sweep", folder, "--x", "load_factor", "--y", "mean_wait", "-o",
+            tmp_path / "f.svg"]
+    code, _, err = run_cli(capsys, *argv)
+    assert code == 2 and "add them to the group" in err  # two lines' worth in one
+    code, _, err = run_cli(capsys, *argv, "--where", "workload=KTH")
+    assert code == 0, err
+
+
 @pytest.mark.parametrize(("argv", "message", "help"), [
     (["--x", "load_factr", "--y", "mean_wait"], "has no input column `load_factr`",
      "did you mean `load_factor`?"),
@@ -114,6 +127,12 @@ def test_plot_sweep(tmp_path: Path, capsys) -> None:
     (["--x", "load_factor", "--y", "mean_wait", "--group", "polcy"],
      "has no input column `polcy`", "did you mean `policy`?"),
     (["--x", "policy", "--y", "mean_wait"], "column `policy` is not a number", "numeric"),
+    (["--x", "load_factor", "--y", "mean_wait", "--where", "wrkload=KTH"],
+     "has no input column `wrkload`", "did you mean `workload`?"),
+    (["--x", "load_factor", "--y", "mean_wait", "--where", "workload=KTX"],
+     "no configuration has workload = KTX", "did you mean `KTH`?"),
+    (["--x", "load_factor", "--y", "mean_wait", "--where", "workload"],
+     "--where takes COLUMN=VALUE", "e.g. --where workload="),
 ])
 def test_plot_sweep_mistakes(tmp_path: Path, capsys, argv, message, help) -> None:
     write_summary(tmp_path / "sweep")

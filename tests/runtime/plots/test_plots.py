@@ -137,6 +137,20 @@ def test_sweep_one_line_and_band_per_group() -> None:
     assert ax.get_xlabel().startswith("load factor") and ax.get_ylabel() == "mean wait (s)"
 
 
+def test_sweep_lines_in_numeric_order_and_integer_ticks() -> None:
+    rows = [{**r, "param.depth": d, "policy": "easy", "mean_wait_mean": lf + d,
+             "mean_wait_ci_low": lf + d, "mean_wait_ci_high": lf + d, "runs": 1}
+            for r in summary_rows()[:3] for d in (0, 2, 10) for lf in [r["load_factor"]]]
+    fig = sweep_figure(rows, "param.depth", "mean_wait", ["load_factor"])
+    ax = fig.axes[0]
+    assert [line.get_label() for line in ax.lines] == ["80", "100", "120"]  # not as text
+    fig.canvas.draw()
+    assert all(float(t).is_integer() for t in ax.get_xticks())
+    assert "no confidence band" in ax.get_title()  # one run each
+    assert "95% confidence band" in sweep_figure(summary_rows(), "load_factor", "mean_wait",
+                                                 ["policy"]).axes[0].get_title()
+
+
 def test_sweep_refuses_two_configurations_on_one_point() -> None:
     rows = summary_rows() + [{**summary_rows()[0], "workload": "LANL"}]
     with pytest.raises(ValueError, match="workload"):
