@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fractions import Fraction
-from functools import cache
+from functools import cache, lru_cache
 
 from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
@@ -292,6 +292,13 @@ _ENCLOSING_LEVELS = 8
 
 def parse(text: str, file: str = "<string>") -> ast.Module | Diagnostic:
     """The module's AST, or the first syntax error (parsing stops there for this file)."""
+    return _parse(text, file)
+
+
+# The AST and diagnostics are immutable, so a text parses once per process: the prelude of
+# every compile, a sweep worker's policy at each of its runs, `compare`'s shared imports.
+@lru_cache(maxsize=256)
+def _parse(text: str, file: str) -> ast.Module | Diagnostic:
     if text.startswith("\ufeff"):  # a byte-order mark some editors write: no part of the text
         text = text[1:]  # (columns then count as the editor shows them)
     try:
