@@ -101,9 +101,15 @@ def client_for(scheduler: str | None, workers: int | None) -> Iterator[Any]:
         with client:
             yield client
         return
+    import dask
+
     n = workers or os.cpu_count() or 1
-    with LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                      dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
+    # No statistical profiler sampling the runs' stacks every 10 ms, nor GIL monitor: they
+    # take the GIL from the simulation (a run was a fifth slower in a worker than alone)
+    with dask.config.set({"distributed.worker.profile.enabled": False,
+                          "distributed.admin.system-monitor.gil.enabled": False}), \
+            LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                         dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
             Client(cluster) as client:
         yield client
 
