@@ -1,6 +1,7 @@
 """What the sweep's Dask side records when a task does not end normally
 (runtime/sweep/execute.py): a run whose workers kept dying (`KilledWorker`), any other
-error of the task, and a run's own error as the CLI prints it."""
+error of the task, and a run's own error as the CLI prints it; and the local cluster's
+workers made without Dask's samplers."""
 
 from __future__ import annotations
 
@@ -47,3 +48,18 @@ def test_a_run_s_own_error_is_stored_as_a_diagnostic(tmp_path: Path) -> None:
     assert status == "failed" and record["metrics"] == {} and record["run_s"] >= 0
     assert record["error"].startswith("error: ") and str(bad) in record["error"]
     assert error_text(ValueError("x")) == "ValueError: x"
+
+
+def _worker_settings() -> tuple[bool, bool]:
+    import dask
+
+    return (dask.config.get("distributed.worker.profile.enabled"),
+            dask.config.get("distributed.admin.system-monitor.gil.enabled"))
+
+
+def test_the_local_cluster_does_not_sample_the_runs() -> None:
+    # Dask's profiler and GIL monitor take the GIL from a run: off in our local cluster only
+    from schedc.runtime.sweep.execute import client_for
+
+    with client_for(None, 1) as client:
+        assert set(client.run(_worker_settings).values()) == {(False, False)}
