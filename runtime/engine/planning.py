@@ -22,7 +22,7 @@ from attrs import frozen
 from schedc.dsl.semantics.decisions import PassDecisions
 from schedc.runtime.engine.machine import Machine
 from schedc.runtime.engine.policy import RuntimePolicy
-from schedc.runtime.engine.walk import PassWalk
+from schedc.runtime.engine.walk import PassWalk, share_packing
 from schedc.runtime.jobs import Job
 from schedc.runtime.monitor import call_policy
 
@@ -101,13 +101,11 @@ class Planner:
         self.resources = tuple(resources)
         self.fast = fast
         self.monitor = monitor
-        # rigid requests packed once per run, shared by every plan's walk; by a rigid
-        # policy's walker (one that sizes its jobs, `size fixed`, packs nothing)
+        # rigid requests packed once per run, shared by every plan's walk
         probe = Machine(capacities, len(jobs), True)
         walkers = [PassWalk(p, probe, self.resources, fast=fast) for p in self.policies]
-        packer = next((w for w in walkers if w.rigid), walkers[0])
-        packer.pack(list(jobs))
-        self.packed = packer.packed
+        share_packing(walkers, list(jobs))
+        self.packed = walkers[0].packed
 
     def plan(self, k: int, machine: Machine, now: int) -> tuple[Plan, Machine]:
         """Policy ``k``'s plan at ``now`` and the machine after its pass (a copy)."""

@@ -32,7 +32,7 @@ from schedc.runtime.engine.machine import Machine, timed
 from schedc.runtime.engine.planning import order_queue
 from schedc.runtime.engine.policy import RuntimePolicy
 from schedc.runtime.engine.tuning import Tuner
-from schedc.runtime.engine.walk import PassWalk, size_candidates
+from schedc.runtime.engine.walk import PassWalk, share_packing, size_candidates
 from schedc.runtime.jobs import Job
 from schedc.runtime.monitor import MonitorViolation, call_policy
 from schedc.runtime.schedule import JobRecord, Schedule
@@ -168,12 +168,7 @@ class _Simulation:
         jobs = self.workload.jobs
         n = len(jobs)
         machine = self.machine
-        # rigid requests packed once, shared by a dynP policy's walkers: by a rigid one, as
-        # the active candidate may size its jobs (`size fixed`) and pack nothing
-        packer = next((w for w in (self.walker, *self.walkers) if w.rigid), self.walker)
-        packer.pack(jobs)
-        for walker in (self.walker, *self.walkers):
-            walker.packed = packer.packed
+        share_packing((self.walker, *self.walkers), jobs)
         forced = self._place_initial()
         placed = {j.index for j in machine.queue} | {rj.job.index for rj in machine.running}
         agenda = Agenda(sorted((j for j in jobs if j.index not in placed),

@@ -21,7 +21,7 @@ that a continuation (``resume``) can go on from it: see ``simulator._Simulation.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from schedc.dsl.semantics.decisions import PassDecisions, Reserved, Started
@@ -114,6 +114,7 @@ class PassWalk:
         """Pack every job's rigid request, by index (once per run)."""
         if self.rigid:
             self.packed = [self.packing.pack(j.request) for j in jobs]
+
 
     # -- the pass's state -------------------------------------------------------------------
 
@@ -450,3 +451,12 @@ class PassWalk:
         if self.check_res and self.reservations:
             check_reservations(self.now, name, self.resources, m.cap, m.used, m.running,
                                m.run_keys, m.M, self.reservations, self.started)
+
+
+def share_packing(walkers: Sequence[PassWalk], jobs: tuple[Job, ...] | list[Job]) -> None:
+    """Pack the rigid requests once for walkers on one machine (a dynP policy's candidates):
+    by a rigid walker, as one that sizes its jobs (`size fixed`) packs nothing."""
+    packer = next((w for w in walkers if w.rigid), walkers[0])
+    packer.pack(jobs)
+    for walker in walkers:
+        walker.packed = packer.packed
