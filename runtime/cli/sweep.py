@@ -72,8 +72,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     stored = store.records({r.key for r in runs.runs})
     todo = [r for r in runs.runs if r.key not in stored
             or (args.retry_failed and stored[r.key]["status"] == FAILED)]
-    with _progress(args, len(runs.runs), len(runs.runs) - len(todo)) as done:
-        made = execute(todo, out, args.scheduler, args.workers, done=done)
+    with _progress(args, len(runs.runs), len(runs.runs) - len(todo)) as bar:
+        made = execute(todo, out, args.scheduler, args.workers, done=bar.update,
+                       ready=lambda: _cluster_up(bar))
     records = store.records({r.key for r in runs.runs}) if made else stored
     paths = write_tables(out, runs, records, args.spec)
     failed = [r for r in runs.runs if records.get(r.key, {}).get("status") != "ok"]
@@ -91,6 +92,17 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.report:
         _write_report(args.report, facts, out, figures, shared_facts(runs, records, args.spec))
     return EXIT_VIOLATION if failed else EXIT_OK
+
+
+def _cluster_up(bar: _progress) -> None:
+    """Once the workers run (forked: no thread of ours before), the bar starts and the
+    table writer's imports are made in a thread, while this process waits for the runs."""
+    import threading
+
+    from schedc.runtime.sweep.tables import warm_up
+
+    bar.start()
+    threading.Thread(target=warm_up, name="schedc-warm-tables", daemon=True).start()
 
 
 def _figures(out: str, runs: Any, save: bool, page: bool) -> dict[str, Any]:
@@ -209,16 +221,23 @@ def _num(x: float) -> str:
 
 
 class _progress:  # noqa: N801 - used as a context manager, like a function
-    """A rich bar of runs done (rate, ETA, failures) on a terminal; nothing otherwise."""
+    """A rich bar of runs done (rate, ETA, failures) on a terminal; nothing otherwise. It
+    starts when the cluster is up: its refresh thread must not run while the local cluster
+    forks its workers."""
 
     def __init__(self, args: argparse.Namespace, total: int, stored: int) -> None:
         self.on = not (args.no_progress or args.json) and sys.stderr.isatty()
         self.total, self.stored, self.failed = total, stored, 0
         self._bar: Any = None
 
-    def __enter__(self) -> Any:
-        if not self.on:
-            return None
+    def __enter__(self) -> _progress:
+        return self
+
+    def start(self) -> None:
+        if not self.on or self._bar is not None:
+            return
+        import time
+
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
@@ -239,13 +258,12 @@ class _progress:  # noqa: N801 - used as a context manager, like a function
         self._bar.__enter__()
         self._task = self._bar.add_task("sweep", total=self.total, completed=self.stored,
                                         rate="", failed="")
-        import time
-
         self._started = time.perf_counter()
         self._made = 0
-        return self.update
 
     def update(self, desc: Any, status: str) -> None:
+        if self._bar is None:
+            return
         import time
 
         self._made += 1

@@ -86,6 +86,19 @@ def shared_facts(plan: Plan, records: Mapping[str, Mapping[str, Any]],
     return shared
 
 
+def warm_up() -> None:
+    """Import what writing a Parquet file imports (pyarrow, and pandas, which pyarrow loads
+    at its first conversion when it is installed: 0.4 s), e.g. in a thread while the runs
+    go, instead of after the last one. A failure here is left for `write_tables` to meet."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet  # noqa: F401
+
+        pa.array([0])
+    except Exception:  # noqa: BLE001, S110 - only a head start
+        pass
+
+
 def write_tables(out: str, plan: Plan, records: Mapping[str, Mapping[str, Any]],
                  spec_file: str) -> dict[str, str]:
     """Every table written into ``out``; returns their paths by name."""

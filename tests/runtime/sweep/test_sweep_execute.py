@@ -50,16 +50,70 @@ def test_a_run_s_own_error_is_stored_as_a_diagnostic(tmp_path: Path) -> None:
     assert error_text(ValueError("x")) == "ValueError: x"
 
 
-def _worker_settings() -> tuple[bool, bool]:
+_MARK: int | None = None  # set in this process before a local cluster starts
+
+
+def _worker_settings() -> tuple[object, ...]:
     import dask
 
-    return (dask.config.get("distributed.worker.profile.enabled"),
-            dask.config.get("distributed.admin.system-monitor.gil.enabled"))
+    return tuple(dask.config.get(k) for k in (
+        "distributed.worker.profile.enabled", "distributed.admin.system-monitor.gil.enabled",
+        "distributed.admin.tick.interval", "distributed.worker.memory.target",
+        "distributed.worker.memory.spill"))
+
+
+def _mark() -> int | None:
+    import test_sweep_execute
+
+    return test_sweep_execute._MARK
 
 
 def test_the_local_cluster_does_not_sample_the_runs() -> None:
-    # Dask's profiler and GIL monitor take the GIL from a run: off in our local cluster only
+    # Dask's profiler, GIL monitor and 20 ms watchdog take the GIL from a run: off or slowed
+    # in our local cluster only
     from schedc.runtime.sweep.execute import client_for
 
     with client_for(None, 1) as client:
-        assert set(client.run(_worker_settings).values()) == {(False, False)}
+        assert set(client.run(_worker_settings).values()) == {(False, False, "1s", False,
+                                                               False)}
+    import dask
+
+    assert dask.config.get("distributed.admin.tick.interval") == "20ms"  # restored
+
+
+def test_the_first_workers_are_forked_and_a_restarted_one_spawned(monkeypatch) -> None:
+    # forked: they inherit this process's modules (0.1 s to start, not 0.5 s); a worker
+    # restarted while other threads run here is spawned, a fresh interpreter
+    import os
+
+    import test_sweep_execute
+
+    from schedc.runtime.sweep.execute import FIRST_START, client_for
+
+    assert FIRST_START == "fork"  # on Linux
+    monkeypatch.setattr(test_sweep_execute, "_MARK", os.getpid())
+    with client_for(None, 2) as client:
+        assert set(client.run(_mark).values()) == {os.getpid()}
+        client.restart()
+        assert set(client.run(_mark).values()) == {None}
+
+
+def test_the_progress_bar_starts_once_the_cluster_is_up(monkeypatch) -> None:
+    import argparse
+    import sys
+
+    from schedc.runtime.cli.sweep import _progress
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    args = argparse.Namespace(no_progress=False, json=False)
+    with _progress(args, total=3, stored=1) as bar:
+        assert bar.on and bar._bar is None
+        bar.update(None, "ok")  # before the cluster: nothing to draw yet
+        bar.start()
+        bar.update(None, "failed")
+        task = bar._bar.tasks[0]
+        assert (task.completed, task.total, bar.failed) == (2, 3, 1)
+    quiet = _progress(argparse.Namespace(no_progress=True, json=False), 3, 0)
+    with quiet as bar:
+        bar.start()
+        assert bar._bar is None
