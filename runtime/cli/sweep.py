@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from schedc.runtime.cli.errors import EXIT_OK, EXIT_VIOLATION, UserError
+from schedc.runtime.cli.errors import report as report_diagnostics
 from schedc.runtime.cli.run import report_checked
 
 # The metrics the summary names a best configuration for: (metric, lower is better, label)
@@ -52,7 +53,7 @@ def add_parser(commands: Any) -> None:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from schedc.runtime.sweep.execute import execute
-    from schedc.runtime.sweep.runs import plan
+    from schedc.runtime.sweep.runs import plan, repeated_seeds
     from schedc.runtime.sweep.spec import read_spec
     from schedc.runtime.sweep.store import FAILED, Store
     from schedc.runtime.sweep.tables import shared_facts, write_tables
@@ -68,6 +69,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     out = args.out or spec.out or str(Path(args.spec).with_suffix(".out"))
     _make_folder(out)
     runs = plan(spec)
+    warning = repeated_seeds(spec, runs)
+    if warning is not None:
+        report_diagnostics([warning])
     store = Store(out)
     stored = store.records({r.key for r in runs.runs})
     todo = [r for r in runs.runs if r.key not in stored
@@ -81,6 +85,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     facts = {"spec": args.spec, "out": out, "runs": len(runs.runs), "made": len(made),
              "stored_before": len(runs.runs) - len(todo),
              "failed": len(failed), "files": paths,
+             "warnings": [warning.message] if warning is not None else [],
              "failed_runs": [_failure(r, records.get(r.key)) for r in failed[:20]],
              "best": _best(out)}
     figures = _figures(out, runs, save=not args.no_figures, page=bool(args.report))

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 from attrs import frozen
 
 from schedc.dsl.diagnostics import Diagnostic, DiagnosticError, did_you_mean
@@ -61,6 +62,12 @@ class RunDesc:
             speeds=tuple(parse_speeds(t.speeds)) if t.speeds is not None else None,
             background_load=t.background_load or 0.0, load_seed=self.seed)
 
+    def random(self) -> bool:
+        """Whether the seed changes this run: it draws only a heterogeneous cluster's
+        background loads; nothing else in a run is random."""
+        t = self.transforms
+        return t.speeds is not None and bool(t.background_load)
+
     def inputs(self, params: Sequence[str], transforms: Sequence[str]) -> dict[str, Any]:
         """The run's input columns, in the tables' order."""
         mine = dict(self.params)
@@ -83,6 +90,29 @@ class Plan:
     runs: tuple[RunDesc, ...]
     params: tuple[str, ...]  # every param name, in the spec's order
     transforms: tuple[str, ...]  # every transform some run applies, in TRANSFORMS' order
+
+
+def repeated_seeds(spec: Spec, plan: Plan) -> Diagnostic | None:
+    """A warning at the spec's `seeds` when several seeds of a configuration with nothing
+    random would repeat one simulation (a sweep's compute spent on identical runs)."""
+    if len(spec.seeds) < 2:
+        return None
+    configurations: dict[tuple, list[RunDesc]] = {}
+    for run in plan.runs:
+        configurations.setdefault(attrs.evolve(run, key="", seed=0), []).append(run)
+    same = [runs for runs in configurations.values() if len(runs) > 1 and not runs[0].random()]
+    if not same:
+        return None
+    seeds = max(len(runs) for runs in same)
+    which = ("no configuration of the sweep has anything random" if len(same) == len(
+        configurations) else f"{len(same)} of the {len(configurations)} configurations have "
+        "nothing random")
+    diagnostic = spec.locator.diagnostic(
+        ("seeds",), f"{which}: the {seeds} seeds of each repeat the same simulation",
+        help="a seed draws only the background loads of a heterogeneous cluster (`speeds` "
+        "with `background_load`); without them one seed (`seeds = 1`) gives the same "
+        "results")
+    return attrs.evolve(diagnostic, severity="warning")
 
 
 def text(value: Scalar) -> str:

@@ -124,6 +124,17 @@ def test_a_rerun_makes_nothing_and_writes_the_same_bytes(swept, scheduler, capsy
     assert before["results.csv"].startswith(b"# schedc: ")
 
 
+def test_seeds_repeating_a_simulation_are_warned_of(swept, scheduler, capsys) -> None:
+    # the spec's 3 seeds change only the [[run]] on a heterogeneous cluster
+    spec, out, _ = swept
+    code, stdout, stderr = run_cli(capsys, "sweep", spec, "--scheduler", scheduler, "--json")
+    assert code == 0 and "Traceback" not in stderr
+    assert stderr.startswith("warning: 6 of the 7 configurations have nothing random: the 3 "
+                             "seeds of each repeat the same simulation")
+    assert f"{spec}:2:1" in stderr and "seeds = 3" in stderr
+    assert json.loads(stdout)["warnings"] == [stderr.splitlines()[0][len("warning: "):]]
+
+
 def test_a_failed_run_is_recorded_and_the_sweep_goes_on(tmp_path: Path, scheduler,
                                                         capsys) -> None:
     (tmp_path / "bad.swf").write_text("this is not a trace\n")

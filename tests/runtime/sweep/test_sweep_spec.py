@@ -10,7 +10,7 @@ import pytest
 from repo import ROOT
 from sweep_specs import DEPTH2, DEPTH_SJF, run_cli, write_spec
 
-from schedc.runtime.sweep.runs import plan
+from schedc.runtime.sweep.runs import plan, repeated_seeds
 from schedc.runtime.sweep.spec import read_spec
 
 GOOD = """\
@@ -24,6 +24,29 @@ depth = [1, 2]
 load_factor = [90, 110]
 limit = [50]
 """
+
+
+def _seeds_warning(tmp_path: Path, text: str):
+    spec = read_spec(str(write_spec(tmp_path, text)))
+    return repeated_seeds(spec, plan(spec))
+
+
+def test_seeds_that_repeat_one_simulation_are_a_located_warning(tmp_path: Path) -> None:
+    # GOOD's 6 configurations have nothing random: 2 seeds each are 6 runs for nothing
+    warning = _seeds_warning(tmp_path, GOOD)
+    assert warning.severity == "warning" and (warning.line, warning.col) == (2, 1)
+    assert warning.message == ("no configuration of the sweep has anything random: the 2 "
+                               "seeds of each repeat the same simulation")
+    assert "background_load" in warning.help and "seeds = 1" in warning.help
+    mixed = GOOD.replace("[transforms]", "[[run]]\npolicy = \"@EXAMPLES/firstfit.pol\"\n"
+                         "speeds = \"50x1,50x2\"\nbackground_load = 0.5\nlimit = 20\n\n"
+                         "[transforms]")
+    assert _seeds_warning(tmp_path, mixed).message.startswith(
+        "6 of the 7 configurations have nothing random: the 2 seeds of each")
+    random = GOOD.replace("limit = [50]", "limit = [50]\nspeeds = [\"50x1,50x2\"]\n"
+                          "background_load = [0.5]")
+    assert _seeds_warning(tmp_path, random) is None  # every seed draws other loads
+    assert _seeds_warning(tmp_path, GOOD.replace("seeds = 2", "seeds = 1")) is None
 
 
 def test_the_example_spec_makes_its_product(monkeypatch) -> None:
