@@ -142,8 +142,11 @@ def _local_cluster(workers: int | None) -> Iterator[Any]:
 
     n = workers or os.cpu_count() or 1
     with dask.config.set({"distributed.worker.multiprocessing-method": FIRST_START}):
+        # no dashboard, and the scheduler's HTTP server (health, metrics) on a free port:
+        # its default, 8787, may be another cluster's (Dask then warns on stderr)
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=logging.ERROR)
+                               dashboard_address=":0", scheduler_kwargs={"dashboard": False},
+                               silence_logs=logging.ERROR)
     with cluster:
         yield cluster
 

@@ -117,3 +117,26 @@ def test_the_progress_bar_starts_once_the_cluster_is_up(monkeypatch) -> None:
     with quiet as bar:
         bar.start()
         assert bar._bar is None
+
+
+def test_another_cluster_on_port_8787_is_no_warning() -> None:
+    # Dask's default HTTP port may be a user's notebook cluster: Dask warned on stderr
+    import socket
+    import warnings
+
+    from schedc.runtime.sweep.execute import client_for
+
+    holder = socket.socket()
+    try:
+        holder.bind(("", 8787))  # else another test's scheduler holds it: the same case
+        holder.listen()
+    except OSError:
+        pass
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with client_for(None, 1) as client:
+                assert client.submit(sum, [1, 2]).result() == 3
+    finally:
+        holder.close()
+    assert not [w for w in caught if "8787" in str(w.message)]

@@ -45,7 +45,8 @@ def scheduler():
     from distributed import LocalCluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None, silence_logs=logging.ERROR) as cluster:
+                      dashboard_address=":0", scheduler_kwargs={"dashboard": False},
+                      silence_logs=logging.ERROR) as cluster:
         yield cluster.scheduler_address
 
 
