@@ -89,6 +89,11 @@ class RunOptions:
     # others -1: a fifth less reading time on LANL-CM5 (`schedc run` without --swf-out)
     all_labels: bool = True
 
+    def seeded(self) -> bool:
+        """Whether ``load_seed`` changes the run: it draws only the background loads of a
+        heterogeneous cluster (`make_cluster`); nothing else in a run is random."""
+        return self.speeds is not None and self.background_load > 0
+
 
 @frozen
 class RunResult:

@@ -62,12 +62,6 @@ class RunDesc:
             speeds=tuple(parse_speeds(t.speeds)) if t.speeds is not None else None,
             background_load=t.background_load or 0.0, load_seed=self.seed)
 
-    def random(self) -> bool:
-        """Whether the seed changes this run: it draws only a heterogeneous cluster's
-        background loads; nothing else in a run is random."""
-        t = self.transforms
-        return t.speeds is not None and bool(t.background_load)
-
     def inputs(self, params: Sequence[str], transforms: Sequence[str]) -> dict[str, Any]:
         """The run's input columns, in the tables' order."""
         mine = dict(self.params)
@@ -100,7 +94,8 @@ def repeated_seeds(spec: Spec, plan: Plan) -> Diagnostic | None:
     configurations: dict[tuple, list[RunDesc]] = {}
     for run in plan.runs:
         configurations.setdefault(attrs.evolve(run, key="", seed=0), []).append(run)
-    same = [runs for runs in configurations.values() if len(runs) > 1 and not runs[0].random()]
+    same = [runs for runs in configurations.values() if len(runs) > 1
+            and not runs[0].options().seeded()]
     if not same:
         return None
     seeds = max(len(runs) for runs in same)
