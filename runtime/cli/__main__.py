@@ -1,7 +1,5 @@
 """`python -m schedc.runtime.cli`: the `schedc` command."""
 
-import sys
+from schedc.runtime.cli.main import entry
 
-from schedc.runtime.cli.main import main
-
-sys.exit(main())
+entry()

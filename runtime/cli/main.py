@@ -311,5 +311,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERNAL
 
 
+def entry() -> None:
+    """The `schedc` command (its console script and `python -m schedc.runtime.cli`)."""
+    from schedc.runtime.cli.exit import finish
+
+    finish(main())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

@@ -52,6 +52,7 @@ def add_parser(commands: Any) -> None:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from schedc.runtime.cli.exit import allow_quick_exit
     from schedc.runtime.sweep.execute import execute
     from schedc.runtime.sweep.runs import plan, repeated_seeds
     from schedc.runtime.sweep.spec import read_spec
@@ -96,6 +97,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         _print(facts)
     if args.report:
         _write_report(args.report, facts, out, figures, shared_facts(runs, records, args.spec))
+    allow_quick_exit()  # every file above is written and closed
     return EXIT_VIOLATION if failed else EXIT_OK
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from functools import cache
 
+
+@cache  # read from the installed metadata: 2 ms, once per run of a sweep's worker otherwise
 def version() -> str:
     from importlib import metadata
 

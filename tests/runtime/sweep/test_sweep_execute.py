@@ -17,11 +17,26 @@ from schedc.runtime.sweep.store import Store
 
 
 class _Lost:
+    status = "error"
+
     def __init__(self, error: BaseException) -> None:
         self.error = error
 
     def result(self) -> None:
         raise self.error
+
+
+class _Finished:
+    """A task that ended normally; its result is fetched from the worker only when this
+    process does not see the run's record in the store."""
+    status = "finished"
+
+    def __init__(self, status: str) -> None:
+        self.fetched, self._status = 0, status
+
+    def result(self) -> tuple[str, str]:
+        self.fetched += 1
+        return "key", self._status
 
 
 def _desc(workload: str, key: str = "ab" * 32) -> RunDesc:
@@ -38,6 +53,16 @@ def test_a_killed_worker_is_a_failed_run_with_its_reason(tmp_path: Path) -> None
     assert "KilledWorker" in record["error"] and "--retry-failed" in record["error"]
     _outcome(_Lost(RuntimeError("cancelled")), _desc("t.swf", "cd" * 32), str(tmp_path))
     assert Store(tmp_path).read("cd" * 32)["error"] == "RuntimeError: cancelled"
+
+
+def test_an_ended_run_s_status_is_read_from_the_store_not_fetched(tmp_path: Path) -> None:
+    desc = _desc("t.swf")
+    Store(tmp_path).write({"key": desc.key, "status": "failed"})
+    finished = _Finished("ok")
+    assert _outcome(finished, desc, str(tmp_path)) == "failed" and finished.fetched == 0
+    elsewhere = _Finished("ok")  # workers writing to a store this process does not see
+    assert _outcome(elsewhere, _desc("t.swf", "cd" * 32), str(tmp_path)) == "ok"
+    assert elsewhere.fetched == 1 and Store(tmp_path).read("cd" * 32) is None
 
 
 def test_a_run_s_own_error_is_stored_as_a_diagnostic(tmp_path: Path) -> None:

@@ -211,3 +211,38 @@ def test_report_paths_are_checked_before_the_work(tmp_path: Path, capsys) -> Non
     assert code == 2 and "--report -" in err
     code, _, err = run_cli(capsys, "sweep", spec, "--report", tmp_path / "no" / "r.html")
     assert code == 2 and "does not exist" in err and not (tmp_path / "spec.out").exists()
+
+
+def test_ended_tasks_are_released_in_batches(tmp_path: Path, scheduler, monkeypatch) -> None:
+    from distributed import Client
+
+    from schedc.runtime.sweep import execute
+
+    monkeypatch.setattr(execute, "RELEASE_EVERY", 2)
+    spec = write_spec(tmp_path, 'policies = ["@EXAMPLES/easy.pol", "@EXAMPLES/fcfs.pol"]\n'
+                      "seeds = 3\n[transforms]\nlimit = [20]\n")
+    runs = plan(read_spec(str(spec))).runs
+    ended: list[str] = []
+    made = execute.execute(runs, str(tmp_path / "out"), scheduler,
+                           done=lambda desc, status: ended.append(desc.key))
+    assert sorted(ended) == sorted(made) == sorted(r.key for r in runs)
+    assert set(made.values()) == {"ok"}
+    with Client(scheduler) as client:  # the cluster forgot every run's task
+        assert not [k for k in client.run_on_scheduler(lambda dask_scheduler: list(
+            dask_scheduler.tasks)) if str(k).startswith("schedc-run-")]
+
+
+def test_the_sweep_allows_a_quick_exit_once_written(swept, scheduler, capsys, tmp_path: Path
+                                                    ) -> None:
+    from schedc.runtime.cli import exit as cli_exit
+
+    spec, out, _ = swept
+    try:
+        cli_exit._quick = False
+        code, _, _ = run_cli(capsys, "sweep", spec, "--scheduler", scheduler, "--json")
+        assert code == 0 and cli_exit._quick  # main returned: only the entry point exits
+        cli_exit._quick = False
+        code, _, _ = run_cli(capsys, "sweep", tmp_path / "missing.toml")
+        assert code == 2 and not cli_exit._quick
+    finally:
+        cli_exit._quick = False
