@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -138,12 +138,13 @@ def write_parquet(path: str, columns: Sequence[str], rows: Sequence[Mapping[str,
 
     from schedc.runtime.atomicio import open_atomic
 
-    types = {c: _arrow_type({type(r[c]) for r in rows if r[c] is not None}) for c in columns}
-    schema = pa.schema([(c, types[c]) for c in columns],
+    kinds = {c: {type(r[c]) for r in rows if r[c] is not None} for c in columns}
+    schema = pa.schema([(c, _arrow_type(kinds[c])) for c in columns],
                        metadata={"schedc.provenance": json.dumps(dict(facts), sort_keys=True)})
     if rows:
-        lines = "".join(json.dumps({c: _typed(r[c], types[c]) for c in columns},
-                                   allow_nan=False) + "\n" for r in rows).encode("utf-8")
+        typed = {c: _typed(kinds[c]) for c in columns}
+        lines = "".join(json.dumps({c: typed[c](r[c]) for c in columns}, allow_nan=False)
+                        + "\n" for r in rows).encode("utf-8")
         table = pa_json.read_json(pa.BufferReader(lines), parse_options=pa_json.ParseOptions(
             explicit_schema=schema, unexpected_field_behavior="error"))
         table = table.replace_schema_metadata(schema.metadata)
@@ -164,15 +165,25 @@ def _arrow_type(kinds: set[type]) -> Any:
     return pa.bool_() if kinds == {bool} else pa.string()
 
 
-def _typed(value: Any, kind: Any) -> Any:
-    """A cell as its column's type holds it (a column of several kinds is text)."""
-    import pyarrow as pa
+def _typed(kinds: set[type]) -> Callable[[Any], Any]:
+    """How a column of values of ``kinds`` gives its cells as its Arrow type holds them."""
+    if kinds == {int} or kinds == {bool} or kinds <= {str}:
+        return _same
+    if kinds <= {int, float}:
+        return _as_float
+    return _as_text  # a column of several kinds is text
 
-    if value is None or kind == pa.int64() or kind == pa.bool_():
-        return value
-    if kind == pa.float64():
-        return float(value)
-    return value if isinstance(value, str) else str(_cell(value))
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _as_float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _as_text(value: Any) -> str | None:
+    return None if value is None else str(_cell(value))
 
 
 def read_rows(path: str) -> list[dict[str, Any]]:
