@@ -1,6 +1,7 @@
-"""Long campaigns of damaged inputs: policies, workloads and state files mutated at random and
-run through the CLI in process (tests/support/input_fuzz.py). Prints, per kind, how many runs
-ended in each exit status, and every run that crashed, with its input kept for replay.
+"""Long campaigns of damaged inputs: policies, workloads, state files and sweep specs mutated
+at random and run through the CLI in process (tests/support/input_fuzz.py). Prints, per
+kind, how many runs ended in each exit status, and every run that crashed, with its input
+kept for replay.
 
     python benchmarks/fuzz_inputs.py --runs 2000 --seed 7 --keep /tmp/fuzz
 
@@ -18,7 +19,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "support"))
 
-from input_fuzz import policy_campaign, state_campaign, workload_campaign  # noqa: E402
+from input_fuzz import (  # noqa: E402
+    policy_campaign,
+    state_campaign,
+    sweep_campaign,
+    workload_campaign,
+)
 
 RUNNABLE = ["easy", "conservative", "easy-memory", "map", "fairshare", "depth2", "firstfit"]
 
@@ -38,6 +44,10 @@ def main() -> int:
                            ("workloads", workload_campaign(runnable, _sub(folder, "w"),
                                                            args.runs, args.seed)),
                            ("states", state_campaign(runnable, _sub(folder, "s"), args.runs,
+                                                     args.seed)),
+                           ("sweeps", sweep_campaign(ROOT / "examples" / "depth2.pol",
+                                                     ROOT / "examples" / "firstfit.pol",
+                                                     _sub(folder, "sw"), args.runs,
                                                      args.seed))):
         codes: collections.Counter = collections.Counter()
         for outcome in campaign:

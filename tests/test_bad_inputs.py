@@ -14,6 +14,7 @@ from input_fuzz import (
     policy_campaign,
     run_cli,
     state_campaign,
+    sweep_campaign,
     workload_campaign,
 )
 from repo import ROOT
@@ -44,6 +45,13 @@ def test_damaged_workloads(tmp_path: Path, seed: int) -> None:
 
 def test_damaged_state_files(tmp_path: Path) -> None:
     assert no_crash(state_campaign(RUNNABLE, tmp_path, runs=30, seed=1)) == 30
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_damaged_sweep_specs(tmp_path: Path, seed: int) -> None:
+    assert no_crash(sweep_campaign(ROOT / "examples" / "depth2.pol",
+                                   ROOT / "examples" / "firstfit.pol", tmp_path, runs=30,
+                                   seed=seed)) == 30
 
 
 def test_the_campaign_sees_an_internal_error(tmp_path: Path, monkeypatch) -> None:

@@ -54,6 +54,7 @@ class Locator:
                     index = counts.get(names, 0)
                     counts[names] = index + 1
                     table = (*names, index)
+                    self._keys.setdefault(names, where)  # the array itself: its first table
                 else:
                     table = names
                 self._keys.setdefault(table, where)

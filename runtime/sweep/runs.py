@@ -192,7 +192,10 @@ class _Planner:
                 ir = compiled(ref.file, RunOptions(policy_name=ref.name), texts,
                               select_help=f"name one of them as {ref.text}:NAME")
             except DiagnosticError as error:
-                self.errors.extend(error.diagnostics)
+                # an error in the policy's text is where it is; one with no place there
+                # (`FILE.pol:NAME` naming no policy of the file) is at the spec's entry
+                self.errors.extend(d if d.line is not None else self.spec.locator.diagnostic(
+                    ref.where, d.message, d.help, ref.text) for d in error.diagnostics)
                 self.compiled[cache_key] = None
             else:
                 self.compiled[cache_key] = (ir, policy_hashes(ir.name, ref.file, texts))

@@ -139,7 +139,8 @@ class _Reader:
     def spec(self, data: Mapping[str, Any]) -> Spec:
         self.known(data, (), TOP_KEYS, "a spec's keys are")
         out = data.get("out")
-        if out is not None and not self.check_type(("out",), out, str, "a folder path"):
+        if out is not None and not (self.check_type(("out",), out, str, "a folder path")
+                                    and self.no_nul(("out",), out)):
             out = None
         policies = tuple(p for i, v in enumerate(self.listed(data, "policies", str))
                          if (p := self.policy(("policies", i), v)) is not None)
@@ -221,6 +222,14 @@ class _Reader:
 
     # --- values -------------------------------------------------------------------------
 
+    def no_nul(self, where: Path_, text: str) -> bool:
+        """Whether ``text`` (a path) has no NUL character, which no file's path holds."""
+        if "\0" not in text:
+            return True
+        self.fail(where, "a path cannot contain a NUL character", literal=text,
+                  help="write the path without the \\u0000 escape")
+        return False
+
     def resolve(self, text: str) -> str:
         return str((self.folder / text).resolve()) if text else str(self.folder)
 
@@ -250,7 +259,7 @@ class _Reader:
 
     def policy(self, where: Path_, text: str) -> PolicyRef | None:
         got = self.expand(where, text)
-        if got is None:
+        if got is None or not self.no_nul(where, got[0]):
             return None
         expanded, _ = got
         file, sep, name = expanded.rpartition(":")
@@ -268,7 +277,7 @@ class _Reader:
         if text == BUNDLED:
             return WorkloadRef(text, _bundled(), where)
         got = self.expand(where, text)
-        if got is None:
+        if got is None or not self.no_nul(where, got[0]):
             return None
         expanded, used = got
         path = self.resolve(expanded)

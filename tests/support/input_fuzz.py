@@ -221,3 +221,145 @@ def state_campaign(policies: list[Path], folder: Path, runs: int, seed: int) -> 
         state = folder / f"s{n}.json"
         state.write_text(mutate_state(rng))
         yield run_cli(["run", str(rng.choice(policies)), "--state", str(state)])
+
+
+# --- sweep specs ---------------------------------------------------------------------------
+
+# Values a sweep spec mutation writes (_DELETE: the key is removed).
+_DELETE = object()
+SPEC_VALUES = (
+    _DELETE, True, False, -1, 0, 1, 3, 2**63 - 1, -(2**63), 1.5, -0.0, 1e300, float("nan"),
+    float("inf"), "", "x", "bundled", "t.swf", "nope.swf", "${NOPE}", "${NOPE:-t.swf}",
+    "${HOME}", "\u00e9", "a\0b", "p.pol:nope", "p.pol:", ":", "1d", "cpus=4", "cpus=0",
+    "4x1,4x2", "0x1", "cpus,memory", [], [[]], [1, "x"], [0, 2], ["t.swf", "t.swf"], {},
+    {"x": 1}, {"depth": [0, 1]}, [{"policy": "p.pol"}],
+)
+SPEC_KEYS = ("out", "policies", "params", "workloads", "transforms", "seeds", "capacity",
+             "lenient", "run", "policy", "workload", "seed", "load_factor", "range_factor",
+             "sigma", "resources", "speeds", "background_load", "limit", "depth", "x")
+# What a text mutation inserts into a spec's TOML
+TOML_TOKENS = ("[", "]", "[[", "]]", "=", '"', "'", "'''", '"""', ",", "{", "}", "#", "\n",
+               "[run]", "[[run]]", "[params]", "[transforms]", "x = 1", "seeds = 2",
+               "limit = [5]", "\\", "\\u0000", "\t", "\ufeff", "1_0", "0x1", "1979-05-27",
+               "nan", "inf", "true")
+SWEEP_OPTIONS = ((),) * 12 + (("--retry-failed",), ("--workers", "0"), ("--workers", "1"),
+                              ("--workers", "1", "--scheduler", "tcp://127.0.0.1:1"))
+
+
+def _spec_base(policy: Path) -> dict:
+    return {"policies": [str(policy), "p.pol"], "workloads": ["t.swf", "bundled"],
+            "seeds": 2, "params": {"depth": [0, 1]},
+            "transforms": {"limit": [12], "load_factor": [100, 130]},
+            "run": [{"policy": "f.pol", "workload": "t.swf", "limit": 8,
+                     "speeds": "4x1,4x2", "background_load": 0.5, "seed": 3}]}
+
+
+def _toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if value != value:
+            return "nan"
+        if value in (float("inf"), float("-inf")):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)  # a TOML basic string: JSON's escapes are TOML's
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return "{" + ", ".join(f"{json.dumps(k)} = {_toml_value(v)}" for k, v in value.items()) + "}"
+
+
+def to_toml(data: dict) -> str:
+    """A TOML text of ``data``: scalars and arrays first, then tables, then arrays of tables."""
+    def table_array(v) -> bool:
+        return isinstance(v, list) and bool(v) and all(isinstance(x, dict) for x in v)
+
+    lines = [f"{json.dumps(k)} = {_toml_value(v)}" for k, v in data.items()
+             if not isinstance(v, dict) and not table_array(v)]
+    for k, v in data.items():
+        if isinstance(v, dict):
+            lines.append(f"[{json.dumps(k)}]")
+            lines += [f"{json.dumps(kk)} = {_toml_value(vv)}" for kk, vv in v.items()]
+    for k, v in data.items():
+        if table_array(v):
+            for item in v:
+                lines.append(f"[[{json.dumps(k)}]]")
+                lines += [f"{json.dumps(kk)} = {_toml_value(vv)}" for kk, vv in item.items()]
+    return "\n".join(lines) + "\n"
+
+
+def mutate_spec(policy: Path, rng: random.Random) -> str:
+    """A sweep spec with values, keys or structure changed, then, sometimes, its text."""
+    data = _spec_base(policy)
+    for _ in range(rng.randint(0, 2)):
+        path = rng.choice([p for p in _paths(data) if p])
+        parent = data
+        for key in path[:-1]:
+            parent = parent[key]
+        roll = rng.random()
+        value = rng.choice(SPEC_VALUES)
+        value = value if value is _DELETE else copy.deepcopy(value)
+        if roll < 0.6:
+            if value is _DELETE:
+                del parent[path[-1]]
+            else:
+                parent[path[-1]] = value
+        elif isinstance(parent, dict):
+            if value is not _DELETE:
+                parent[rng.choice(SPEC_KEYS)] = value
+        elif parent:
+            parent.append(copy.deepcopy(rng.choice(parent)))
+    text = to_toml(data)
+    if rng.random() < 0.3:
+        tokens = re.findall(r"\s+|\w+|[^\w\s]", text)
+        for _ in range(rng.randint(1, 3)):
+            at = rng.randrange(len(tokens) + 1)
+            if rng.random() < 0.4 and tokens:
+                del tokens[min(at, len(tokens) - 1)]
+            else:
+                tokens.insert(at, rng.choice(TOML_TOKENS))
+        text = "".join(tokens)
+    return text
+
+
+def _serial_execute(runs, out, scheduler=None, workers=None, done=None, ready=None):
+    """The sweep's `execute` without Dask: each run made here by the workers' own `run_one`."""
+    from schedc.runtime.sweep.execute import run_one
+
+    statuses: dict[str, str] = {}
+    if not runs:
+        return statuses
+    if ready is not None:
+        ready()
+    for desc in runs:
+        key, status = run_one(desc, out)
+        statuses[key] = status
+        if done is not None:
+            done(desc, status)
+    return statuses
+
+
+def sweep_campaign(policy: Path, heterogeneous: Path, folder: Path, runs: int,
+                   seed: int) -> Iterator[Outcome]:
+    """Damaged sweep specs (values, keys, structure, TOML text) run by `schedc sweep`, the
+    runs made in this process (``policy`` declares the param `depth`; ``heterogeneous``
+    runs on a heterogeneous cluster)."""
+    from schedc.runtime.sweep import execute
+
+    rng = random.Random(seed)
+    (folder / "t.swf").write_text(SWF)
+    (folder / "p.pol").write_text(policy.read_text())
+    (folder / "f.pol").write_text(heterogeneous.read_text())
+    real = execute.execute
+    execute.execute = _serial_execute
+    try:
+        for n in range(runs):
+            spec = folder / f"s{n}.toml"
+            spec.write_text(mutate_spec(policy, rng), encoding="utf-8")
+            yield run_cli(["sweep", str(spec), "--no-figures", "--json", "--out",
+                           str(folder / f"s{n}.out"), *rng.choice(SWEEP_OPTIONS)])
+    finally:
+        execute.execute = real

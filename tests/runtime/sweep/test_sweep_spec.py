@@ -159,6 +159,17 @@ MISTAKES = [
     ('out = 3\npolicies = ["@EXAMPLES/easy.pol"]\n', "`out` must be a folder path", 1, 7,
      "format"),
     ('lenient = true\n', "runs nothing", None, None, "[[run]]"),
+    # found by the sweep-spec campaign of tests/support/input_fuzz.py
+    ('policies = ["@EXAMPLES/easy.pol:nope"]\n', "no policy `nope`", 1, 13, "policies: easy"),
+    ('policies = ["a\\u0000b.pol"]\n', "a path cannot contain a NUL character", 1, 13,
+     "\\u0000"),
+    ('out = "o\\u0000"\npolicies = ["@EXAMPLES/easy.pol"]\n', "NUL character", 1, 7, ""),
+    ('[[run]]\npolicy = "@EXAMPLES/easy.pol"\nworkload = "x\\u0000.swf"\n', "NUL character",
+     3, 12, ""),
+    ('policies = ["@EXAMPLES/easy.pol"]\n[["lenient"]]\npolicy = "x"\n',
+     "`lenient` must be true or false, not a list", 2, 3, "format"),
+    ('policies = ["@EXAMPLES/easy.pol"]\n[[resources]]\n', "unknown key `resources`", 2, 3,
+     "a spec's keys are"),
     ('[capacity]\ncpus = 0\n[[run]]\npolicy = "@EXAMPLES/easy.pol"\n', "capacity cpus = 0",
      2, 8, "cpus = 128"),
 ]
