@@ -8,6 +8,7 @@ fails that run alone, recorded in the results."""
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from schedc.runtime.run import BUNDLED_TRACE, RunOptions
 from schedc.runtime.sweep.keys import policy_hashes, run_key
 from schedc.runtime.sweep.locate import Path_
 from schedc.runtime.sweep.spec import (
+    MAX_RUNS,
     TRANSFORMS,
     PolicyRef,
     Scalar,
@@ -157,6 +159,8 @@ class _Planner:
                 self.fail(("params", name), f"no policy of the sweep declares a param `{name}`",
                           help=did_you_mean(name, known) or
                           f"their params: {', '.join(known) or 'none'}")
+        if self.too_many(policies):
+            return []
         combos = self.transform_combinations()
         names = self.names([p for p, _ in policies] + [r.policy for r in spec.runs],
                            [w for w in spec.workloads] + [r.workload for r in spec.runs])
@@ -180,6 +184,23 @@ class _Planner:
                 out.append(self.desc(run.policy, run.workload, run.params, run.transforms,
                                      seed, names))
         return out
+
+    def too_many(self, policies: list[tuple[PolicyRef, Any]]) -> bool:
+        """Whether the spec asks for more than MAX_RUNS runs (an error then), counted before
+        any product is made: a few long lists multiply to more than any machine holds."""
+        spec = self.spec
+        per_policy = len(spec.workloads) * len(spec.seeds) * math.prod(
+            len(vs) for _, vs in spec.transforms)
+        total = sum(len(spec.seeds) if r.seed is None else 1 for r in spec.runs)
+        for _, (ir, _) in policies:
+            declared = {p.name for p in ir.params}
+            total += per_policy * math.prod(len(vs) for n, vs in spec.params if n in declared)
+        if total <= MAX_RUNS:
+            return False
+        where = ("seeds",) if spec.locator.key(("seeds",)) else ("policies",)
+        self.fail(where, f"the spec makes {total:,} runs: a sweep makes at most {MAX_RUNS:,}",
+                  help="split it into several sweeps (by policy, workload or seeds)")
+        return True
 
     def policy(self, ref: PolicyRef) -> tuple[Any, dict[str, Any]] | None:
         """The policy's IR and key facts, compiled once per file and name."""

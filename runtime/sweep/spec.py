@@ -27,6 +27,7 @@ TRANSFORMS = ("load_factor", "range_factor", "sigma", "resources", "speeds",
               "background_load", "limit")
 RUN_KEYS = ("policy", "workload", "params", "seed", *TRANSFORMS)
 BUNDLED = "bundled"
+MAX_RUNS = 1_000_000  # a sweep's runs at most: each is planned, keyed and listed in memory
 Scalar = int | float | str | bool
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -337,6 +338,11 @@ class _Reader:
 
     def seeds(self, value: object) -> tuple[int, ...]:
         if isinstance(value, int) and not isinstance(value, bool):
+            if value > MAX_RUNS:
+                self.fail(("seeds",), f"seeds = {value}: a sweep makes at most {MAX_RUNS:,} "
+                          "runs", literal=value, help="split the seeds among several sweeps "
+                          "(seeds = [..] lists them)")
+                return (0,)
             if value >= 1:
                 return tuple(range(value))
             self.fail(("seeds",), f"seeds = {value}: a count of seeds must be at least 1",

@@ -48,7 +48,8 @@ HEADER_LINES = ("", "; MaxProcs: -3", "; MaxProcs: 0", "; MaxProcs: x", "# capac
 STATE_VALUES = (None, True, False, -1, 0, 1, 2**70, 1.5, "x", "", [], {}, [1], {"cpus": "x"},
                 1e308)
 STATE_KEYS = ("now", "capacity", "running", "queue", "arrivals", "id", "submit", "estimate",
-              "run_time", "request", "start", "min_size", "max_size", "cpus", "memory", "x")
+              "run_time", "request", "start", "min_size", "max_size", "cpus", "memory", "x",
+              "params", "active", "size", "user", "group")
 
 SWF = "; MaxProcs: 8\n" + "".join(
     f"{i} {i * 10} -1 {50 + i * 7} {1 + i % 8} -1 -1 {1 + i % 8} {60 + i * 9} -1 1 {i % 3} 1 1 1"
@@ -65,8 +66,8 @@ def _state_job(jid: int, submit: int, procs: int, est: int, **extra) -> dict:
 
 
 STATE = {"now": 2, "capacity": {"cpus": 10}, "running": [_state_job(1, 0, 6, 100, start=0)],
-         "queue": [_state_job(2, 1, 10, 100), _state_job(3, 2, 4, 1000, min_size=1, max_size=8)],
-         "arrivals": [_state_job(4, 5, 3, 50)]}
+         "queue": [_state_job(2, 1, 10, 100), _state_job(3, 2, 4, 1000),
+                   _state_job(4, 2, 3, 50, min_size=1, max_size=8)]}
 RUN_OPTIONS = (
     (), ("--lenient",), ("--capacity", "cpus=4"), ("--capacity", "cpus=0"),
     ("--capacity", "memory=5"), ("--range-factor", "2"), ("--load-factor", "150"),
@@ -214,13 +215,24 @@ def workload_campaign(policies: list[Path], folder: Path, runs: int,
         yield run_cli(argv)
 
 
-def state_campaign(policies: list[Path], folder: Path, runs: int, seed: int) -> Iterator[Outcome]:
-    """Damaged state files (values, keys, structure, cut short) replayed by `run --state`."""
+OPTIMAL_OPTIONS = ((), ("--metric", "sldwa"), ("--plan",), ("--json",), ("--workers", "1"),
+                   ("--time-limit", "0"), ("--time-limit", "-1"), ("--time-limit", "nan"),
+                   ("--workers", "0"), ("--param", "depth=1"), ("--lenient",))
+
+
+def state_campaign(policies: list[Path], folder: Path, runs: int, seed: int,
+                   optimal: float = 0.0) -> Iterator[Outcome]:
+    """Damaged state files (values, keys, structure, cut short) replayed by `run --state`,
+    and a share ``optimal`` of them solved by `optimal --state` (1 s at most)."""
     rng = random.Random(seed)
     for n in range(runs):
         state = folder / f"s{n}.json"
         state.write_text(mutate_state(rng))
-        yield run_cli(["run", str(rng.choice(policies)), "--state", str(state)])
+        if rng.random() < optimal:
+            yield run_cli(["optimal", str(rng.choice(policies)), "--state", str(state),
+                           "--time-limit", "1", *rng.choice(OPTIMAL_OPTIONS)])
+        else:
+            yield run_cli(["run", str(rng.choice(policies)), "--state", str(state)])
 
 
 # --- sweep specs ---------------------------------------------------------------------------

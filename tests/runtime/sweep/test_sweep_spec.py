@@ -166,6 +166,11 @@ MISTAKES = [
     ('out = "o\\u0000"\npolicies = ["@EXAMPLES/easy.pol"]\n', "NUL character", 1, 7, ""),
     ('[[run]]\npolicy = "@EXAMPLES/easy.pol"\nworkload = "x\\u0000.swf"\n', "NUL character",
      3, 12, ""),
+    ('policies = ["@EXAMPLES/easy.pol"]\nseeds = 9223372036854775807\n',
+     "a sweep makes at most 1,000,000 runs", 2, 9, "several sweeps"),
+    ('policies = ["@EXAMPLES/easy.pol"]\nseeds = 1000\n[transforms]\nload_factor = ['
+     + ", ".join(str(100 + i) for i in range(1001)) + ']\n',
+     "the spec makes 1,001,000 runs: a sweep makes at most 1,000,000", 2, 1, "several sweeps"),
     ('policies = ["@EXAMPLES/easy.pol"]\n[["lenient"]]\npolicy = "x"\n',
      "`lenient` must be true or false, not a list", 2, 3, "format"),
     ('policies = ["@EXAMPLES/easy.pol"]\n[[resources]]\n', "unknown key `resources`", 2, 3,
