@@ -57,6 +57,11 @@ class DiagnosticError(Exception):
         super().__init__(render_diagnostics(self.diagnostics))
 
 
+_WORKLOAD_HELP = ("a policy is a .pol text file; a trace goes after --workload, as in `schedc "
+                  "run POLICY.pol --workload TRACE.swf.gz` (in a sweep spec, under "
+                  "`workloads`)")
+
+
 def read_source(path: str) -> str:
     """A policy file's text. Raises OSError as ``open``, and DiagnosticError, located at the
     first byte that is not UTF-8, for a file that is not UTF-8 text."""
@@ -64,9 +69,11 @@ def read_source(path: str) -> str:
         data = fh.read()
     if data[:2] == b"\x1f\x8b":  # a trace given where the policy goes, most likely
         raise DiagnosticError([Diagnostic(
-            f"`{path}` is a gzip-compressed file, not a policy", path,
-            help="a policy is a .pol text file; a trace goes after --workload, as in "
-                 "`schedc run POLICY.pol --workload TRACE.swf.gz`")])
+            f"`{path}` is a gzip-compressed file, not a policy", path, help=_WORKLOAD_HELP)])
+    if str(path).lower().endswith((".swf", ".csv")):
+        kind = "an SWF trace" if str(path).lower().endswith(".swf") else "a job table"
+        raise DiagnosticError([Diagnostic(
+            f"`{path}` is a workload ({kind}), not a policy", path, help=_WORKLOAD_HELP)])
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:

@@ -137,6 +137,15 @@ def test_a_trace_given_as_the_policy() -> None:
         assert "--workload" in outcome.stderr
 
 
+def test_an_swf_or_csv_file_given_as_the_policy(tmp_path: Path) -> None:
+    for name, kind in (("t.swf", "an SWF trace"), ("t.CSV", "a job table")):
+        (tmp_path / name).write_text(SWF)
+        outcome = run_cli(["run", str(tmp_path / name)])
+        assert outcome.code == 2 and outcome.error is None
+        assert f"is a workload ({kind}), not a policy" in outcome.stderr
+        assert "--workload" in outcome.stderr and "`workloads`" in outcome.stderr
+
+
 def test_a_policy_given_as_the_workload() -> None:
     outcome = run_cli(["run", str(RUNNABLE[0]), "--workload", str(RUNNABLE[1])])
     assert outcome.code == 2 and outcome.error is None
