@@ -14,7 +14,7 @@ import functools
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -114,21 +114,52 @@ def header_lines(facts: Mapping[str, Any]) -> list[str]:
 
 
 def read_csv(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[dict[str, str]]]:
-    """A CSV schedc wrote (`--jobs-out`, `compare --csv`): its provenance header as a dict,
-    then its rows by column name."""
-    with open(path, newline="", encoding="utf-8") as handle:
-        lines = handle.read().splitlines(keepends=True)
+    """A CSV schedc wrote (`--jobs-out`, `compare --csv`, a sweep's tables): its provenance
+    header as a dict, then its rows by column name. A file damaged since (not UTF-8, a
+    header line whose value is not JSON, a row of more or fewer cells than the columns)
+    raises DiagnosticError at the line."""
+    from schedc.dsl.diagnostics import Diagnostic, DiagnosticError
+
+    name = os.fspath(path)
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            lines = handle.read().splitlines(keepends=True)
+    except UnicodeDecodeError:
+        raise DiagnosticError([Diagnostic(f"`{name}` is not UTF-8 text", name,
+                                          help=_REWRITE)]) from None
+
+    def wrong(line: int, message: str) -> DiagnosticError:
+        source = lines[line - 1].rstrip("\r\n") if line <= len(lines) else ""
+        return DiagnosticError([Diagnostic(message, name, line, 1, line, len(source) + 1,
+                                           help=_REWRITE, source=source)])
+
     facts: dict[str, Any] = {}
-    body = _after_header(lines, facts)
-    return facts, list(csv.DictReader(body))
-
-
-def _after_header(lines: list[str], facts: dict[str, Any]) -> Iterator[str]:
-    rest = iter(lines)
-    for line in rest:
+    header_lines = 0
+    for line in lines:
         if not line.startswith("# "):
-            yield line
             break
         key, _, value = line[2:].partition(": ")
-        facts[key] = json.loads(value)
-    yield from rest
+        try:
+            facts[key] = json.loads(value)
+        except ValueError:
+            raise wrong(header_lines + 1, "a header line is `# KEY: VALUE`, its value JSON"
+                        ) from None
+        header_lines += 1
+    reader = csv.reader(lines[header_lines:])
+    rows: list[dict[str, str]] = []
+    try:
+        columns: list[str] = next(reader, [])
+        for cells in reader:
+            if not cells:  # a blank line
+                continue
+            if len(cells) != len(columns):
+                raise wrong(header_lines + reader.line_num, f"{len(cells)} cells where the "
+                            f"table has {len(columns)} columns")
+            rows.append(dict(zip(columns, cells, strict=True)))
+    except csv.Error as error:
+        raise wrong(header_lines + reader.line_num, f"not a CSV row: {error}") from None
+    return facts, rows
+
+
+_REWRITE = "a table schedc wrote, changed since: make it again with the command that wrote it"
+

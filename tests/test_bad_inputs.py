@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from input_fuzz import (
     SWF,
+    plot_campaign,
     policy_campaign,
     run_cli,
     state_campaign,
@@ -52,6 +53,11 @@ def test_damaged_sweep_specs(tmp_path: Path, seed: int) -> None:
     assert no_crash(sweep_campaign(ROOT / "examples" / "depth2.pol",
                                    ROOT / "examples" / "firstfit.pol", tmp_path, runs=30,
                                    seed=seed)) == 30
+
+
+def test_damaged_plot_options_and_summaries(tmp_path: Path) -> None:
+    assert no_crash(plot_campaign(ROOT / "examples" / "depth2.pol", tmp_path, runs=20,
+                                  seed=1)) == 21
 
 
 def test_the_campaign_sees_an_internal_error(tmp_path: Path, monkeypatch) -> None:
@@ -150,3 +156,26 @@ def test_a_policy_given_as_the_workload() -> None:
     outcome = run_cli(["run", str(RUNNABLE[0]), "--workload", str(RUNNABLE[1])])
     assert outcome.code == 2 and outcome.error is None
     assert "a policy file where a workload belongs" in outcome.stderr
+
+
+@pytest.mark.parametrize(("row", "message"), [
+    ("easy\n", "1 cells where the table has 2 columns"),
+    ("easy,100,3.5,x\n", "4 cells where the table has 2 columns"),
+])
+def test_a_damaged_summary_row_is_located(tmp_path: Path, row: str, message: str) -> None:
+    """Found by the plot campaign: `plot sweep` on a summary.csv edited since crashed."""
+    (tmp_path / "summary.csv").write_text('# schedc: "0"\npolicy,load_factor\n' + row)
+    outcome = run_cli(["plot", "sweep", str(tmp_path), "--x", "load_factor", "--y",
+                       "mean_wait", "-o", str(tmp_path / "f.png")])
+    assert outcome.code == 2 and outcome.error is None
+    assert message in outcome.stderr and "summary.csv:3:1" in outcome.stderr
+    assert "make it again" in outcome.stderr
+
+
+def test_a_damaged_summary_header_is_located(tmp_path: Path) -> None:
+    (tmp_path / "summary.csv").write_text("# schedc: 0.1.0\npolicy,load_factor\n")
+    outcome = run_cli(["plot", "sweep", str(tmp_path), "--x", "load_factor", "--y",
+                       "mean_wait", "-o", str(tmp_path / "f.png")])
+    assert outcome.code == 2 and outcome.error is None
+    assert "a header line is `# KEY: VALUE`, its value JSON" in outcome.stderr
+    assert "summary.csv:1:1" in outcome.stderr

@@ -375,3 +375,65 @@ def sweep_campaign(policy: Path, heterogeneous: Path, folder: Path, runs: int,
                            str(folder / f"s{n}.out"), *rng.choice(SWEEP_OPTIONS)])
     finally:
         execute.execute = real
+
+
+# --- plot options and a sweep's summary -------------------------------------------------------
+
+PLOT_KINDS = ("gantt", "utilisation", "waits", "metrics", "categories", "all", "gantt,waits",
+              "x", "", "gantt,gantt", ",")
+PLOT_OUTPUTS = ("f.png", "f.svg", "f.PNG", "f.pdf", "f", "", "missing/f.png", "f.png.svg",
+                ".png", "sub")
+SWEEP_COLUMNS = ("load_factor", "param.depth", "policy", "workload", "load_factor,policy",
+                 "mean_wait", "seed", "nope", "", "policy,policy", "runs", "key")
+SWEEP_WHERE = ("policy=p", "load_factor=100", "load_factor=x", "nope=1", "policy", "=",
+               "workload=t.swf", "param.depth=0")
+
+
+def plot_campaign(policy: Path, folder: Path, runs: int, seed: int) -> Iterator[Outcome]:
+    """`schedc plot run|compare|sweep` with options drawn among good and bad values; `plot
+    sweep` reads a sweep's summary.csv, damaged in some runs (``policy`` declares the param
+    `depth`; its sweep is made in this process)."""
+    from schedc.runtime.sweep import execute
+
+    rng = random.Random(seed)
+    trace = folder / "t.swf"
+    trace.write_text(SWF)
+    (folder / "sub").mkdir(exist_ok=True)
+    spec = folder / "spec.toml"
+    spec.write_text(to_toml({"policies": [str(policy)], "workloads": [str(trace)], "seeds": 2,
+                             "params": {"depth": [0, 2]},
+                             "transforms": {"load_factor": [100, 150]}}))
+    real = execute.execute
+    execute.execute = _serial_execute
+    try:
+        made = run_cli(["sweep", str(spec), "--no-figures", "--json", "--out",
+                        str(folder / "sweep")])
+    finally:
+        execute.execute = real
+    yield made
+    summary = (folder / "sweep" / "summary.csv").read_text()
+
+    def pick(values: tuple[str, ...], good: int) -> str:  # the first ``good`` most often
+        return rng.choice(values[:good] if rng.random() < 0.7 else values)
+
+    for n in range(runs):
+        out = str(folder / f"{n}-{pick(PLOT_OUTPUTS, 2)}")
+        what = rng.choice(("run", "compare", "sweep", "sweep"))
+        if what == "sweep":
+            target = folder / f"sweep{n}"
+            target.mkdir()
+            (target / "summary.csv").write_text(
+                summary if rng.random() < 0.5 else mutate_table(summary, rng, ","))
+            argv = ["plot", "sweep", str(target), "--x", pick(SWEEP_COLUMNS, 2), "--y",
+                    pick(SWEEP_COLUMNS[5:], 1), "-o", out]
+            if rng.random() < 0.4:
+                argv += ["--group", pick(SWEEP_COLUMNS[2:], 2)]
+            if rng.random() < 0.4:
+                argv += ["--where", pick(SWEEP_WHERE, 2)]
+        else:
+            argv = ["plot", what, str(policy), "--workload", str(trace), "--no-progress",
+                    "--kind", pick(PLOT_KINDS, 4), "-o", out, "--limit", "12",
+                    *(rng.choice(RUN_OPTIONS) if rng.random() < 0.3 else ())]
+            if what == "compare":
+                argv.insert(3, str(policy) + rng.choice(("", ":depth2", ":nope")))
+        yield run_cli(argv)
