@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 from input_fuzz import (  # noqa: E402
+    plot_campaign,
     policy_campaign,
     state_campaign,
     sweep_campaign,
@@ -27,6 +28,7 @@ from input_fuzz import (  # noqa: E402
 )
 
 RUNNABLE = ["easy", "conservative", "easy-memory", "map", "fairshare", "depth2", "firstfit"]
+PLANNING = ["conservative-sjf", "dynp"]  # policies `optimal` takes (with conservative)
 
 
 def main() -> int:
@@ -37,18 +39,21 @@ def main() -> int:
     args = parser.parse_args()
     examples = sorted((ROOT / "examples").glob("*.pol"))
     runnable = [ROOT / "examples" / f"{name}.pol" for name in RUNNABLE]
+    planning = [ROOT / "examples" / f"{name}.pol" for name in PLANNING]
     folder = args.keep or Path(tempfile.mkdtemp(prefix="schedc-fuzz-"))
     crashes = 0
     for kind, campaign in (("policies", policy_campaign(examples, _sub(folder, "p"), args.runs,
                                                          args.seed)),
                            ("workloads", workload_campaign(runnable, _sub(folder, "w"),
                                                            args.runs, args.seed)),
-                           ("states", state_campaign(runnable, _sub(folder, "s"), args.runs,
-                                                     args.seed)),
+                           ("states", state_campaign(runnable + planning, _sub(folder, "s"),
+                                                     args.runs, args.seed, optimal=0.2)),
                            ("sweeps", sweep_campaign(ROOT / "examples" / "depth2.pol",
                                                      ROOT / "examples" / "firstfit.pol",
                                                      _sub(folder, "sw"), args.runs,
-                                                     args.seed))):
+                                                     args.seed)),
+                           ("plots", plot_campaign(ROOT / "examples" / "depth2.pol",
+                                                   _sub(folder, "pl"), args.runs, args.seed))):
         codes: collections.Counter = collections.Counter()
         for outcome in campaign:
             codes[outcome.code] += 1
