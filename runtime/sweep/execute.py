@@ -169,8 +169,9 @@ def execute(runs: Sequence[RunDesc], out: str, scheduler: str | None = None,
         # One message for every task, in plan order: a worker's cache serves its next runs
         futures = client.map(run_one, runs, out=out, key=[f"schedc-run-{d.key}" for d in runs],
                              pure=False, retries=RETRIES)
-        # Each ended run is queued by a Dask callback and this thread sleeps until one is:
-        # (`as_completed` polls every 100 ms in this thread, competing with the workers)
+        # Each ended run is queued by a Dask callback and this thread sleeps until one is
+        # (`as_completed` polls every 100 ms in this thread, competing with the workers);
+        # Ctrl-C still interrupts the wait
         ended: queue.SimpleQueue[tuple[Any, RunDesc]] = queue.SimpleQueue()
         for future, desc in zip(futures, runs, strict=True):
             future.add_done_callback(partial(_queue_ended, ended, desc))
@@ -188,9 +189,9 @@ def execute(runs: Sequence[RunDesc], out: str, scheduler: str | None = None,
 
 
 def _release(futures: list[Any]) -> None:
-    """Let the cluster forget these ended tasks, together: one by one, every release woke
-    the scheduler and a worker in the middle of a run (the parent's CPU went from 0.22 s to
-    0.31 s during 100 runs, the runs 1% slower)."""
+    """Let the cluster forget these ended tasks, together: released one by one, each woke
+    the scheduler and a worker in the middle of a run (100 runs on 2 workers: this
+    process's CPU 0.31 s, not 0.22 s, and the runs' wall time 2% longer)."""
     for future in futures:
         future.release()
     futures.clear()
