@@ -141,6 +141,7 @@ class _Planner:
         self.version = version()
         self.compiled: dict[tuple[str, str | None], tuple[Any, dict[str, Any]] | None] = {}
         self.bound: dict[tuple, dict[str, Any] | None] = {}
+        self.keeps: dict[tuple, bool] = {}
 
     def fail(self, where: Path_, message: str, help: str | None = None,
              literal: object = None) -> None:
@@ -173,12 +174,14 @@ class _Planner:
                     continue
                 for workload, transforms, seed in itertools.product(
                         spec.workloads, combos, spec.seeds):
-                    out.append(self.desc(ref, workload, params, transforms, seed, names))
+                    if self.cluster_keeps(ref, params, transforms, ("transforms",)):
+                        out.append(self.desc(ref, workload, params, transforms, seed, names))
         for run in spec.runs:
             where = ("run", run.index)
             if not self.binds(run.policy, run.params, (*where, "params")):
                 continue
-            if not self.fits(run.transforms, where):
+            if not self.fits(run.transforms, where) or not self.cluster_keeps(
+                    run.policy, run.params, run.transforms, where):
                 continue
             for seed in (spec.seeds if run.seed is None else (run.seed,)):
                 out.append(self.desc(run.policy, run.workload, run.params, run.transforms,
@@ -269,6 +272,27 @@ class _Planner:
                       help='give the processors\' speeds, e.g. speeds = ["64x1"]')
             return False
         return True
+
+    def cluster_keeps(self, ref: PolicyRef, params: tuple[tuple[str, Scalar], ...],
+                      t: Transforms, where: Path_) -> bool:
+        """Whether the policy can run on the heterogeneous cluster the transforms make (as
+        the simulator checks before a run): one that reserves cannot, a located error."""
+        if t.speeds is None:
+            return True
+        cache_key = (ref.file, ref.name, params, t.speeds, where)
+        if cache_key not in self.keeps:
+            from schedc.runtime.engine.from_ir import to_runtime
+
+            ir, _ = self.compiled[(ref.file, ref.name)]  # type: ignore[misc]
+            runtime = to_runtime(ir, {n: text(v) for n, v in params})
+            self.keeps[cache_key] = runtime.depth == 0 and not runtime.selective
+            if not self.keeps[cache_key]:
+                self.fail((*where, "speeds"), f"{ref.text}: policy {ir.name} makes "
+                          "reservations, which a heterogeneous cluster (speeds) cannot keep: "
+                          "a job's wall time is known only once its processors are chosen",
+                          help="run it without speeds, or use a policy with `reserve 0` (the "
+                          "paper's first fit) or `backfill none`", literal=t.speeds)
+        return self.keeps[cache_key]
 
     def names(self, policies: Sequence[PolicyRef], workloads: Sequence[WorkloadRef]
               ) -> dict[str, str]:

@@ -43,8 +43,8 @@ def test_seeds_that_repeat_one_simulation_are_a_located_warning(tmp_path: Path) 
                          "[transforms]")
     assert _seeds_warning(tmp_path, mixed).message.startswith(
         "6 of the 7 configurations have nothing random: the 2 seeds of each")
-    random = GOOD.replace("limit = [50]", "limit = [50]\nspeeds = [\"50x1,50x2\"]\n"
-                          "background_load = [0.5]")
+    random = ('policies = ["@EXAMPLES/firstfit.pol"]\nseeds = 2\n[transforms]\nlimit = [50]\n'
+              'speeds = ["50x1,50x2"]\nbackground_load = [0.5]\n')
     assert _seeds_warning(tmp_path, random) is None  # every seed draws other loads
     assert _seeds_warning(tmp_path, GOOD.replace("seeds = 2", "seeds = 1")) is None
 
@@ -171,6 +171,11 @@ MISTAKES = [
     ('policies = ["@EXAMPLES/easy.pol"]\nseeds = 1000\n[transforms]\nload_factor = ['
      + ", ".join(str(100 + i) for i in range(1001)) + ']\n',
      "the spec makes 1,001,000 runs: a sweep makes at most 1,000,000", 2, 1, "several sweeps"),
+    ('policies = ["@EXAMPLES/easy.pol"]\n[transforms]\nspeeds = ["50x1,50x2"]\n',
+     "policy easy makes reservations, which a heterogeneous cluster (speeds) cannot keep",
+     3, 11, "reserve 0"),
+    ('[[run]]\npolicy = "@EXAMPLES/depth2.pol"\nparams = { depth = 1 }\nspeeds = "50x1,50x2"\n',
+     "policy depth2 makes reservations", 4, 10, "backfill none"),
     ('policies = ["@EXAMPLES/easy.pol"]\n[["lenient"]]\npolicy = "x"\n',
      "`lenient` must be true or false, not a list", 2, 3, "format"),
     ('policies = ["@EXAMPLES/easy.pol"]\n[[resources]]\n', "unknown key `resources`", 2, 3,
