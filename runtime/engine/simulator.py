@@ -117,7 +117,11 @@ class _Simulation:
         cluster_state = ClusterState(cluster) if cluster is not None else None
         self.policy = policy
         self.workload = workload
-        self.machine = Machine(cap, len(workload.jobs), policy.size is None, cluster_state)
+        # rigid sizes (a pass that cannot start any request is skipped) only if every pass
+        # keeps the requests: a dynP policy's fields are its first candidate's, and a later
+        # candidate may size its jobs (start one on the few cpus free)
+        self.machine = Machine(cap, len(workload.jobs), all(
+            p.size is None for p in passes_of(policy)), cluster_state)
         # What the policy's formulas read (PassState): the machine's view of itself.
         self.view = self.machine.view
         self.walker = PassWalk(policy, self.machine, tuple(workload.resources), fast=fast,
@@ -372,6 +376,17 @@ class _Simulation:
              for j in self.machine.queue), key=lambda p: p[0]))
 
 
+def passes_of(policy: RuntimePolicy) -> tuple[RuntimePolicy, ...]:
+    """The policies whose passes a run of ``policy`` makes: a dynP policy's candidates."""
+    return policy.tuning.candidates if policy.tuning is not None else (policy,)
+
+
+def reserves(policy: RuntimePolicy) -> bool:
+    """Whether some pass of ``policy`` makes reservations (which a heterogeneous cluster
+    cannot keep)."""
+    return any(p.depth != 0 or p.selective for p in passes_of(policy))
+
+
 def machine_for(policy: RuntimePolicy, workload: Workload, initial: InitialState | None = None,
                 cluster: Cluster | None = None) -> tuple[int, ...]:
     """The capacities ``policy`` runs ``workload`` on, once checked that every job fits them
@@ -395,7 +410,7 @@ def machine_for(policy: RuntimePolicy, workload: Workload, initial: InitialState
                                 f"the machine's {cap}",
                                 help="load the workload with the policy's capacities")
     if cluster is not None:
-        if policy.depth != 0 or policy.selective:
+        if reserves(policy):
             raise ClusterError(
                 f"policy {policy.name} makes reservations, which a heterogeneous "
                 "cluster cannot keep: a job's wall time is known only once its "

@@ -282,10 +282,10 @@ class _Planner:
         cache_key = (ref.file, ref.name, params, t.speeds, where)
         if cache_key not in self.keeps:
             from schedc.runtime.engine.from_ir import to_runtime
+            from schedc.runtime.engine.simulator import reserves
 
             ir, _ = self.compiled[(ref.file, ref.name)]  # type: ignore[misc]
-            runtime = to_runtime(ir, {n: text(v) for n, v in params})
-            self.keeps[cache_key] = runtime.depth == 0 and not runtime.selective
+            self.keeps[cache_key] = not reserves(to_runtime(ir, {n: text(v) for n, v in params}))
             if not self.keeps[cache_key]:
                 self.fail((*where, "speeds"), f"{ref.text}: policy {ir.name} makes "
                           "reservations, which a heterogeneous cluster (speeds) cannot keep: "

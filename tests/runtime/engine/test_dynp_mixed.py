@@ -1,8 +1,9 @@
 """dynP policies whose candidates differ in kind: a `size fixed` candidate beside rigid
 ones, and tuned invariants that read a param no candidate reads. Each case is a bug the
 verify-and-simulate fuzzer found once it drew dynP policies (``fuzz_verify.py
---tuned-rate``): a crash packing rigid requests, a crash binding the invariant's param, and
-a counterexample of the `size fixed` candidate that `run --state` refused."""
+--tuned-rate``): a crash packing rigid requests, a crash binding the invariant's param,
+a counterexample of the `size fixed` candidate that `run --state` refused, and a pass the
+run skipped by the first candidate's rigid sizes while a later, sizing one was active."""
 
 from __future__ import annotations
 
@@ -102,3 +103,58 @@ def test_fuzzed_dynp_policies_agree_with_the_simulator(seed):
     assert result.compile_error is None
     assert result.disagreements == (), [d.category for d in result.disagreements]
     assert result.agreed_stops > 0  # the runs did reach the invariants
+
+
+def test_the_fuzzed_policy_whose_counterexample_did_not_replay_agrees_now():
+    # seed 2030 of `fuzz_verify.py --tuned-rate 0.3`: a size-bounds counterexample of the
+    # second candidate that the tuned policy's run passed over (the rigid-size shortcut)
+    result = fuzz_seed(2030, GenConfig(tuned_rate=0.3))
+    assert result.compile_error is None and result.disagreements == ()
+    assert result.agreed_stops > 0
+
+
+SIZING_LATER = """\
+policy rigid {
+  reserve all
+  backfill first_fit
+}
+
+policy fitting {
+  reserve all
+  backfill first_fit
+  size min(job.procs, machine.free.cpus)
+}
+
+policy tuned {
+  candidates rigid, fitting
+  metric artww
+}
+"""
+
+
+def _state(tmp_path, running_cpus: int) -> str:
+    state = {"now": 0, "capacity": {"cpus": 4}, "active": "fitting",
+             "running": [{"id": 1, "submit": 0, "start": 0, "estimate": 100,
+                          "run_time": 100, "request": {"cpus": running_cpus}}],
+             "queue": [{"id": 2, "submit": 0, "estimate": 10, "run_time": 10,
+                        "request": {"cpus": 2}, "min_size": 1, "max_size": 2}]}
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(state))
+    return str(path)
+
+
+def test_a_later_candidate_that_sizes_jobs_makes_its_pass_when_no_request_fits(tmp_path):
+    """The machine skipped a pass when no queued request fitted the free cpus, by the first
+    candidate's rigid sizes; the active one, sizing, starts the job on the 1 cpu free
+    (found by fuzz_verify --tuned-rate: its counterexample did not replay)."""
+    path = tmp_path / "p.pol"
+    path.write_text(SIZING_LATER)
+    result = run_policy(str(path), None, RunOptions(policy_name="tuned",
+                                                    state=_state(tmp_path, 3)))
+    job = next(r for r in result.schedule.records if r.job.id == 2)
+    assert (job.start, job.alloc[0]) == (0, 1)
+    # with no cpu free the size rule gives 0: the pass runs, and the monitor stops it
+    with pytest.raises(MonitorViolation, match="size 0 is outside"):
+        run_policy(str(path), None, RunOptions(policy_name="tuned",
+                                               state=_state(tmp_path, 4)))
+
