@@ -3,10 +3,12 @@
 
 The engine counts processors; it never names them, so naming them after the run cannot
 change a scheduling decision. At each instant the jobs that end free their ids first, then
-the jobs that start take the lowest free ids, one after another in file order. A job of zero
-run time takes ids at its start and frees them at once (it holds them over an empty
-interval). The running jobs of a replayed state (`run --state`) started before its instant,
-and all still run there, so the same sweep from their starts gives them ids too.
+the jobs that start take the lowest free ids: those of zero run time first, each freeing
+them at once (it holds them over an empty interval, overlapping no other job; the simulator
+may have started it, and seen it end, before another job started at the same instant on its
+cpus), then the others one after another in file order. The running jobs of a replayed
+state (`run --state`) started before its instant, and all still run there, so the same
+sweep from their starts gives them ids too.
 
 A heterogeneous cluster (`--speeds`, papers/002) chooses its processors by power while it
 runs: there the ids are the cluster's own (`Schedule.processors`), not derived here.
@@ -43,7 +45,7 @@ def processor_runs(schedule: Schedule) -> tuple[tuple[tuple[int, int], ...], ...
     holding: list[tuple[int, int]] = []  # (end, record) of the jobs holding ids: a heap
     runs: list[list[tuple[int, int]]] = [[] for _ in records]
     pop, push = heapq.heappop, heapq.heappush
-    for start, i in sorted((r.start, i) for i, r in enumerate(records)):
+    for start, _, i in sorted((r.start, r.end > r.start, i) for i, r in enumerate(records)):
         while holding and holding[0][0] <= start:  # finishes at or before this start first
             _release(free, runs[pop(holding)[1]])
         n = records[i].alloc[0]
