@@ -101,7 +101,7 @@ def machine_at(policy: RuntimePolicy, initial: InitialState) -> Machine:
     sim = _Simulation(policy, initial.workload, False, True, True, initial)
     sim._place_initial()
     sim.machine.view.now = initial.now
-    if not policy.order_static and sim.machine.queue:
+    if not sim.active.order_static and sim.machine.queue:  # a dynP state's active candidate
         sim._resort()
     return sim.machine
 
