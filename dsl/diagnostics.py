@@ -70,8 +70,9 @@ def read_source(path: str) -> str:
     if data[:2] == b"\x1f\x8b":  # a trace given where the policy goes, most likely
         raise DiagnosticError([Diagnostic(
             f"`{path}` is a gzip-compressed file, not a policy", path, help=_WORKLOAD_HELP)])
-    if str(path).lower().endswith((".swf", ".csv")):
-        kind = "an SWF trace" if str(path).lower().endswith(".swf") else "a job table"
+    suffix = str(path).lower().rpartition(".")[2]
+    if suffix in ("swf", "csv"):
+        kind = "an SWF trace" if suffix == "swf" else "a job table"
         raise DiagnosticError([Diagnostic(
             f"`{path}` is a workload ({kind}), not a policy", path, help=_WORKLOAD_HELP)])
     try:

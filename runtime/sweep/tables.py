@@ -138,11 +138,11 @@ def write_parquet(path: str, columns: Sequence[str], rows: Sequence[Mapping[str,
 
     from schedc.runtime.atomicio import open_atomic
 
-    kinds = {c: {type(r[c]) for r in rows if r[c] is not None} for c in columns}
-    schema = pa.schema([(c, _arrow_type(kinds[c])) for c in columns],
+    types = {c: _column_type({type(r[c]) for r in rows if r[c] is not None}) for c in columns}
+    schema = pa.schema([(c, types[c][0]) for c in columns],
                        metadata={"schedc.provenance": json.dumps(dict(facts), sort_keys=True)})
     if rows:
-        typed = {c: _typed(kinds[c]) for c in columns}
+        typed = {c: types[c][1] for c in columns}
         lines = "".join(json.dumps({c: typed[c](r[c]) for c in columns}, allow_nan=False)
                         + "\n" for r in rows).encode("utf-8")
         table = pa_json.read_json(pa.BufferReader(lines), parse_options=pa_json.ParseOptions(
@@ -155,23 +155,20 @@ def write_parquet(path: str, columns: Sequence[str], rows: Sequence[Mapping[str,
     return path
 
 
-def _arrow_type(kinds: set[type]) -> Any:
+def _column_type(kinds: set[type]) -> tuple[Any, Callable[[Any], Any]]:
+    """The Arrow type of a column of values of ``kinds``, and how its cells are given as
+    that type holds them (a column of several kinds is text)."""
     import pyarrow as pa
 
     if kinds == {int}:
-        return pa.int64()
-    if kinds and kinds <= {int, float}:
-        return pa.float64()
-    return pa.bool_() if kinds == {bool} else pa.string()
-
-
-def _typed(kinds: set[type]) -> Callable[[Any], Any]:
-    """How a column of values of ``kinds`` gives its cells as its Arrow type holds them."""
-    if kinds == {int} or kinds == {bool} or kinds <= {str}:
-        return _same
+        return pa.int64(), _same
+    if kinds == {bool}:
+        return pa.bool_(), _same
+    if kinds <= {str}:
+        return pa.string(), _same
     if kinds <= {int, float}:
-        return _as_float
-    return _as_text  # a column of several kinds is text
+        return pa.float64(), _as_float
+    return pa.string(), _as_text
 
 
 def _same(value: Any) -> Any:

@@ -47,6 +47,7 @@ HEADER_LINES = ("", "; MaxProcs: -3", "; MaxProcs: 0", "; MaxProcs: x", "# capac
                 "# capacity", "# capacity cpus=x", "; Note: \u00e9", "\ufeff1 2 3")
 STATE_VALUES = (None, True, False, -1, 0, 1, 2**70, 1.5, "x", "", [], {}, [1], {"cpus": "x"},
                 1e308)
+_DELETE = object()  # a mutation's value that removes the key instead
 STATE_KEYS = ("now", "capacity", "running", "queue", "arrivals", "id", "submit", "estimate",
               "run_time", "request", "start", "min_size", "max_size", "cpus", "memory", "x",
               "params", "active", "size", "user", "group")
@@ -155,22 +156,37 @@ def _paths(value, path=()) -> Iterator[tuple]:
         yield from _paths(child, (*path, key))
 
 
+def edit_tree(data, rng: random.Random, pick, keys: tuple[str, ...], set_below: float,
+              delete_below: float) -> None:
+    """One random edit at a random place of nested dicts and lists: the value there replaced
+    by ``pick()`` (removed if that is ``_DELETE``), or removed, or a key of ``keys`` added
+    beside it, or a list's element repeated."""
+    path = rng.choice([p for p in _paths(data) if p])
+    parent = data
+    for key in path[:-1]:
+        parent = parent[key]
+    roll = rng.random()
+    if roll < set_below:
+        value = pick()
+        if value is _DELETE:
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = value
+    elif roll < delete_below:
+        del parent[path[-1]]
+    elif isinstance(parent, dict):
+        value = pick()
+        if value is not _DELETE:
+            parent[rng.choice(keys)] = value
+    elif parent:
+        parent.append(copy.deepcopy(rng.choice(parent)))
+
+
 def mutate_state(rng: random.Random) -> str:
     data = copy.deepcopy(STATE)
     for _ in range(rng.randint(1, 3)):
-        path = rng.choice([p for p in _paths(data) if p])
-        parent = data
-        for key in path[:-1]:
-            parent = parent[key]
-        roll = rng.random()
-        if roll < 0.5:
-            parent[path[-1]] = copy.deepcopy(rng.choice(STATE_VALUES))
-        elif roll < 0.7:
-            del parent[path[-1]]
-        elif isinstance(parent, dict):
-            parent[rng.choice(STATE_KEYS)] = copy.deepcopy(rng.choice(STATE_VALUES))
-        elif parent:
-            parent.append(copy.deepcopy(rng.choice(parent)))
+        edit_tree(data, rng, lambda: copy.deepcopy(rng.choice(STATE_VALUES)), STATE_KEYS,
+                  0.5, 0.7)
     text = json.dumps(data)
     return text if rng.random() < 0.9 else text[:rng.randrange(len(text))]
 
@@ -238,7 +254,6 @@ def state_campaign(policies: list[Path], folder: Path, runs: int, seed: int,
 # --- sweep specs ---------------------------------------------------------------------------
 
 # Values a sweep spec mutation writes (_DELETE: the key is removed).
-_DELETE = object()
 SPEC_VALUES = (
     _DELETE, True, False, -1, 0, 1, 3, 2**63 - 1, -(2**63), 1.5, -0.0, 1e300, float("nan"),
     float("inf"), "", "x", "bundled", "t.swf", "nope.swf", "${NOPE}", "${NOPE:-t.swf}",
@@ -306,24 +321,13 @@ def to_toml(data: dict) -> str:
 def mutate_spec(policy: Path, rng: random.Random) -> str:
     """A sweep spec with values, keys or structure changed, then, sometimes, its text."""
     data = _spec_base(policy)
-    for _ in range(rng.randint(0, 2)):
-        path = rng.choice([p for p in _paths(data) if p])
-        parent = data
-        for key in path[:-1]:
-            parent = parent[key]
-        roll = rng.random()
+
+    def pick():
         value = rng.choice(SPEC_VALUES)
-        value = value if value is _DELETE else copy.deepcopy(value)
-        if roll < 0.6:
-            if value is _DELETE:
-                del parent[path[-1]]
-            else:
-                parent[path[-1]] = value
-        elif isinstance(parent, dict):
-            if value is not _DELETE:
-                parent[rng.choice(SPEC_KEYS)] = value
-        elif parent:
-            parent.append(copy.deepcopy(rng.choice(parent)))
+        return value if value is _DELETE else copy.deepcopy(value)
+
+    for _ in range(rng.randint(0, 2)):
+        edit_tree(data, rng, pick, SPEC_KEYS, 0.6, 0.6)
     text = to_toml(data)
     if rng.random() < 0.3:
         tokens = re.findall(r"\s+|\w+|[^\w\s]", text)
