@@ -614,6 +614,8 @@ class PassEncoder:
         if self.rigid:
             return
         fixed, choices, sizes = self.fixed, self.choices, self.sizes
+        self.choice_made = [z3.Bool(f"choice_made_{q}") for q in range(N)]
+        self.lows: list[z3.ArithRef | None] = [None] * N
         for q in range(N):
             definitions.current = q
             computes = z3.And(self.visited[q], z3.Not(fixed[q]))
@@ -628,9 +630,13 @@ class PassEncoder:
                 # the step fact: the size is one of the candidates
                 definitions.add(z3.Implies(z3.And(queue[q].present, z3.Not(fixed[q])), z3.Or(
                     [z3.And(ok, size_walk[q] == c) for ok, c in choices[q]])))
-                # every candidate must be a size the job may get (the simulator checks all)
-                sizes += [(z3.And(computes, ok), c, q, q) for ok, c in choices[q]]
-            sizes.append((self.visited[q], size_walk[q], q, q))
+                # every candidate must be a size the job may get: the simulator checks all
+                # once it makes the choice (``choice_made``, defined at the visit), and the
+                # size it takes is one of them
+                self.lows[q] = low
+                sizes += [(z3.And(self.choice_made[q], ok), c, q, q) for ok, c in choices[q]]
+            if policy.size_choices is None:
+                sizes.append((self.visited[q], size_walk[q], q, q))
             self.size_obligations.extend([tuple(self.obligations[first:])]
                                          * (len(sizes) - len(self.size_obligations)))
         definitions.current = None
@@ -650,11 +656,16 @@ class PassEncoder:
             fit_i = [(z3.And(valid, t >= now, self.fits_at(a, t, alloc_i, est_i)), t)
                      for valid, t in times]
             t_i = z3.Int(f"choice_start_{a}_{i}")
-            definitions.add(z3.Implies(ok, z3.And(
+            # a candidate wider than the machine never fits: the simulator stops on it
+            # before it looks for a time (size-bounds), so it has none here
+            definitions.add(z3.Implies(z3.And(ok, size <= self.capacity[0]), z3.And(
                 z3.Or([z3.And(f, t_i == t) for f, t in fit_i]),
                 z3.And([z3.Implies(f, t_i <= t) for f, t in fit_i]))))
             completion.append((ok, size, t_i + est_i))
-        definitions.add(z3.Implies(z3.And(self.visited[a], z3.Not(self.fixed[a])), z3.Or([
+        every_fits = z3.And([z3.Implies(ok, size <= self.capacity[0])
+                             for ok, size, _ in completion])
+        definitions.add(z3.Implies(z3.And(self.visited[a], z3.Not(self.fixed[a]), every_fits),
+                                   z3.Or([
             z3.And(ok, self.size_walk[a] == size, z3.And([
                 z3.Implies(ok2, z3.Or(c < c2, z3.And(c == c2, size <= size2)))
                 for ok2, size2, c2 in completion]))
@@ -814,6 +825,8 @@ class PassEncoder:
         # the exact decisions (tagged "exact" below) out and prove that stronger statement.
         definitions.add(z3.Implies(started_walk[a], z3.And(visited[a], starts)))
         self.may_reserve.append(self.wait_or_reserve(a, z3.Not(starts)))
+        if self.choices:
+            self.define_choice_made(a)
         definitions.add(z3.Implies(reserved[a], z3.And(visited[a], self.fits_reservation(a))))
         self.starts_list.append((started_walk[a], a, self.state_at(a, including=True),
                                  self.alloc_walk[a][0], a))
@@ -853,9 +866,30 @@ class PassEncoder:
             definitions.add(z3.Not(candidate[a]))
         definitions.add(started_walk[a] == z3.And(visited[a], starts))
         definitions.add(reserved[a] == z3.And(visited[a], z3.Not(started_walk[a]),
-                                              self.may_reserve[a]))
+                                              self.may_reserve[a], self.fits_machine(a)))
         if self.earliest:
             self.reserve(a)
+
+    def fits_machine(self, a: int) -> z3.BoolRef:
+        """Job a's size is at most the cpus (a request is, by assumption): else no time
+        fits it, and the simulator stops on the size before it looks for one (size-bounds).
+        So that state has a pass, in which the job is not reserved."""
+        if self.rigid:
+            return z3.BoolVal(True)
+        return self.alloc_walk[a][0] <= self.capacity[0]
+
+    def define_choice_made(self, a: int) -> None:
+        """`size choose`: whether the simulator makes job a's choice (and checks every
+        candidate): at its visit if its size is not kept and the cpus free reach LOW (or the
+        sizes are kept: `size fixed`), else only once it is granted a reservation.
+        Twin: the choice's shortcut in `PassWalk.visit`."""
+        free = self.capacity[0] - self.use[a][0][0]
+        low = self.lows[a]
+        assert low is not None
+        granted = (z3.BoolVal(False) if self.kind == "none" else self.may_reserve[a])
+        now = z3.BoolVal(True) if self.policy.size_fixed else free >= low
+        self.definitions.add(self.choice_made[a] == z3.And(
+            self.visited[a], z3.Not(self.fixed[a]), z3.Or(now, granted)))
 
     def wait_or_reserve(self, a: int, not_started: z3.BoolRef) -> z3.BoolRef:
         """Whether job a, visited and not started, may be reserved (else it waits): while

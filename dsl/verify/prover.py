@@ -246,21 +246,36 @@ def _capacity(sym: SymbolicPass) -> z3.BoolRef:
     return z3.And([u <= c for u, c in zip(sym.used_after, sym.capacity, strict=True)])
 
 
-def _size_ok(sym: SymbolicPass, result: tuple[z3.BoolRef, z3.ArithRef, int, int]
-             ) -> z3.BoolRef:
+def _in_range(sym: SymbolicPass, size: z3.ArithRef, slot: int) -> z3.BoolRef:
     """In [1, capacity], and in its range for a moldable job (DESIGN: [job min, min(job max,
     capacity)])."""
-    guard, size, _, slot = result
     job = sym.queue[slot]
-    return z3.Implies(guard, z3.And(size >= 1, size <= sym.capacity[0], z3.Implies(
-        job.moldable, z3.And(job.min_size <= size, size <= job.max_size))))
+    return z3.And(size >= 1, size <= sym.capacity[0], z3.Implies(
+        job.moldable, z3.And(job.min_size <= size, size <= job.max_size)))
+
+
+def _size_ok(sym: SymbolicPass, result: tuple[z3.BoolRef, z3.ArithRef, int, int]
+             ) -> z3.BoolRef:
+    guard, size, _, slot = result
+    return z3.Implies(guard, _in_range(sym, size, slot))
+
+
+def size_stops(sym: SymbolicPass) -> list[tuple[Obligation, int | None]]:
+    """Each size the simulator checks, as an obligation of its step: a size out of range
+    stops the simulator there (for `size-bounds`), like a failing formula, so no later
+    decision, start or after-pass check happens (the size results' guards are when the
+    simulator computes each size, no more: an excused state is one it stops in)."""
+    return [(Obligation("SIZE_BOUNDS", guard, _in_range(sym, size, slot), None,
+                        "a size in range"), step)
+            for guard, size, step, slot in sym.size_results]
 
 
 def _size_bounds(sym: SymbolicPass) -> z3.BoolRef:
     """Every size computed without a failure is in range: a failing formula stops the
     simulator before its size is used (that is `well-defined`'s), its own or one evaluated
-    before it: an order key, a formula of an earlier step."""
-    through = _fine_through(sym, list(zip(sym.obligations, sym.obligation_steps, strict=True)))
+    before it: an order key, a formula or a size of an earlier step."""
+    through = _fine_through(sym, [*zip(sym.obligations, sym.obligation_steps, strict=True),
+                                  *size_stops(sym)])
     return z3.And([z3.Implies(z3.And(through[r[2] - 1], _no_failure(own)), _size_ok(sym, r))
                    for r, own in zip(sym.size_results, sym.size_obligations, strict=True)])
 
@@ -287,8 +302,10 @@ def _no_failure(obligations) -> z3.BoolRef:
 
 def _after_the_pass(prop: Property) -> Property:
     """``prop``, which the monitor checks after the pass (capacity, reservations, progress),
-    of every pass with no failing formula: a failure stops the simulator first."""
-    return lambda s: z3.Implies(_no_failure(s.obligations), prop(s))
+    of every pass with no failing formula and no size out of range: either stops the
+    simulator first."""
+    return lambda s: z3.Implies(z3.And(_no_failure(s.obligations),
+                                       _no_failure(o for o, _ in size_stops(s))), prop(s))
 
 
 def _progress(sym: SymbolicPass) -> z3.BoolRef:
@@ -326,8 +343,9 @@ class _Invariant:
         if id(sym) not in self._memo:
             # what the simulator evaluated before: the pass's formulas and the invariants
             # evaluated earlier (on each pass they are evaluated in their order)
-            self._before[id(sym)] = list(zip(sym.obligations, sym.obligation_steps,
-                                             strict=True))
+            # (and the sizes checked: one out of range stops it too)
+            self._before[id(sym)] = [*zip(sym.obligations, sym.obligation_steps, strict=True),
+                                     *size_stops(sym)]
             checks: dict[int, list[z3.BoolRef]] = {}
             for s in sym.starts:
                 checks.setdefault(s.step, []).append(

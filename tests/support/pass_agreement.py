@@ -112,11 +112,8 @@ def z3_value(value):
     return z3.Q(exact.numerator, exact.denominator)
 
 
-def symbolic_decisions(sym, solver: z3.Solver, state: InitialState, ordered,
-                       invariants: list[list[z3.ExprRef]] | None = None):
-    """Pin every input of ``sym`` to ``state`` (queue slots hold ``ordered``); return the
-    model's (decisions record, {job id: invariant values} of the started) after checking
-    the decisions are the only solution."""
+def state_pins(sym, state: InitialState, ordered) -> list[z3.BoolRef]:
+    """Every input of ``sym`` pinned to ``state`` (queue slots hold ``ordered``)."""
     pins = [sym.now == state.now]
     pins += [sym.params[name] == z3_value(v) for name, v in state.params.items()]
     pins += [c == v for c, v in zip(sym.capacity, state.capacities, strict=True)]
@@ -155,6 +152,15 @@ def symbolic_decisions(sym, solver: z3.Solver, state: InitialState, ordered,
     pins += [z3.Not(s.present) for s in sym.queue[len(ordered):]]
     if sym.queue_tail is not None:  # the slots hold the whole queue
         pins.append(sym.queue_tail.count == 0)
+    return pins
+
+
+def symbolic_decisions(sym, solver: z3.Solver, state: InitialState, ordered,
+                       invariants: list[list[z3.ExprRef]] | None = None):
+    """Pin every input of ``sym`` to ``state`` (queue slots hold ``ordered``); return the
+    model's (decisions record, {job id: invariant values} of the started) after checking
+    the decisions are the only solution."""
+    pins = state_pins(sym, state, ordered)
     solver.push()
     try:
         solver.add(*pins)

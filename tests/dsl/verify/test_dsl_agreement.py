@@ -23,6 +23,7 @@ from fractions import Fraction
 
 import pytest
 import z3
+from attrs import evolve
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pass_agreement import (
@@ -31,14 +32,19 @@ from pass_agreement import (
     invariant_values,
     policy_order,
     small,
+    state_pins,
     summary,
     symbolic_decisions,
     symbolic_invariants,
 )
 
 from schedc.dsl import compile_source
+from schedc.dsl.semantics.decisions import PassDecisions
 from schedc.dsl.verify.pass_encoding import Bounds, encode_pass
+from schedc.dsl.verify.prover import size_stops
 from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.simulator import simulate
+from schedc.runtime.monitor import MonitorViolation
 from schedc.runtime.workloads.state_file import InitialState, param_text, state_from_data
 
 RESOURCES = {1: ("cpus",), 2: ("cpus", "memory")}
@@ -152,9 +158,27 @@ PARAMS = {
 }
 
 
+# Policies whose sizes may fall out of range, or whose size formula may fail: on some states
+# the simulator stops in its pass at now (see test_the_pass_stops_where_the_simulator_stops)
+STOPPING = {
+    "stop_double": "reserve 1 backfill first_fit size 2 * job.procs",
+    "stop_minus": "order job.estimate asc reserve all backfill first_fit size job.procs - 1",
+    "stop_choose": "reserve 1 backfill first_fit "
+                   "size choose 3 in [job.min_size, 2 * job.procs]",
+    "stop_choose_low": "reserve 0 backfill first_fit size choose 2 in [2, job.procs + 3]",
+    "stop_choose_none": "backfill none size choose 2 in [job.min_size, job.max_size + 1]",
+    "stop_fixed": "reserve all backfill first_fit "
+                  "size fixed choose 2 in [job.min_size, 3 * job.procs]",
+    "stop_best": "reserve 1 backfill best by job.estimate size job.procs + 2",
+    "stop_when": "reserve 1 backfill when job.estimate <= 20 size job.procs + 1",
+    "stop_div": "reserve 1 backfill first_fit size max(1, 12 div machine.free.cpus)",
+}
+
+
 def source(name: str, K: int) -> str:
     machine = "machine m { " + " ".join(f"resource {r}" for r in RESOURCES[K]) + " }"
-    return f"{PARAMS.get(name, '')} {machine} policy {name} {{ machine m {POLICIES[name]} }}"
+    clauses = POLICIES[name] if name in POLICIES else STOPPING[name]
+    return f"{PARAMS.get(name, '')} {machine} policy {name} {{ machine m {clauses} }}"
 
 
 @functools.cache
@@ -303,6 +327,52 @@ def test_state_keys_params_and_invariants_agree(name: str, data) -> None:
     # the bounds are covered by the test above)
     state = data.draw(states(param_values(name)))
     check_agreement(name, state)  # exact: `floor(procs * f)` at 10 * 0.7 is 7 on both sides
+
+
+def first_pass(rpolicy, state: InitialState) -> tuple[str | None, PassDecisions | None]:
+    """The property the simulator's pass at now stops for (None: it completes) and, if it
+    completes, its record (empty if it was skipped: nothing could start)."""
+    records: list[PassDecisions] = []
+    try:
+        simulate(evolve(rpolicy, invariants=()), state.workload, initial=state, monitor=False,
+                 on_pass=records.append)
+    except MonitorViolation as stop:
+        if str(stop).startswith(f"t={state.now}:"):
+            return stop.kind, None
+    first = [r for r in records if r.now == state.now]
+    return None, first[0] if first else PassDecisions(state.now)
+
+
+@pytest.mark.parametrize("name", sorted(STOPPING))
+@settings(max_examples=EXAMPLES, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_the_pass_stops_where_the_simulator_stops(name: str, data) -> None:
+    # Every state has a pass in the encoding, a stopping one too (a state with none vanished
+    # from every proof: a size above the capacity did, and every property was `proved`), and
+    # the pass stops (a formula fails or a size is out of range) where the simulator's does,
+    # and only there (an excused state the simulator runs through would hide its faults)
+    state = data.draw(states(moldable=True))
+    K = len(state.capacities)
+    _, rpolicy = compiled(name, K)
+    stop, record = first_pass(rpolicy, state)
+    sym, solver, _ = encoded(name, K, MAX_QUEUED, MAX_RUNNING)
+    ordered = policy_order(rpolicy, state)
+    fine = z3.And(*(z3.Not(o.violated()) for o in sym.obligations),
+                  *(z3.Not(o.violated()) for o, _ in size_stops(sym)))
+    solver.push()
+    try:
+        solver.add(*state_pins(sym, state, ordered))
+        assert solver.check() == z3.sat, f"no pass in the encoding; the simulator: {stop}"
+        solver.add(fine if stop else z3.Not(fine))
+        assert solver.check() == z3.unsat, (
+            f"{name}: the simulator {'stops (' + stop + ')' if stop else 'completes'}, the "
+            f"encoding {'completes' if stop else 'stops'}")
+    finally:
+        solver.pop()
+    if record is not None:
+        symbolic, _ = symbolic_decisions(sym, solver, state, ordered)
+        assert symbolic == record
 
 
 # -- hand-written states ----------------------------------------------------------------------
