@@ -1,0 +1,72 @@
+"""Random policies against the simulator one pass at a time (tests/support/pass_fuzz.py).
+
+    python benchmarks/fuzz_pass.py --count 200 --seed 0 --states 15 --jobs 2 --out fuzz-pass
+
+Policy i is generated from seed S + i as in fuzz_verify.py; each is encoded once (N=3 queued,
+R=2 running slots) and pinned to --states random states: the encoded pass must have a model,
+stop exactly where the simulator's pass at now stops, and otherwise decide what it decides.
+Policies with `sqrt` or `log` are checked for a model only (their pinned decisions are not
+unique). Prints the figures and every mismatch (its policy and state); with --out, writes
+each mismatch as FOLDER/seedS.pol and seedS.json (`schedc run seedS.pol --state seedS.json`
+replays the simulator's side) and the figures as summary.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
+
+from pass_fuzz import PolicyCheck, check_policy, summary  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--count", type=int, default=100, help="policies to try (default 100)")
+    p.add_argument("--seed", type=int, default=0, help="the first seed (default 0)")
+    p.add_argument("--states", type=int, default=15, help="states a policy (default 15)")
+    p.add_argument("--jobs", type=int, default=2, help="processes (default 2)")
+    p.add_argument("--out", help="write each mismatch and summary.json here")
+    args = p.parse_args(argv)
+    started = time.perf_counter()
+    seeds = range(args.seed, args.seed + args.count)
+    # a fresh process a policy: Z3's context carries no state from one to the next
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(args.jobs, mp_context=ctx, max_tasks_per_child=1) as pool:
+        checks: list[PolicyCheck] = list(pool.map(_check, seeds, [args.states] * len(seeds)))
+    figures = summary(checks) | {"seconds": round(time.perf_counter() - started, 1),
+                                 "first_seed": args.seed, "count": args.count,
+                                 "states_each": args.states}
+    for check in checks:
+        for m in check.mismatches:
+            print(f"seed {m.seed}: {m.what}\n{m.policy}\n{json.dumps(m.state, default=float)}\n")
+    print(f"policies: {figures['policies']} (seeds {args.seed}..{args.seed + args.count - 1}), "
+          f"checked: {figures['checked']}, skipped: {figures['skipped'] or 'none'}")
+    print(f"states: {figures['states']}, of which the simulator's pass stopped in "
+          f"{figures['stops']}")
+    print(f"mismatches: {len(figures['mismatches'])} {figures['mismatches']}")
+    print(f"time: {figures['seconds']} s")
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        for check in checks:
+            for m in check.mismatches:
+                (out / f"seed{m.seed}.pol").write_text(m.policy)
+                state = json.dumps(m.state, indent=1, default=float)
+                (out / f"seed{m.seed}.json").write_text(state + "\n")
+        (out / "summary.json").write_text(json.dumps(figures, indent=1) + "\n")
+    return 1 if figures["mismatches"] else 0
+
+
+def _check(seed: int, states: int) -> PolicyCheck:
+    return check_policy(seed, states)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,237 @@
+"""Random policies against the simulator, one pass at a time: the encoded pass of a generated
+policy (``policy_fuzz.generate``), pinned to a random concrete state, must have a model (a
+state with no pass vanishes from every proof: each property is then proved of it, whatever
+the simulator does), must stop (a formula fails, a size is out of range) exactly where the
+simulator's pass at ``now`` stops, and otherwise must decide exactly what the simulator
+decides (which jobs start on what, which are reserved when), and nothing else.
+
+``fuzz_verify`` compares verdicts with simulations: it finds a vacuous proof only if some
+simulation happens to break the property. This check needs no property: it found, in one
+run, the class that a size above a declared capacity belonged to (every `choose` policy
+proved vacuously). No pytest here: ``tests/dsl/verify/test_pass_fuzz.py`` and
+``benchmarks/fuzz_pass.py`` import it. Deterministic for a seed.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any
+
+import z3
+from attrs import evolve, frozen
+from pass_agreement import policy_order, state_pins, symbolic_decisions
+from policy_fuzz import GenConfig, generate, param_settings
+
+from schedc.dsl import compile_source, ir
+from schedc.dsl.diagnostics import DiagnosticError
+from schedc.dsl.semantics.decisions import PassDecisions
+from schedc.dsl.semantics.numbers import EvaluationError
+from schedc.dsl.verify.pass_encoding import Bounds, Unsupported, encode_pass
+from schedc.dsl.verify.prover import size_stops
+from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.simulator import simulate
+from schedc.runtime.monitor import MonitorViolation
+from schedc.runtime.workloads.state_file import InitialState, param_text, state_from_data
+
+QUEUED, RUNNING = 3, 2  # the encoded pass's slots (a state fills at most these)
+LABELS = ("user", "group", "executable", "queue", "partition")
+
+
+@frozen
+class Mismatch:
+    seed: int
+    policy: str  # its text
+    state: dict[str, Any]  # a state file `schedc run --state` reads
+    what: str
+
+
+@frozen
+class PolicyCheck:
+    seed: int
+    skipped: str | None  # why the policy was not checked (None: it was)
+    states: int  # states checked
+    stops: int  # of which the simulator's pass stopped
+    mismatches: tuple[Mismatch, ...]
+
+
+def _inexact(policy: ir.Policy) -> str | None:
+    """What makes the pinned pass's decisions not unique: `log` is an unknown function to
+    Z3, and a `sqrt` is any value within a tolerance of the root (the simulator's float is
+    one of them). Such a policy is checked for a pass only."""
+    exprs = ir.decision_exprs(policy) + [i.expr for i in policy.invariants]
+    for e in exprs:
+        for n in ir.walk(e):
+            if isinstance(n, ir.Call) and n.fn in ("sqrt", "log"):
+                return n.fn
+    return None
+
+
+def random_state(rng: random.Random, policy: ir.Policy, params: dict[str, Any]
+                 ) -> dict[str, Any]:
+    """A small state on the policy's machine: declared capacities kept, the others drawn;
+    running jobs that fit, queued jobs (moldable ones with measured speedups over every size,
+    sizes kept by `size fixed`), labels from few values so that jobs share them."""
+    res = [r.name for r in policy.machine.resources]
+    caps = [r.capacity if r.capacity is not None else rng.choice([1, 2, 3, 4, 6, 8, 12])
+            for r in policy.machine.resources]
+    now = rng.choice([0, 1, 5, 20, 50])
+    ids = rng.sample(range(0, 12), QUEUED + RUNNING)
+
+    def small(lo: int, hi: int) -> int:
+        return rng.randint(lo, max(lo, hi // 3)) if rng.random() < 0.5 else rng.randint(lo, hi)
+
+    def labels() -> dict[str, int]:
+        return {a: rng.choice([-1, 0, 1]) for a in LABELS if rng.random() < 0.5}
+
+    def estimate() -> int:
+        return rng.choice([rng.randint(1, 60), 10, 20, 21, 30])
+
+    # a size kept by `size fixed` satisfied the invariants of the job and its size when it
+    # was chosen (the verifier assumes it): with such invariants, no kept size is drawn
+    job_invariants = any(ir.dependencies(i.expr) <= {"job", "param"}
+                         for i in policy.invariants)
+    left = list(caps)
+    running = []
+    for _ in range(rng.randint(0, RUNNING)):
+        if left[0] < 1:
+            break
+        request = [small(1, left[0])] + [small(0, c) for c in left[1:]]
+        left = [c - r for c, r in zip(left, request, strict=True)]
+        est = estimate()
+        start = rng.randint(max(0, now - est + 1), now)
+        running.append({"id": ids.pop(), "submit": rng.randint(0, start), "start": start,
+                        "estimate": est, "run_time": est,
+                        "request": dict(zip(res, request, strict=True)), **labels()})
+    queue = []
+    for _ in range(rng.randint(1, QUEUED)):
+        est = estimate()
+        request = [small(1, caps[0])] + [small(0, c) for c in caps[1:]]
+        job = {"id": ids.pop(), "submit": rng.randint(0, now), "estimate": est,
+               "run_time": est, "request": dict(zip(res, request, strict=True)), **labels()}
+        if policy.size is not None and rng.random() < 0.5:
+            lo = rng.randint(1, request[0])
+            hi = rng.randint(request[0], caps[0])
+            times = [rng.randint(1, 80) for _ in range(caps[0])]
+            job |= {"min_size": lo, "max_size": hi, "speedup": "measured(" + ", ".join(
+                f"{n}:{t}" for n, t in enumerate(times, 1)) + ")"}
+        if policy.size_fixed and not job_invariants and rng.random() < 0.5:
+            job["size"] = rng.randint(job.get("min_size", 1), job.get("max_size", caps[0]))
+        queue.append(job)
+    return {"now": now, "capacity": dict(zip(res, caps, strict=True)), "running": running,
+            "queue": queue, "params": params}
+
+
+def first_pass(rpolicy, state: InitialState) -> tuple[str | None, PassDecisions | None, str]:
+    """(the property the simulator's pass at now stops for, or None; its record if it
+    completes, empty if skipped; the monitor's message)."""
+    records: list[PassDecisions] = []
+    try:
+        simulate(evolve(rpolicy, invariants=()), state.workload, initial=state, monitor=False,
+                 on_pass=records.append)
+    except MonitorViolation as stop:
+        if str(stop).startswith(f"t={state.now}:"):
+            return stop.kind, None, str(stop)
+    first = [r for r in records if r.now == state.now]
+    return None, first[0] if first else PassDecisions(state.now), ""
+
+
+def _param_values(policy: ir.Policy, rng: random.Random) -> dict[str, Any]:
+    chosen = param_settings(policy, rng)[rng.choice(["lo", "hi", "default", "mixed"])]
+    return {k: Fraction(str(v)) if isinstance(v, float) else v for k, v in chosen.items()}
+
+
+def check_policy(seed: int, states: int = 20, config: GenConfig | None = None) -> PolicyCheck:
+    """The generated policy of ``seed`` on ``states`` random states."""
+    return check_text(generate(seed, config).text, seed, states)
+
+
+def check_text(text: str, seed: int, states: int = 20) -> PolicyCheck:
+    """The policy file ``text`` (one policy) on ``states`` random states of ``seed``."""
+    try:
+        policy = compile_source(text, f"fuzz{seed}.pol")
+    except DiagnosticError as exc:
+        return PolicyCheck(seed, f"invalid: {exc}", 0, 0, ())
+    if policy.tuning is not None:
+        return PolicyCheck(seed, "dynP", 0, 0, ())
+    only_a_pass = _inexact(policy) is not None
+    try:
+        sym = encode_pass(policy, Bounds(QUEUED, RUNNING))
+    except Unsupported as exc:
+        return PolicyCheck(seed, f"unsupported: {exc}", 0, 0, ())
+    solver = z3.Solver()
+    solver.set("timeout", 20_000)
+    solver.add(*(a.formula for a in sym.assumptions), *sym.definitions.all())
+    fine = z3.And(*(z3.Not(o.violated()) for o in sym.obligations),
+                  *(z3.Not(o.violated()) for o, _ in size_stops(sym)))
+    rng = random.Random(seed)
+    mismatches: list[Mismatch] = []
+    stops = 0
+    runtime: dict[tuple, Any] = {}
+    for _ in range(states):
+        params = _param_values(policy, rng)
+        data = random_state(rng, policy, params)
+        key = tuple(sorted(params.items()))
+        if key not in runtime:
+            runtime[key] = to_runtime(policy, {k: param_text(v) for k, v in params.items()})
+        rpolicy = runtime[key]
+        state = state_from_data(data, [r.name for r in policy.machine.resources])
+        stop, record, message = first_pass(rpolicy, state)
+        stops += stop is not None
+        what = _compare(sym, solver, fine, rpolicy, state, stop, record, message,
+                        only_a_pass)
+        if what is not None:
+            mismatches.append(Mismatch(seed, text, data, what))
+            break  # one witness a policy
+    return PolicyCheck(seed, None, states, stops, tuple(mismatches))
+
+
+def _compare(sym, solver: z3.Solver, fine: z3.BoolRef, rpolicy, state: InitialState,
+             stop: str | None, record: PassDecisions | None, message: str,
+             only_a_pass: bool = False) -> str | None:
+    try:
+        ordered = policy_order(rpolicy, state)
+    except EvaluationError:
+        return None  # an order key fails: the slots' order is undefined (the pass stops)
+    solver.push()
+    try:
+        solver.add(*state_pins(sym, state, ordered))
+        result = solver.check()
+        if result == z3.unknown:
+            return None  # nonlinear beyond Z3 here: nothing to say
+        if result == z3.unsat:
+            return (f"the state has no pass in the encoding (the simulator "
+                    f"{'stops: ' + message if stop else 'completes its pass'})")
+        if only_a_pass:
+            return None
+        solver.push()
+        solver.add(fine if stop else z3.Not(fine))
+        result = solver.check()
+        solver.pop()
+        if result == z3.sat:
+            return ("the simulator stops (" + message + "), the encoding may complete"
+                    if stop else "the simulator completes its pass, the encoding may stop")
+    finally:
+        solver.pop()
+    if record is None:
+        return None
+    try:
+        symbolic, _ = symbolic_decisions(sym, solver, state, ordered)
+    except AssertionError as exc:
+        return f"decisions: {exc}"
+    if symbolic != record:
+        return f"decisions: simulator {record}, encoding {symbolic}"
+    return None
+
+
+def summary(checks: Sequence[PolicyCheck]) -> dict[str, Any]:
+    skipped: dict[str, int] = {}
+    for c in checks:
+        if c.skipped is not None:
+            reason = c.skipped.split(":")[0]
+            skipped[reason] = skipped.get(reason, 0) + 1
+    return {"policies": len(checks), "checked": sum(c.skipped is None for c in checks),
+            "skipped": skipped, "states": sum(c.states for c in checks),
+            "stops": sum(c.stops for c in checks),
+            "mismatches": [m.seed for c in checks for m in c.mismatches]}
