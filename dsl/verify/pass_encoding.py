@@ -122,6 +122,8 @@ class SymbolicPass:
     now: z3.ArithRef
     capacity: tuple[z3.ArithRef, ...]
     running: tuple[SymJob, ...]
+    # per running slot, per resource, what it holds (its request, or a size rule's cpus)
+    running_held: tuple[tuple[z3.ArithRef, ...], ...]
     queue: tuple[SymJob, ...]
     params: dict[str, z3.ExprRef]
     assumptions: tuple[Assumption, ...]
@@ -203,16 +205,21 @@ TAILS = ("any", "copies")
 
 def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool = False,
                 depth_value: int | None | str = "policy", exact: bool = True,
-                earliest: bool = True, tail: str = "any") -> SymbolicPass:
+                earliest: bool = True, tail: str = "any",
+                resized: bool | None = None) -> SymbolicPass:
     """Encode one pass of ``policy``. ``idle``: no running job (for the progress property);
     ``exact``: with the exact equations (else the step facts only, see the module's doc);
     ``earliest``: with the equations that make a reservation the earliest fit (the costliest
     to build; what starts on an idle machine does not depend on them). If the policy reads
     aggregates over the queue, any number of further jobs wait after the N slots
     (``QueueTail``): ``tail="any"`` lets each aggregate see arbitrary ones (every queue is
-    covered: proofs), ``"copies"`` makes them copies of one job (a counterexample's state)."""
+    covered: proofs), ``"copies"`` makes them copies of one job (a counterexample's state).
+    ``resized``: a running rigid job may hold other cpus than it asked, as a size rule gives
+    them (default: if the policy has one; a dynP candidate's, if any candidate has)."""
     return PassEncoder(policy, bounds or Bounds(), idle=idle, depth_value=depth_value,
-                       exact=exact, earliest=earliest, tail=tail).encode()
+                       exact=exact, earliest=earliest, tail=tail,
+                       resized=policy.size is not None if resized is None else resized
+                       ).encode()
 
 
 Terms = Callable[[int, int], list[z3.ArithRef]]
@@ -228,8 +235,8 @@ class PassEncoder:
 
     def __init__(self, policy: ir.Policy, bounds: Bounds, *, idle: bool,
                  depth_value: int | None | str, exact: bool, earliest: bool,
-                 tail: str) -> None:
-        self.policy, self.bounds = policy, bounds
+                 tail: str, resized: bool) -> None:
+        self.policy, self.bounds, self.resized = policy, bounds, resized
         self.idle, self.depth_value, self.exact, self.earliest = idle, depth_value, exact, earliest
         self.tail = tail
         self.K = len(policy.machine.resources)
@@ -259,7 +266,8 @@ class PassEncoder:
                              if self.kind != "none" else ())
         return SymbolicPass(
             policy=self.policy, bounds=self.bounds, exact=self.exact, now=self.now,
-            capacity=self.capacity, running=self.running, queue=self.queue,
+            capacity=self.capacity, running=self.running, running_held=self.held,
+            queue=self.queue,
             params=self.params, assumptions=tuple(self.assumptions),
             definitions=self.definitions, decisions=decisions,
             starts=tuple(Start(*start) for start in self.starts_list),
@@ -344,7 +352,22 @@ class PassEncoder:
                            z3.Not(tail_copy.moldable))))
             self.queue_tail = QueueTail(tail_count, template, self.tail_copy)
 
-        self.used0 = tuple(_sum(z3.If(r.present, r.request[k], 0) for r in running)
+        # What each running job holds: its request, except the cpus of a rigid job a size
+        # rule started on another size (formulas still read its request: the simulator's
+        # RunningJob keeps the job as submitted); a moldable one runs as a job of its size
+        if self.resized:
+            self.held = tuple((z3.Int(f"run{r}_holds"), *job.request[1:])
+                              for r, job in enumerate(running))
+            assume("a running job holds its request, or, rigid and sized by a size rule, "
+                   "a size in [1, capacity]",
+                   [z3.Implies(job.present, z3.If(
+                       job.moldable, held[0] == job.request[0],
+                       z3.And(held[0] >= 1, held[0] <= capacity_t[0])))
+                    for job, held in zip(running, self.held, strict=True)])
+        else:
+            self.held = tuple(job.request for job in running)
+        self.used0 = tuple(_sum(z3.If(r.present, held[k], 0)
+                                for r, held in zip(running, self.held, strict=True))
                            for k in range(K))
         assume("the machine is not overcommitted before the pass",
                [self.used0[k] <= capacity_t[k] for k in range(K)])
@@ -483,8 +506,8 @@ class PassEncoder:
             for i in range(N):
                 definitions.add(use[0][i + 1][k] == _sum(
                     z3.If(z3.And(r.present, r.start + r.estimate > self.res_time[i]),
-                          r.request[k], 0)
-                    for r in self.running))
+                          held[k], 0)
+                    for r, held in zip(self.running, self.held, strict=True)))
 
         # `reserve D per KEY or when COND` (see ``wait_or_reserve``)
         self.selective = policy.reserve_per is not None or policy.reserve_when is not None
@@ -746,8 +769,8 @@ class PassEncoder:
         est_walk, alloc_walk = self.est_walk, self.alloc_walk
         checks = []
         for k in range(self.K):
-            at_t = [z3.If(z3.And(r.present, r.start + r.estimate > t), r.request[k], 0)
-                    for r in self.running]
+            at_t = [z3.If(z3.And(r.present, r.start + r.estimate > t), held[k], 0)
+                    for r, held in zip(self.running, self.held, strict=True)]
             for b in range(a):
                 at_t.append(z3.If(z3.And(started_walk[b], self.now + est_walk[b] > t),
                                   alloc_walk[b][k], 0))

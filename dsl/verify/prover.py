@@ -72,7 +72,8 @@ REPLAY_TRIES = 4  # counterexample states tried before a violation that does not
 def verify_policy(policy: ir.Policy, bounds: Bounds | None = None, limits: Limits | None = None,
                   only: Iterable[str] | None = None,
                   replay: Replay | None = None,
-                  replay_for: Callable[[ir.Policy], Replay] | None = None) -> list[Verdict]:
+                  replay_for: Callable[[ir.Policy], Replay] | None = None,
+                  resized: bool | None = None) -> list[Verdict]:
     """Every property of ``policy`` (or those named in ``only``), in a fixed order.
 
     Each property is first proved from the step facts alone (``encode_pass(exact=False)``:
@@ -83,37 +84,45 @@ def verify_policy(policy: ir.Policy, bounds: Bounds | None = None, limits: Limit
     only models (how `sqrt` rounds, which function `log` is) never makes a false report.
 
     A dynP policy (``policy.tuning``) is proved candidate by candidate (dsl/verify/tuned.py);
-    ``replay_for(candidate)`` then replays each candidate's counterexamples with its pass."""
+    ``replay_for(candidate)`` then replays each candidate's counterexamples with its pass.
+    ``resized``: running rigid jobs may hold other cpus than they asked (``encode_pass``;
+    default: if the policy has a size rule)."""
     if policy.tuning is not None:
         if replay is not None and replay_for is None:
             raise ValueError("a dynP policy's counterexamples replay with their candidate's "
                              "pass: give replay_for, not replay")
         from schedc.dsl.verify.tuned import verify_tuned
 
+        # a job another candidate started on a size of its rule runs on in this one's passes
+        sized = any(c.size is not None for c in policy.tuning.candidates)
+
         def one(candidate: ir.Policy) -> list[Verdict]:
             # the candidates plan the tuned policy's machine (one machine, checked when
             # lowering; widened with it by --resources)
             candidate = attrs.evolve(candidate, machine=policy.machine)
             return verify_policy(candidate, bounds, limits, only,
-                                 replay_for(candidate) if replay_for else None)
+                                 replay_for(candidate) if replay_for else None,
+                                 resized=sized)
 
         return verify_tuned(policy, one)
+    if resized is None:
+        resized = policy.size is not None
     with fresh_context():
-        return _verify(policy, bounds or Bounds(), limits or Limits(), only, replay)
+        return _verify(policy, bounds or Bounds(), limits or Limits(), only, replay, resized)
 
 
 def _verify(policy: ir.Policy, bounds: Bounds, limits: Limits, only: Iterable[str] | None,
-            replay: Replay | None) -> list[Verdict]:
+            replay: Replay | None, resized: bool) -> list[Verdict]:
     wanted = set(only) if only is not None else None
     bound = (f"N={bounds.queued} queued, R={bounds.running} running, "
              f"K={len(policy.machine.resources)}")
     try:
-        sym = encode_pass(policy, bounds, exact=False)
+        sym = encode_pass(policy, bounds, exact=False, resized=resized)
     except Unsupported as exc:
         names = [*PROPERTIES, *(f"invariant `{i.text}`" for i in policy.invariants)]
         return [Verdict(name, "unknown", 0.0, bound, reason=str(exc)) for name in names
                 if wanted is None or _base(name) in wanted]
-    checker = _Checker(policy, bounds, limits, bound, replay)
+    checker = _Checker(policy, bounds, limits, bound, replay, resized)
 
     def want(name: str) -> bool:
         return wanted is None or name in wanted
@@ -170,7 +179,7 @@ def _verify(policy: ir.Policy, bounds: Bounds, limits: Limits, only: Iterable[st
         measured(lambda: _reservation_safety(checker, sym))
     if want("progress"):
         # The step facts never force a start: progress is a fact of the exact decisions.
-        idle = encode_pass(policy, bounds, idle=True, earliest=False)
+        idle = encode_pass(policy, bounds, idle=True, earliest=False, resized=resized)
         measured(lambda: checker.prove(idle, "progress",
                                        [("", None, _after_the_pass(_progress))],
                                        location=policy.backfill.span, idle=True))
@@ -447,8 +456,9 @@ class _Checker:
     """Runs the solver: lemmas over the step facts, then the exact pass at growing bounds."""
 
     def __init__(self, policy: ir.Policy, bounds: Bounds, limits: Limits, bound: str,
-                 replay: Replay | None = None):
+                 replay: Replay | None = None, resized: bool = False):
         self.policy, self.bounds, self.limits, self.bound = policy, bounds, limits, bound
+        self.resized = resized
         self.replay = replay
         self.prepare: Callable[[SymbolicPass], object] = lambda s: None  # on each new pass
         self._exact: dict[tuple[int, int, bool, str], SymbolicPass] = {}
@@ -601,7 +611,8 @@ class _Checker:
     def _exact_pass(self, bounds: tuple[int, int], idle: bool, tail: str) -> SymbolicPass:
         key = (*bounds, idle, tail)
         if key not in self._exact:
-            self._exact[key] = encode_pass(self.policy, Bounds(*bounds), idle=idle, tail=tail)
+            self._exact[key] = encode_pass(self.policy, Bounds(*bounds), idle=idle, tail=tail,
+                                           resized=self.resized)
             self.prepare(self._exact[key])
         return self._exact[key]
 
@@ -656,6 +667,7 @@ def _same_state(sym: SymbolicPass, model: z3.ModelRef) -> z3.BoolRef:
                    j.max_size, j.work, *j.labels.values()]
         if j.start is not None:
             inputs.append(j.start)
+    inputs += [held[0] for held in sym.running_held]
     return z3.And([t == model.eval(t, model_completion=True) for t in inputs
                    if not z3.is_int_value(t)])
 
@@ -734,6 +746,10 @@ def _small_model(sym: SymbolicPass, constraints: Sequence[z3.BoolRef],
         if j.start is None:  # a moldable job's range and sequential time
             numbers.append(z3.If(z3.And(j.present, j.moldable),
                                  j.min_size + j.max_size + j.work, 0))
+    # a running job's cpus held, where they may differ from its request: as few as may be
+    numbers += [z3.If(j.present, held[0], 0)
+                for j, held in zip(sym.running, sym.running_held, strict=True)
+                if held[0] is not j.request[0]]
     # its estimates on other sizes (the measured speedup a counterexample writes)
     numbers += [z3.If(sym.queue[q].present, est, 0) for q, _, est in sym.sized_estimates]
     tail = sym.queue_tail
@@ -831,13 +847,15 @@ def counterexample(sym: SymbolicPass, model: z3.ModelRef) -> dict[str, Any]:
         return {a: _value(model, v) for a, v in job.labels.items()}
 
     running = []
-    for r in sym.running:
+    for r, held in zip(sym.running, sym.running_held, strict=True):
         if not _value(model, r.present):
             continue
         estimate = _value(model, r.estimate)
         running.append({"id": _value(model, r.id), "submit": _value(model, r.submit),
                         "start": _value(model, r.start), "estimate": estimate,
                         "run_time": estimate, "request": request(r), **labels(r)})
+        if _value(model, held[0]) != _value(model, r.request[0]):  # a size rule's cpus
+            running[-1]["size"] = _value(model, held[0])
     queue, started, reservations = [], [], {}
     for slot, (q, d) in enumerate(zip(sym.queue, sym.decisions, strict=True)):
         if not _value(model, q.present):

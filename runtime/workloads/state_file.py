@@ -160,7 +160,9 @@ def state_to_data(state: InitialState) -> dict[str, Any]:
         "now": state.now,
         "capacity": request(state.capacities),
         "params": {k: json_number(v) for k, v in state.params.items()},
-        "running": [{**job(rj.job), "start": rj.start} for rj in state.running],
+        "running": [{**job(rj.job), "start": rj.start,
+                     **({"size": rj.alloc[0]} if rj.alloc[0] != rj.job.request[0] else {})}
+                    for rj in state.running],
         "queue": [job(j) for j in state.queue],
     } | ({"active": state.active} if state.active is not None else {})
 
@@ -255,7 +257,7 @@ class _Reader:
 
     def running_job(self, item: Any, where: _Where, index: int, now: int,
                     caps: tuple[int, ...], seen: dict[int, _Where]) -> RunningJob:
-        job = self.job(item, where, index, caps, seen, extra=("start",))
+        job = self.job(item, where, index, caps, seen, extra=("start", "size"))
         if "start" not in item:
             raise self.fail(f"{where}: a running job needs `start`",
                             "give the time it started (submit <= start <= now)", where)
@@ -274,7 +276,16 @@ class _Reader:
                             f"{start + job.estimate}, by now {now}",
                             "a running job has now < start + estimate; drop ended jobs "
                             "from `running`", where / "estimate")
-        return RunningJob(job, start, job.request)
+        if "size" not in item:
+            return RunningJob(job, start, job.request)
+        # the cpus it holds, where a size rule gave the (rigid) job other than it asked
+        size = self.integer(item["size"], where / "size", 1)
+        if size > caps[0]:
+            raise self.fail(f"{where} (job {job.id}): it cannot hold {size} cpus, the "
+                            f"capacity is {caps[0]}",
+                            "`size` is the cpus a running job holds: at most the capacity",
+                            where / "size")
+        return RunningJob(job, start, (size, *job.request[1:]))
 
     def queued_job(self, item: Any, where: _Where, index: int, now: int,
                    caps: tuple[int, ...], seen: dict[int, _Where]) -> Job:

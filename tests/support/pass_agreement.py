@@ -122,8 +122,12 @@ def state_pins(sym, state: InitialState, ordered) -> list[z3.BoolRef]:
         if speeds is not None:
             pins += [s == c for s, c in zip(speeds, state.capacities, strict=True)]
     assert len(state.running) <= len(sym.running) and len(ordered) <= len(sym.queue)
-    # a running slot's request is what the job holds
-    slots = [(sym.running[r], rj.job, rj.alloc, rj.start) for r, rj in enumerate(state.running)]
+    # a running slot's request is the job's, and it holds its alloc (another size than its
+    # request where a size rule gave a rigid job one)
+    slots = [(sym.running[r], rj.job, rj.job.request, rj.start)
+             for r, rj in enumerate(state.running)]
+    for held, rj in zip(sym.running_held, state.running, strict=False):
+        pins += [x == v for x, v in zip(held, rj.alloc, strict=True)]
     slots += [(sym.queue[q], job, job.request, None) for q, job in enumerate(ordered)]
     for slot, job, request, start in slots:
         pins += [slot.present, slot.id == job.id, slot.submit == job.submit,

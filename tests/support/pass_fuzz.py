@@ -104,6 +104,11 @@ def random_state(rng: random.Random, policy: ir.Policy, params: dict[str, Any]
         running.append({"id": ids.pop(), "submit": rng.randint(0, start), "start": start,
                         "estimate": est, "run_time": est,
                         "request": dict(zip(res, request, strict=True)), **labels()})
+        if policy.size is not None and rng.random() < 0.3:
+            # a rigid job a size rule started on other cpus than it asked: it holds the
+            # cpus drawn, and asked for any number
+            running[-1]["size"] = request[0]
+            running[-1]["request"]["cpus"] = rng.randint(1, caps[0])
     queue = []
     for _ in range(rng.randint(1, QUEUED)):
         est = estimate()

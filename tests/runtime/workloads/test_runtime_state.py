@@ -73,6 +73,26 @@ def test_state_round_trips_through_its_data() -> None:
     assert state_to_data(state) == data
 
 
+def test_a_running_job_may_hold_another_size_than_it_asked() -> None:
+    # a rigid job a size rule started on 8 cpus: it holds 8, its request stays 6 (what
+    # formulas read), and the state writes it back
+    data = design_state()
+    data["queue"][1] = job(3, 2, 4, 50)  # short enough to backfill beside 6 busy cpus
+    data["running"][0]["size"] = 8
+    state = state_from_data(data)
+    assert state.running[0].alloc == (8,) and state.running[0].job.request == (6,)
+    assert state_to_data(state)["running"][0]["size"] == 8
+    assert state_from_data(state_to_data(state)) == state
+
+    def start_of_3(state) -> int:
+        run = simulate(policy(EASY), state.workload, initial=state)
+        return next(r.start for r in run.records if r.job.id == 3)
+
+    assert start_of_3(state) == 200  # 2 cpus free: it waits for job 2 (100 to 200)
+    del data["running"][0]["size"]
+    assert start_of_3(state_from_data(data)) == 2  # 4 free: it backfills now
+
+
 def test_replay_under_easy_starts_job_3_after_the_head() -> None:
     state = state_from_data(design_state())
     sched = simulate(policy(EASY), state.workload, initial=state)
@@ -150,6 +170,9 @@ def test_other_resources_default_to_zero() -> None:
     (lambda d: d.update(capacity={}), "missing resource `cpus`"),
     (lambda d: d["running"].append(job(9, 0, 6, 100, start=0)), "hold 12 `cpus`"),
     (lambda d: d.update(params={"x": "fast"}), "not a number or a bool"),
+    (lambda d: d["running"][0].update(size=11), "cannot hold 11 cpus"),
+    (lambda d: d["running"][0].update(size=0), "running[0].size"),
+    (lambda d: d["running"].append(job(9, 0, 1, 100, start=0, size=5)), "hold 11 `cpus`"),
 ])
 def test_field_errors_name_the_field_and_help(edit, message) -> None:
     data = design_state()
