@@ -643,7 +643,10 @@ class PassEncoder:
             definitions.current = q
             computes = z3.And(self.visited[q], z3.Not(fixed[q]))
             first = len(self.obligations)
-            value = self.evaluate(policy.size, queue[q], self.state_at(q), computes)
+            # `choose`'s HIGH is evaluated once the choice is made (its LOW at the visit)
+            value = self.evaluate(policy.size, queue[q], self.state_at(q),
+                                  computes if policy.size_choices is None
+                                  else self.choice_made[q])
             if policy.size_choices is None:
                 definitions.add(z3.Implies(z3.And(queue[q].present, z3.Not(fixed[q])),
                                            size_walk[q] == value))

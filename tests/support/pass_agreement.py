@@ -189,7 +189,8 @@ def symbolic_decisions(sym, solver: z3.Solver, state: InitialState, ordered,
                 same.append(z3.Not(d.reserved))
         # the equations have one solution: no other decision vector satisfies them
         solver.add(z3.Not(z3.And(same)))
-        assert solver.check() == z3.unsat, "the symbolic pass's decisions are not unique"
+        unique = solver.check()
+        assert unique == z3.unsat, f"the symbolic pass's decisions are not unique ({unique})"
     finally:
         solver.pop()
     return record, holds

@@ -172,6 +172,12 @@ STOPPING = {
     "stop_best": "reserve 1 backfill best by job.estimate size job.procs + 2",
     "stop_when": "reserve 1 backfill when job.estimate <= 20 size job.procs + 1",
     "stop_div": "reserve 1 backfill first_fit size max(1, 12 div machine.free.cpus)",
+    # `choose`'s HIGH is evaluated only once the choice is made: with no cpu free and no
+    # reservation to make, it is not, and its division by zero stops nothing (fuzz_pass
+    # seed 1000)
+    "stop_choose_high": "backfill none size choose 2 in [1, 12 div machine.free.cpus]",
+    "stop_choose_high_d0": "reserve 0 backfill first_fit "
+                           "size choose 2 in [job.min_size, 12 div machine.free.cpus]",
 }
 
 

@@ -24,6 +24,13 @@ def test_random_policies_agree_pass_by_pass(seed: int) -> None:
     assert not check.mismatches, check.mismatches[0].what
 
 
+@pytest.mark.parametrize("seed", [1000])
+def test_mismatches_found_by_campaigns_are_fixed(seed: int) -> None:
+    # 1000: `choose`'s HIGH failed in the encoding where the simulator never evaluates it
+    check = check_policy(seed, states=15)
+    assert check.stops and not check.mismatches, check.mismatches
+
+
 def test_generated_states_are_valid_and_deterministic() -> None:
     policy = compile_source(generate(3).text, "g.pol")
     first = [random_state(random.Random(7), policy, {}) for _ in range(2)]
