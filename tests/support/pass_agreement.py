@@ -16,6 +16,7 @@ from schedc.dsl.semantics.decisions import PassDecisions
 from schedc.runtime.engine.policy import PassState
 from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.jobs import RunningJob
+from schedc.runtime.monitor import MonitorViolation
 from schedc.runtime.workloads.state_file import InitialState
 
 # hypothesis examples per agreement test (SCHEDC_AGREEMENT_EXAMPLES=500 for a longer hunt)
@@ -50,6 +51,21 @@ def concrete_decisions(rpolicy, state: InitialState, **options) -> PassDecisions
     # the pass at now either ran once or was skipped (nothing could start)
     assert len(first) <= 1
     return first[0] if first else PassDecisions(state.now)
+
+
+def first_pass(rpolicy, state: InitialState) -> tuple[str | None, PassDecisions | None, str]:
+    """How the simulator's pass at now ends: (the property it stops for, or None; its record
+    if it completes, empty if skipped: nothing could start; the monitor's message). The
+    invariants are left out (``invariant_values`` evaluates them on the record)."""
+    records: list[PassDecisions] = []
+    try:
+        simulate(evolve(rpolicy, invariants=()), state.workload, initial=state, monitor=False,
+                 on_pass=records.append)
+    except MonitorViolation as stop:
+        if str(stop).startswith(f"t={state.now}:"):
+            return stop.kind, None, str(stop)
+    first = [r for r in records if r.now == state.now]
+    return None, first[0] if first else PassDecisions(state.now), ""
 
 
 def by_end(rj) -> tuple[int, int]:

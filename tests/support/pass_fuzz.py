@@ -20,8 +20,8 @@ from fractions import Fraction
 from typing import Any
 
 import z3
-from attrs import evolve, frozen
-from pass_agreement import policy_order, state_pins, symbolic_decisions
+from attrs import frozen
+from pass_agreement import first_pass, policy_order, state_pins, symbolic_decisions
 from policy_fuzz import GenConfig, generate, param_settings
 
 from schedc.dsl import compile_source, ir
@@ -31,8 +31,6 @@ from schedc.dsl.semantics.numbers import EvaluationError
 from schedc.dsl.verify.pass_encoding import Bounds, Unsupported, encode_pass
 from schedc.dsl.verify.prover import size_stops
 from schedc.runtime.engine.from_ir import to_runtime
-from schedc.runtime.engine.simulator import simulate
-from schedc.runtime.monitor import MonitorViolation
 from schedc.runtime.workloads.state_file import InitialState, param_text, state_from_data
 
 QUEUED, RUNNING = 3, 2  # the encoded pass's slots (a state fills at most these)
@@ -126,20 +124,6 @@ def random_state(rng: random.Random, policy: ir.Policy, params: dict[str, Any]
         queue.append(job)
     return {"now": now, "capacity": dict(zip(res, caps, strict=True)), "running": running,
             "queue": queue, "params": params}
-
-
-def first_pass(rpolicy, state: InitialState) -> tuple[str | None, PassDecisions | None, str]:
-    """(the property the simulator's pass at now stops for, or None; its record if it
-    completes, empty if skipped; the monitor's message)."""
-    records: list[PassDecisions] = []
-    try:
-        simulate(evolve(rpolicy, invariants=()), state.workload, initial=state, monitor=False,
-                 on_pass=records.append)
-    except MonitorViolation as stop:
-        if str(stop).startswith(f"t={state.now}:"):
-            return stop.kind, None, str(stop)
-    first = [r for r in records if r.now == state.now]
-    return None, first[0] if first else PassDecisions(state.now), ""
 
 
 def _param_values(policy: ir.Policy, rng: random.Random) -> dict[str, Any]:

@@ -23,12 +23,12 @@ from fractions import Fraction
 
 import pytest
 import z3
-from attrs import evolve
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pass_agreement import (
     EXAMPLES,
     concrete_decisions,
+    first_pass,
     invariant_values,
     policy_order,
     small,
@@ -39,12 +39,9 @@ from pass_agreement import (
 )
 
 from schedc.dsl import compile_source
-from schedc.dsl.semantics.decisions import PassDecisions
 from schedc.dsl.verify.pass_encoding import Bounds, encode_pass
 from schedc.dsl.verify.prover import size_stops
 from schedc.runtime.engine.from_ir import to_runtime
-from schedc.runtime.engine.simulator import simulate
-from schedc.runtime.monitor import MonitorViolation
 from schedc.runtime.workloads.state_file import InitialState, param_text, state_from_data
 
 RESOURCES = {1: ("cpus",), 2: ("cpus", "memory")}
@@ -335,20 +332,6 @@ def test_state_keys_params_and_invariants_agree(name: str, data) -> None:
     check_agreement(name, state)  # exact: `floor(procs * f)` at 10 * 0.7 is 7 on both sides
 
 
-def first_pass(rpolicy, state: InitialState) -> tuple[str | None, PassDecisions | None]:
-    """The property the simulator's pass at now stops for (None: it completes) and, if it
-    completes, its record (empty if it was skipped: nothing could start)."""
-    records: list[PassDecisions] = []
-    try:
-        simulate(evolve(rpolicy, invariants=()), state.workload, initial=state, monitor=False,
-                 on_pass=records.append)
-    except MonitorViolation as stop:
-        if str(stop).startswith(f"t={state.now}:"):
-            return stop.kind, None
-    first = [r for r in records if r.now == state.now]
-    return None, first[0] if first else PassDecisions(state.now)
-
-
 @pytest.mark.parametrize("name", sorted(STOPPING))
 @settings(max_examples=EXAMPLES, deadline=None,
           suppress_health_check=[HealthCheck.too_slow])
@@ -361,7 +344,7 @@ def test_the_pass_stops_where_the_simulator_stops(name: str, data) -> None:
     state = data.draw(states(moldable=True))
     K = len(state.capacities)
     _, rpolicy = compiled(name, K)
-    stop, record = first_pass(rpolicy, state)
+    stop, record, _ = first_pass(rpolicy, state)
     sym, solver, _ = encoded(name, K, MAX_QUEUED, MAX_RUNNING)
     ordered = policy_order(rpolicy, state)
     fine = z3.And(*(z3.Not(o.violated()) for o in sym.obligations),

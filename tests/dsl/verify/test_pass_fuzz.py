@@ -8,7 +8,8 @@ import random
 
 import pytest
 import z3
-from pass_fuzz import _compare, check_policy, check_text, first_pass, random_state
+from pass_agreement import first_pass
+from pass_fuzz import _compare, check_policy, check_text, random_state
 from policy_fuzz import generate
 
 from schedc.dsl import compile_source
