@@ -688,8 +688,11 @@ class _Eval:
                 total = (z3.ToReal(n) * _real(body) if e.type == "real" or e.fn == "avg"
                          else n * body)
             return _TailPart(n, z3.And(some, where), body, total)
+        # a template is one of the further jobs, so it is a valid one only if there is one:
+        # where no job could come after the slots (ids distinct, ordered by id), an
+        # unguarded `valid` left such states with no pass at all (fuzz_pass seed 3095)
         lo, valid = tail.template()
-        self.definitions.append(valid)
+        self.definitions.append(z3.Implies(some, valid))
         where, body = element(lo)
         if e.where is None:
             n = tail.count
@@ -700,7 +703,7 @@ class _Eval:
             return _TailPart(n, n >= 1, body, None)
         # a sum of n values lies between n times the least and n times the largest
         hi, valid_hi = tail.template()
-        self.definitions.append(valid_hi)
+        self.definitions.append(z3.Implies(some, valid_hi))
         where_hi, body_hi = element(hi)
         typ = "real" if e.fn == "avg" else e.type
         total = self.fresh.const("tail_sum", typ)
