@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
 
-from pass_fuzz import PolicyCheck, check_policy, summary  # noqa: E402
+from pass_fuzz import PolicyCheck, check_policy, tally  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,8 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     # a fresh process a policy: Z3's context carries no state from one to the next
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(args.jobs, mp_context=ctx, max_tasks_per_child=1) as pool:
-        checks: list[PolicyCheck] = list(pool.map(_check, seeds, [args.states] * len(seeds)))
-    figures = summary(checks) | {"seconds": round(time.perf_counter() - started, 1),
+        checks: list[PolicyCheck] = list(pool.map(check_policy, seeds,
+                                                  [args.states] * len(seeds)))
+    figures = tally(checks) | {"seconds": round(time.perf_counter() - started, 1),
                                  "first_seed": args.seed, "count": args.count,
                                  "states_each": args.states}
     for check in checks:
@@ -62,10 +63,6 @@ def main(argv: list[str] | None = None) -> int:
                 (out / f"seed{m.seed}.json").write_text(state + "\n")
         (out / "summary.json").write_text(json.dumps(figures, indent=1) + "\n")
     return 1 if figures["mismatches"] else 0
-
-
-def _check(seed: int, states: int) -> PolicyCheck:
-    return check_policy(seed, states)
 
 
 if __name__ == "__main__":

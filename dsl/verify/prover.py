@@ -309,12 +309,16 @@ def _no_failure(obligations) -> z3.BoolRef:
     return z3.And([z3.Not(o.violated()) for o in obligations])
 
 
+def completes(sym: SymbolicPass) -> z3.BoolRef:
+    """The pass runs to its end: no formula fails and no size is out of range (either stops
+    the simulator there)."""
+    return z3.And(_no_failure(sym.obligations), _no_failure(o for o, _ in size_stops(sym)))
+
+
 def _after_the_pass(prop: Property) -> Property:
     """``prop``, which the monitor checks after the pass (capacity, reservations, progress),
-    of every pass with no failing formula and no size out of range: either stops the
-    simulator first."""
-    return lambda s: z3.Implies(z3.And(_no_failure(s.obligations),
-                                       _no_failure(o for o, _ in size_stops(s))), prop(s))
+    of every pass that runs to its end."""
+    return lambda s: z3.Implies(completes(s), prop(s))
 
 
 def _progress(sym: SymbolicPass) -> z3.BoolRef:

@@ -128,6 +128,24 @@ def z3_value(value):
     return z3.Q(exact.numerator, exact.denominator)
 
 
+def design_data() -> dict:
+    """DESIGN's 3-job case at t = 2 on 10 cpus, as a state file's data."""
+    return {"now": 2, "capacity": {"cpus": 10},
+            "running": [{"id": 1, "submit": 0, "start": 0, "estimate": 100, "run_time": 100,
+                         "request": {"cpus": 6}}],
+            "queue": [{"id": 2, "submit": 1, "estimate": 100, "run_time": 100,
+                       "request": {"cpus": 10}},
+                      {"id": 3, "submit": 2, "estimate": 1000, "run_time": 1000,
+                       "request": {"cpus": 4}}]}
+
+
+def pass_solver(sym) -> z3.Solver:
+    """A solver holding the encoded pass: its assumptions and every definition."""
+    solver = z3.Solver()
+    solver.add(*(a.formula for a in sym.assumptions), *sym.definitions.all())
+    return solver
+
+
 def state_pins(sym, state: InitialState, ordered) -> list[z3.BoolRef]:
     """Every input of ``sym`` pinned to ``state`` (queue slots hold ``ordered``)."""
     pins = [sym.now == state.now]

@@ -21,7 +21,13 @@ from typing import Any
 
 import z3
 from attrs import frozen
-from pass_agreement import first_pass, policy_order, state_pins, symbolic_decisions
+from pass_agreement import (
+    first_pass,
+    pass_solver,
+    policy_order,
+    state_pins,
+    symbolic_decisions,
+)
 from policy_fuzz import GenConfig, generate, param_settings
 
 from schedc.dsl import compile_source, ir
@@ -29,7 +35,7 @@ from schedc.dsl.diagnostics import DiagnosticError
 from schedc.dsl.semantics.decisions import PassDecisions
 from schedc.dsl.semantics.numbers import EvaluationError
 from schedc.dsl.verify.pass_encoding import Bounds, Unsupported, encode_pass
-from schedc.dsl.verify.prover import size_stops
+from schedc.dsl.verify.prover import completes
 from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.workloads.state_file import InitialState, param_text, state_from_data
 
@@ -149,11 +155,9 @@ def check_text(text: str, seed: int, states: int = 20) -> PolicyCheck:
         sym = encode_pass(policy, Bounds(QUEUED, RUNNING))
     except Unsupported as exc:
         return PolicyCheck(seed, f"unsupported: {exc}", 0, 0, ())
-    solver = z3.Solver()
+    solver = pass_solver(sym)
     solver.set("timeout", 20_000)
-    solver.add(*(a.formula for a in sym.assumptions), *sym.definitions.all())
-    fine = z3.And(*(z3.Not(o.violated()) for o in sym.obligations),
-                  *(z3.Not(o.violated()) for o, _ in size_stops(sym)))
+    fine = completes(sym)
     rng = random.Random(seed)
     mismatches: list[Mismatch] = []
     stops = 0
@@ -216,7 +220,7 @@ def _compare(sym, solver: z3.Solver, fine: z3.BoolRef, rpolicy, state: InitialSt
     return None
 
 
-def summary(checks: Sequence[PolicyCheck]) -> dict[str, Any]:
+def tally(checks: Sequence[PolicyCheck]) -> dict[str, Any]:
     skipped: dict[str, int] = {}
     for c in checks:
         if c.skipped is not None:

@@ -28,8 +28,10 @@ from hypothesis import strategies as st
 from pass_agreement import (
     EXAMPLES,
     concrete_decisions,
+    design_data,
     first_pass,
     invariant_values,
+    pass_solver,
     policy_order,
     small,
     state_pins,
@@ -40,7 +42,7 @@ from pass_agreement import (
 
 from schedc.dsl import compile_source
 from schedc.dsl.verify.pass_encoding import Bounds, encode_pass
-from schedc.dsl.verify.prover import size_stops
+from schedc.dsl.verify.prover import completes
 from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.workloads.state_file import InitialState, param_text, state_from_data
 
@@ -196,10 +198,7 @@ def encoded(name: str, K: int, N: int, R: int):
     """The encoded pass and a solver holding its assumptions and definitions."""
     sym = encode_pass(compiled(name, K)[0], Bounds(queued=N, running=R))
     invariants = symbolic_invariants(sym)
-    solver = z3.Solver()
-    solver.add(*(a.formula for a in sym.assumptions))
-    solver.add(*sym.definitions.all())
-    return sym, solver, invariants
+    return sym, pass_solver(sym), invariants
 
 
 def check_agreement(name: str, state: InitialState, exact_bounds: bool = False) -> None:
@@ -347,8 +346,7 @@ def test_the_pass_stops_where_the_simulator_stops(name: str, data) -> None:
     stop, record, _ = first_pass(rpolicy, state)
     sym, solver, _ = encoded(name, K, MAX_QUEUED, MAX_RUNNING)
     ordered = policy_order(rpolicy, state)
-    fine = z3.And(*(z3.Not(o.violated()) for o in sym.obligations),
-                  *(z3.Not(o.violated()) for o, _ in size_stops(sym)))
+    fine = completes(sym)
     solver.push()
     try:
         solver.add(*state_pins(sym, state, ordered))
@@ -369,14 +367,7 @@ def test_the_pass_stops_where_the_simulator_stops(name: str, data) -> None:
 
 def design_state() -> InitialState:
     """DESIGN's 3-job case at t = 2 on 10 cpus."""
-    return state_from_data({
-        "now": 2, "capacity": {"cpus": 10},
-        "running": [{"id": 1, "submit": 0, "start": 0, "estimate": 100, "run_time": 100,
-                     "request": {"cpus": 6}}],
-        "queue": [{"id": 2, "submit": 1, "estimate": 100, "run_time": 100,
-                   "request": {"cpus": 10}},
-                  {"id": 3, "submit": 2, "estimate": 1000, "run_time": 1000,
-                   "request": {"cpus": 4}}]})
+    return state_from_data(design_data())
 
 
 def hand_encoded(clauses: str, state: InitialState, with_invariants: bool = False):
@@ -388,9 +379,7 @@ def hand_encoded(clauses: str, state: InitialState, with_invariants: bool = Fals
     sym = encode_pass(policy, Bounds(queued=len(ordered), running=max(1, len(state.running))))
     # invariants first: evaluating them adds to the definitions the solver must hold
     invariants = symbolic_invariants(sym) if with_invariants else None
-    solver = z3.Solver()
-    solver.add(*(a.formula for a in sym.assumptions), *sym.definitions.all())
-    return rpolicy, ordered, sym, solver, invariants
+    return rpolicy, ordered, sym, pass_solver(sym), invariants
 
 
 def both_sides(clauses: str, state: InitialState):
@@ -468,8 +457,7 @@ def test_a_wrong_decision_is_caught() -> None:
     state = design_state()
     policy = compile_source("policy p { reserve 1 backfill first_fit }", "<hand>")
     sym = encode_pass(policy, Bounds(queued=2, running=1))
-    solver = z3.Solver()
-    solver.add(*(a.formula for a in sym.assumptions), *sym.definitions.all())
+    solver = pass_solver(sym)
     record, holds = symbolic_decisions(sym, solver, state, list(state.queue))
     assert (summary(record), holds) == (({}, {2: 100}), {})
     solver.add(sym.now == 2, sym.capacity[0] == 10, sym.running[0].present,

@@ -8,7 +8,7 @@ import random
 
 import pytest
 import z3
-from pass_agreement import first_pass
+from pass_agreement import design_data, first_pass, pass_solver
 from pass_fuzz import _compare, check_policy, check_text, random_state
 from policy_fuzz import generate
 
@@ -52,20 +52,12 @@ policy p { machine m reserve 1 backfill first_fit size choose 4 in [1, 99] }
 
 def test_the_comparison_can_fail() -> None:
     # EASY encoded, conservative simulated, on DESIGN's state: job 3 starts under EASY only
-    data = {"now": 2, "capacity": {"cpus": 10}, "params": {},
-            "running": [{"id": 1, "submit": 0, "start": 0, "estimate": 100, "run_time": 100,
-                         "request": {"cpus": 6}}],
-            "queue": [{"id": 2, "submit": 1, "estimate": 100, "run_time": 100,
-                       "request": {"cpus": 10}},
-                      {"id": 3, "submit": 2, "estimate": 1000, "run_time": 1000,
-                       "request": {"cpus": 4}}]}
     easy = compile_source("policy e { reserve 1 backfill first_fit }", "e.pol")
     conservative = to_runtime(compile_source("policy c { reserve all backfill first_fit }",
                                              "c.pol"))
     sym = encode_pass(easy, Bounds(3, 2))
-    solver = z3.Solver()
-    solver.add(*(a.formula for a in sym.assumptions), *sym.definitions.all())
-    state = state_from_data(data, ["cpus"])
+    solver = pass_solver(sym)
+    state = state_from_data(design_data(), ["cpus"])
     stop, record, message = first_pass(conservative, state)
     assert stop is None
     what = _compare(sym, solver, z3.BoolVal(True), conservative, state, stop, record, message)

@@ -14,6 +14,7 @@ import json
 
 import pytest
 import z3
+from pass_agreement import pass_solver
 
 from schedc.dsl import compile_source
 from schedc.dsl.verify.pass_encoding import encode_pass
@@ -79,9 +80,9 @@ def test_a_choice_not_made_is_no_stop() -> None:
                                           backfill="first_fit").replace("reserve 1",
                                                                         "reserve 0"), "<t>")
     sym = encode_pass(policy, Bounds(1, 1))
-    solver = z3.Solver()
-    solver.add(*(a.formula for a in sym.assumptions), *sym.definitions.all())
-    solver.add(sym.decisions[0].visited, sym.capacity[0] - sym.running[0].request[0] < 2)
+    solver = pass_solver(sym)
+    solver.add(sym.decisions[0].visited, sym.capacity[0] - sym.running_held[0][0] < 2,
+               sym.running[0].present)
     solver.add(*(z3.Not(o.violated()) for o, _ in size_stops(sym)))
     assert solver.check() == z3.sat
 
