@@ -7,6 +7,9 @@
     one workload cache): the ratio of the wall times (target <= 0.55). The one-process
     runs are timed both ways: as a process, start-up included like the sweep's, and their
     loop alone (stricter: the sweep's start-up is counted and theirs is not);
+    The machine's own limit is printed beside it: the same runs as two plain processes of
+    RUNS/2 runs each, started together (no Dask, no sweep): on 2 cores the two slow each
+    other down (shared caches and memory), which no sweep can undo;
 (b) the sweep machinery's overhead per run: the wall time of the same sweep on 1 worker
     minus the runs' own time in their worker (`run_s` of each stored record), divided by
     the runs (target < 50 ms);
@@ -82,6 +85,18 @@ def sequential_process(spec: Path) -> tuple[float, float]:
     return time.perf_counter() - started, float(done.stdout)
 
 
+def halves_in_parallel(folder: Path, runs: int) -> float:
+    """The wall time of two one-process loops of ``runs // 2`` runs each, started together
+    as processes (start-up included, as in sequential_process)."""
+    half = spec_file(folder, runs // 2, None)
+    started = time.perf_counter()
+    children = [subprocess.Popen([sys.executable, __file__, "--sequential", str(half)],
+                                 stdout=subprocess.DEVNULL) for _ in range(2)]
+    if any(child.wait() for child in children):
+        sys.exit("a one-process loop failed")
+    return time.perf_counter() - started
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100, help="EASY runs of (a) and (b)")
@@ -101,14 +116,17 @@ def main(argv: list[str] | None = None) -> None:
         for k in range(args.repeat):
             process, loop = sequential_process(spec)
             two = timed_sweep(spec, folder / f"two{k}", "--workers", "2")
-            pairs.append((two / process, two / loop, two, process, loop))
+            halves = halves_in_parallel(folder, args.runs)
+            pairs.append((two / process, two / loop, two, process, loop, halves / process))
             if args.repeat > 1:
                 print(f"    (a) #{k + 1}: sweep {two:.2f} s / one process {process:.2f} s = "
-                      f"{two / process:.3f}; / its loop {loop:.2f} s = {two / loop:.3f}",
+                      f"{two / process:.3f}; / its loop {loop:.2f} s = {two / loop:.3f}; "
+                      f"two plain processes {halves:.2f} s = {halves / process:.3f}",
                       flush=True)
         ratio, _, two, process, _ = sorted(pairs)[len(pairs) // 2]  # the median (upper)
         strict = sorted(p[1] for p in pairs)[len(pairs) // 2]
         loop = sorted(p[4] for p in pairs)[len(pairs) // 2]
+        limit = sorted(p[5] for p in pairs)[len(pairs) // 2]
         one = timed_sweep(spec, folder / "one", "--workers", "1")
         tiny = spec_file(folder, args.tiny, 10)
         timed_sweep(tiny, folder / "tiny", "--workers", "2")
@@ -125,6 +143,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"(a) {args.runs} EASY runs on KTH-SP2: one after another in one process {process:.1f} "
           f"s (its loop {loop:.1f} s), sweep on 2 workers {two:.1f} s: ratio {ratio:.3f}"
           f"{median} (target <= 0.55); against the loop alone {strict:.3f}")
+    print(f"    the machine's limit: the runs as two plain processes of {args.runs // 2} at "
+          f"once / one process: {limit:.3f}")
     print(f"(b) sweep on 1 worker {one:.1f} s, the runs' own time {own:.1f} s: overhead "
           f"{(one - own) / args.runs * 1000:.0f} ms per run (target < 50 ms)")
     print(f"(c) resuming a finished sweep of {args.tiny} runs: {resume:.2f} s (target < 5 s)")

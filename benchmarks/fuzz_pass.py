@@ -1,12 +1,15 @@
 """Random policies against the simulator one pass at a time (tests/support/pass_fuzz.py).
 
     python benchmarks/fuzz_pass.py --count 200 --seed 0 --states 15 --jobs 2 --out fuzz-pass
+    python benchmarks/fuzz_pass.py --count 100 --seed 0 --tuned-rate 1   # dynP policies
 
 Policy i is generated from seed S + i as in fuzz_verify.py; each is encoded once (N=3 queued,
 R=2 running slots) and pinned to --states random states: the encoded pass must have a model,
 stop exactly where the simulator's pass at now stops, and otherwise decide what it decides.
 Policies with `sqrt` or `log` are checked for a model only (their pinned decisions are not
-unique). Prints the figures and every mismatch (its policy and state); with --out, writes
+unique). A self-tuning dynP policy (--tuned-rate) is checked candidate by candidate as
+`schedc verify` encodes them, each against the tuned policy's pass from states naming that
+candidate active. Prints the figures and every mismatch (its policy and state); with --out, writes
 each mismatch as FOLDER/seedS.pol and seedS.json (`schedc run seedS.pol --state seedS.json`
 replays the simulator's side) and the figures as summary.json.
 """
@@ -24,6 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
 
 from pass_fuzz import PolicyCheck, check_policy, tally  # noqa: E402
+from policy_fuzz import GenConfig  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,17 +37,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--states", type=int, default=15, help="states a policy (default 15)")
     p.add_argument("--jobs", type=int, default=2, help="processes (default 2)")
     p.add_argument("--out", help="write each mismatch and summary.json here")
+    p.add_argument("--tuned-rate", type=float, default=0.0, metavar="P",
+                   help="chance that a policy is a self-tuning dynP policy (default 0: the "
+                        "seeds give the policies of earlier campaigns)")
     args = p.parse_args(argv)
     started = time.perf_counter()
     seeds = range(args.seed, args.seed + args.count)
     # a fresh process a policy: Z3's context carries no state from one to the next
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(args.jobs, mp_context=ctx, max_tasks_per_child=1) as pool:
-        checks: list[PolicyCheck] = list(pool.map(check_policy, seeds,
-                                                  [args.states] * len(seeds)))
+        checks: list[PolicyCheck] = list(pool.map(
+            check_policy, seeds, [args.states] * len(seeds),
+            [GenConfig(tuned_rate=args.tuned_rate)] * len(seeds)))
     figures = tally(checks) | {"seconds": round(time.perf_counter() - started, 1),
                                  "first_seed": args.seed, "count": args.count,
-                                 "states_each": args.states}
+                                 "states_each": args.states,
+                                 "tuned_rate": args.tuned_rate}
     for check in checks:
         for m in check.mismatches:
             print(f"seed {m.seed}: {m.what}\n{m.policy}\n{json.dumps(m.state, default=float)}\n")

@@ -20,7 +20,7 @@ from fractions import Fraction
 from typing import Any
 
 import z3
-from attrs import frozen
+from attrs import evolve, frozen
 from pass_agreement import (
     first_pass,
     pass_solver,
@@ -34,6 +34,7 @@ from schedc.dsl import compile_source, ir
 from schedc.dsl.diagnostics import DiagnosticError
 from schedc.dsl.semantics.decisions import PassDecisions
 from schedc.dsl.semantics.numbers import EvaluationError
+from schedc.dsl.tuning import candidate_policies
 from schedc.dsl.verify.pass_encoding import Bounds, Unsupported, encode_pass
 from schedc.dsl.verify.prover import completes
 from schedc.runtime.engine.from_ir import to_runtime
@@ -72,11 +73,15 @@ def _inexact(policy: ir.Policy) -> str | None:
     return None
 
 
-def random_state(rng: random.Random, policy: ir.Policy, params: dict[str, Any]
-                 ) -> dict[str, Any]:
+def random_state(rng: random.Random, policy: ir.Policy, params: dict[str, Any],
+                 resized: bool | None = None) -> dict[str, Any]:
     """A small state on the policy's machine: declared capacities kept, the others drawn;
     running jobs that fit, queued jobs (moldable ones with measured speedups over every size,
-    sizes kept by `size fixed`), labels from few values so that jobs share them."""
+    sizes kept by `size fixed`), labels from few values so that jobs share them. ``resized``
+    (default: the policy has a size rule): running rigid jobs may hold other cpus than they
+    asked."""
+    if resized is None:
+        resized = policy.size is not None
     res = [r.name for r in policy.machine.resources]
     caps = [r.capacity if r.capacity is not None else rng.choice([1, 2, 3, 4, 6, 8, 12])
             for r in policy.machine.resources]
@@ -108,7 +113,7 @@ def random_state(rng: random.Random, policy: ir.Policy, params: dict[str, Any]
         running.append({"id": ids.pop(), "submit": rng.randint(0, start), "start": start,
                         "estimate": est, "run_time": est,
                         "request": dict(zip(res, request, strict=True)), **labels()})
-        if policy.size is not None and rng.random() < 0.3:
+        if resized and rng.random() < 0.3:
             # a rigid job a size rule started on other cpus than it asked: it holds the
             # cpus drawn, and asked for any number
             running[-1]["size"] = request[0]
@@ -139,45 +144,73 @@ def _param_values(policy: ir.Policy, rng: random.Random) -> dict[str, Any]:
 
 def check_policy(seed: int, states: int = 20, config: GenConfig | None = None) -> PolicyCheck:
     """The generated policy of ``seed`` on ``states`` random states."""
-    return check_text(generate(seed, config).text, seed, states)
+    generated = generate(seed, config)
+    return check_text(generated.text, seed, states, generated.name)
 
 
-def check_text(text: str, seed: int, states: int = 20) -> PolicyCheck:
-    """The policy file ``text`` (one policy) on ``states`` random states of ``seed``."""
+def check_text(text: str, seed: int, states: int = 20, name: str | None = None
+               ) -> PolicyCheck:
+    """The policy ``name`` of the file ``text`` (None: its one policy) on ``states`` random
+    states of ``seed``."""
     try:
-        policy = compile_source(text, f"fuzz{seed}.pol")
+        policy = compile_source(text, f"fuzz{seed}.pol", name)
     except DiagnosticError as exc:
         return PolicyCheck(seed, f"invalid: {exc}", 0, 0, ())
-    if policy.tuning is not None:
-        return PolicyCheck(seed, "dynP", 0, 0, ())
-    only_a_pass = _inexact(policy) is not None
-    try:
-        sym = encode_pass(policy, Bounds(QUEUED, RUNNING))
-    except Unsupported as exc:
-        return PolicyCheck(seed, f"unsupported: {exc}", 0, 0, ())
-    solver = pass_solver(sym)
-    solver.set("timeout", 20_000)
-    fine = completes(sym)
+    # A dynP policy's pass is its active candidate's (a state naming it pins it): each
+    # candidate is encoded as `schedc verify` encodes it (dsl/verify/prover.py), on the
+    # tuned policy's machine, its running jobs resized if any candidate has a size rule,
+    # and compared with the tuned policy's simulated pass from states naming it active
+    tuned = policy.tuning is not None
+    sized = (any(c.size is not None for c in policy.tuning.candidates) if tuned
+             else policy.size is not None)
+    passes = [evolve(c, machine=policy.machine) for c in candidate_policies(policy)]
+    encoded = []
+    for candidate in passes:
+        try:
+            sym = encode_pass(candidate, Bounds(QUEUED, RUNNING), resized=sized)
+        except Unsupported as exc:
+            return PolicyCheck(seed, f"unsupported: {exc}", 0, 0, ())
+        solver = pass_solver(sym)
+        solver.set("timeout", 20_000)
+        encoded.append((candidate, sym, solver, completes(sym),
+                        _inexact(candidate) is not None))
     rng = random.Random(seed)
     mismatches: list[Mismatch] = []
     stops = 0
     runtime: dict[tuple, Any] = {}
     for _ in range(states):
+        # one draw more for dynP only: other seeds draw the states they drew before
+        candidate, sym, solver, fine, only_a_pass = rng.choice(encoded) if tuned else encoded[0]
         params = _param_values(policy, rng)
-        data = random_state(rng, policy, params)
+        data = random_state(rng, candidate, params, resized=sized)
+        if tuned:
+            data["active"] = candidate.name
         key = tuple(sorted(params.items()))
         if key not in runtime:
-            runtime[key] = to_runtime(policy, {k: param_text(v) for k, v in params.items()})
+            runtime[key] = _without_invariants(
+                to_runtime(policy, {k: param_text(v) for k, v in params.items()}))
         rpolicy = runtime[key]
         state = state_from_data(data, [r.name for r in policy.machine.resources])
         stop, record, message = first_pass(rpolicy, state)
         stops += stop is not None
-        what = _compare(sym, solver, fine, rpolicy, state, stop, record, message,
+        own = {p.name for p in candidate.params}  # the candidate's params are pinned
+        pinned = evolve(state, params={k: v for k, v in state.params.items() if k in own})
+        active = rpolicy.tuning.candidates[passes.index(candidate)] if tuned else rpolicy
+        what = _compare(sym, solver, fine, active, pinned, stop, record, message,
                         only_a_pass)
         if what is not None:
             mismatches.append(Mismatch(seed, text, data, what))
             break  # one witness a policy
     return PolicyCheck(seed, None, states, stops, tuple(mismatches))
+
+
+def _without_invariants(rpolicy):
+    """The runtime policy without its invariants (the comparison leaves them out), nor its
+    dynP candidates' (each has the tuned policy's added)."""
+    if rpolicy.tuning is not None:
+        rpolicy = evolve(rpolicy, tuning=evolve(rpolicy.tuning, candidates=tuple(
+            evolve(c, invariants=()) for c in rpolicy.tuning.candidates)))
+    return evolve(rpolicy, invariants=())
 
 
 def _compare(sym, solver: z3.Solver, fine: z3.BoolRef, rpolicy, state: InitialState,

@@ -10,7 +10,7 @@ import pytest
 import z3
 from pass_agreement import design_data, first_pass, pass_solver
 from pass_fuzz import _compare, check_policy, check_text, random_state
-from policy_fuzz import generate
+from policy_fuzz import GenConfig, generate
 
 from schedc.dsl import compile_source
 from schedc.dsl.verify.pass_encoding import Bounds, encode_pass
@@ -22,6 +22,15 @@ from schedc.runtime.workloads.state_file import state_from_data
 def test_random_policies_agree_pass_by_pass(seed: int) -> None:
     check = check_policy(seed, states=8)
     assert check.skipped is None
+    assert not check.mismatches, check.mismatches[0].what
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_dynp_policies_agree_candidate_by_candidate(seed: int) -> None:
+    # each state names a candidate active: the tuned policy's pass is that candidate's,
+    # encoded as `schedc verify` encodes it
+    check = check_policy(seed, states=8, config=GenConfig(tuned_rate=1))
+    assert check.skipped is None and check.states == 8
     assert not check.mismatches, check.mismatches[0].what
 
 
@@ -61,4 +70,27 @@ def test_the_comparison_can_fail() -> None:
     stop, record, message = first_pass(conservative, state)
     assert stop is None
     what = _compare(sym, solver, z3.BoolVal(True), conservative, state, stop, record, message)
+    assert what is not None and what.startswith("decisions")
+
+
+def test_the_dynp_comparison_follows_the_active_candidate() -> None:
+    # FCFS and LJF planning as candidates: from a state naming LJF active, the tuned pass
+    # is LJF's, so FCFS's encoding disagrees with it and LJF's agrees
+    text = """policy fcfs { reserve all backfill first_fit }
+policy ljf { order job.estimate desc reserve all backfill first_fit }
+policy tuned { candidates fcfs, ljf metric artww decider advanced }
+"""
+    check = check_text(text, seed=5, states=12, name="tuned")
+    assert check.states == 12 and not check.mismatches, check.mismatches
+    fcfs = compile_source(text, "t.pol", "fcfs")
+    sym = encode_pass(fcfs, Bounds(3, 2))
+    tuned = to_runtime(compile_source(text, "t.pol", "tuned"))
+    data = {"now": 0, "capacity": {"cpus": 4}, "active": "ljf", "queue": [
+        {"id": 1, "submit": 0, "estimate": 10, "run_time": 10, "request": {"cpus": 4}},
+        {"id": 2, "submit": 0, "estimate": 50, "run_time": 50, "request": {"cpus": 4}}]}
+    state = state_from_data(data, ["cpus"])
+    stop, record, message = first_pass(tuned, state)
+    assert stop is None and [d.job for d in record.starts] == [2]
+    what = _compare(sym, pass_solver(sym), z3.BoolVal(True), tuned.tuning.candidates[0],
+                    state, stop, record, message)
     assert what is not None and what.startswith("decisions")
