@@ -2,6 +2,7 @@
 
     python benchmarks/fuzz_pass.py --count 200 --seed 0 --states 15 --jobs 2 --out fuzz-pass
     python benchmarks/fuzz_pass.py --count 100 --seed 0 --tuned-rate 1   # dynP policies
+    python benchmarks/fuzz_pass.py --count 200 --seed 0 --reachable 6    # states runs reach
 
 Policy i is generated from seed S + i as in fuzz_verify.py; each is encoded once (N=3 queued,
 R=2 running slots) and pinned to --states random states: the encoded pass must have a model,
@@ -9,7 +10,9 @@ stop exactly where the simulator's pass at now stops, and otherwise decide what 
 Policies with `sqrt` or `log` are checked for a model only (their pinned decisions are not
 unique). A self-tuning dynP policy (--tuned-rate) is checked candidate by candidate as
 `schedc verify` encodes them, each against the tuned policy's pass from states naming that
-candidate active. Prints the figures and every mismatch (its policy and state); with --out, writes
+candidate active. With --reachable R, the states are those R runs of random workloads reach
+(at each pass, rebuilt as a counterexample's state file): each state's replay must also make
+the run's pass. Prints the figures and every mismatch (its policy and state); with --out, writes
 each mismatch as FOLDER/seedS.pol and seedS.json (`schedc run seedS.pol --state seedS.json`
 replays the simulator's side) and the figures as summary.json.
 """
@@ -26,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
 
-from pass_fuzz import PolicyCheck, check_policy, tally  # noqa: E402
+from pass_fuzz import PolicyCheck, check_policy, check_reachable, tally  # noqa: E402
 from policy_fuzz import GenConfig  # noqa: E402
 
 
@@ -37,6 +40,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--states", type=int, default=15, help="states a policy (default 15)")
     p.add_argument("--jobs", type=int, default=2, help="processes (default 2)")
     p.add_argument("--out", help="write each mismatch and summary.json here")
+    p.add_argument("--reachable", type=int, metavar="R",
+                   help="the states R runs of random workloads reach, not --states drawn ones "
+                        "(no dynP, `size fixed` or moldable jobs)")
     p.add_argument("--tuned-rate", type=float, default=0.0, metavar="P",
                    help="chance that a policy is a self-tuning dynP policy (default 0: the "
                         "seeds give the policies of earlier campaigns)")
@@ -46,12 +52,14 @@ def main(argv: list[str] | None = None) -> int:
     # a fresh process a policy: Z3's context carries no state from one to the next
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(args.jobs, mp_context=ctx, max_tasks_per_child=1) as pool:
+        check, each = ((check_reachable, args.reachable) if args.reachable
+                       else (check_policy, args.states))
         checks: list[PolicyCheck] = list(pool.map(
-            check_policy, seeds, [args.states] * len(seeds),
+            check, seeds, [each] * len(seeds),
             [GenConfig(tuned_rate=args.tuned_rate)] * len(seeds)))
     figures = tally(checks) | {"seconds": round(time.perf_counter() - started, 1),
                                  "first_seed": args.seed, "count": args.count,
-                                 "states_each": args.states,
+                                 "states_each": args.states, "reachable_runs": args.reachable,
                                  "tuned_rate": args.tuned_rate}
     for check in checks:
         for m in check.mismatches:

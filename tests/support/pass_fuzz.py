@@ -38,7 +38,17 @@ from schedc.dsl.tuning import candidate_policies
 from schedc.dsl.verify.pass_encoding import Bounds, Unsupported, encode_pass
 from schedc.dsl.verify.prover import completes
 from schedc.runtime.engine.from_ir import to_runtime
-from schedc.runtime.workloads.state_file import InitialState, param_text, state_from_data
+from schedc.runtime.engine.simulator import simulate
+from schedc.runtime.jobs import Job
+from schedc.runtime.monitor import MonitorViolation
+from schedc.runtime.optimal.instance import state_at
+from schedc.runtime.workloads.state_file import (
+    InitialState,
+    param_text,
+    state_from_data,
+    state_to_data,
+)
+from schedc.runtime.workloads.workload import Workload
 
 QUEUED, RUNNING = 3, 2  # the encoded pass's slots (a state fills at most these)
 LABELS = ("user", "group", "executable", "queue", "partition")
@@ -263,3 +273,79 @@ def tally(checks: Sequence[PolicyCheck]) -> dict[str, Any]:
             "skipped": skipped, "states": sum(c.states for c in checks),
             "stops": sum(c.stops for c in checks),
             "mismatches": [m.seed for c in checks for m in c.mismatches]}
+
+
+# -- states a run reaches ---------------------------------------------------------------------
+
+
+def random_workload(rng: random.Random, policy: ir.Policy) -> Workload:
+    """A few rigid jobs on the policy's machine (declared capacities kept), submitted close
+    together, some ending before their estimate: the states a run of them reaches hold
+    running jobs a pass started, ends before estimates and jobs that waited."""
+    caps = tuple(r.capacity if r.capacity is not None else rng.choice([2, 3, 4, 6, 8])
+                 for r in policy.machine.resources)
+    jobs = []
+    for i in range(rng.randint(3, 9)):
+        estimate = rng.choice([rng.randint(1, 40), 10, 20])
+        run_time = estimate if rng.random() < 0.6 else rng.randint(1, estimate)
+        request = (rng.randint(1, caps[0]),) + tuple(rng.randint(0, c) for c in caps[1:])
+        labels = {a: rng.choice([0, 1]) for a in LABELS if rng.random() < 0.5}
+        jobs.append(Job(id=i + 1, index=i, submit=rng.choice([0, 0, 5, 10, 20, 30]),
+                        run_time=run_time, estimate=estimate, request=request, **labels))
+    jobs.sort(key=lambda j: j.submit)
+    jobs = [evolve(j, index=i) for i, j in enumerate(jobs)]
+    return Workload(tuple(jobs), tuple(r.name for r in policy.machine.resources), caps,
+                    source="fuzz")
+
+
+def check_reachable(seed: int, runs: int = 6, config: GenConfig | None = None
+                    ) -> PolicyCheck:
+    """The generated policy of ``seed`` on the states its runs of ``runs`` random workloads
+    reach (each instant with a pass, as ``optimal.instance.state_at`` rebuilds it: the state
+    file a counterexample would be): the state's replayed pass must make the run's pass, and
+    the encoded pass must agree with it as in ``check_text``. Not for dynP, moldable jobs or
+    `size fixed` (a state file carries no active candidate's history nor kept sizes here)."""
+    generated = generate(seed, config)
+    try:
+        policy = compile_source(generated.text, f"fuzz{seed}.pol", generated.name)
+    except DiagnosticError as exc:
+        return PolicyCheck(seed, f"invalid: {exc}", 0, 0, ())
+    if policy.tuning is not None or policy.size_fixed:
+        return PolicyCheck(seed, "dynP or size fixed", 0, 0, ())
+    try:
+        sym = encode_pass(policy, Bounds(QUEUED, RUNNING))
+    except Unsupported as exc:
+        return PolicyCheck(seed, f"unsupported: {exc}", 0, 0, ())
+    solver = pass_solver(sym)
+    solver.set("timeout", 20_000)
+    fine, only_a_pass = completes(sym), _inexact(policy) is not None
+    rng = random.Random(seed)
+    checked = stops = 0
+    for _ in range(runs):
+        params = _param_values(policy, rng)
+        rpolicy = _without_invariants(
+            to_runtime(policy, {k: param_text(v) for k, v in params.items()}))
+        workload = random_workload(rng, policy)
+        passes: list[PassDecisions] = []
+        try:
+            schedule = simulate(rpolicy, workload, monitor=False, on_pass=passes.append)
+        except (MonitorViolation, EvaluationError):
+            continue  # the run stops: its states are not all rebuilt here
+        for made in passes:
+            state = evolve(state_at(schedule, made.now, "fuzz"), params=params)
+            if not state.queue or len(state.queue) > QUEUED or len(state.running) > RUNNING:
+                continue
+            checked += 1
+            stop, record, message = first_pass(rpolicy, state)
+            stops += stop is not None
+            data = state_to_data(state)
+            if stop is not None or record != made:
+                what = (f"the state's replay does not make the run's pass: run {made}, replay "
+                        f"{record if stop is None else message}")
+            else:
+                what = _compare(sym, solver, fine, rpolicy, state, stop, record, message,
+                                only_a_pass)
+            if what is not None:
+                return PolicyCheck(seed, None, checked, stops,
+                                   (Mismatch(seed, generated.text, data, what),))
+    return PolicyCheck(seed, None, checked, stops, ())

@@ -9,12 +9,21 @@ import random
 import pytest
 import z3
 from pass_agreement import design_data, first_pass, pass_solver
-from pass_fuzz import _compare, check_policy, check_text, random_state
+from pass_fuzz import (
+    _compare,
+    check_policy,
+    check_reachable,
+    check_text,
+    random_state,
+    random_workload,
+)
 from policy_fuzz import GenConfig, generate
 
 from schedc.dsl import compile_source
 from schedc.dsl.verify.pass_encoding import Bounds, encode_pass
 from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.simulator import simulate
+from schedc.runtime.optimal.instance import state_at
 from schedc.runtime.workloads.state_file import state_from_data
 
 
@@ -94,3 +103,25 @@ policy tuned { candidates fcfs, ljf metric artww decider advanced }
     what = _compare(sym, pass_solver(sym), z3.BoolVal(True), tuned.tuning.candidates[0],
                     state, stop, record, message)
     assert what is not None and what.startswith("decisions")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_states_runs_reach_replay_and_agree(seed: int) -> None:
+    check = check_reachable(seed, runs=6)
+    assert not check.mismatches, check.mismatches[0].what
+
+
+def test_a_reached_state_replays_the_run_pass() -> None:
+    # the other side of check_reachable: the state a counterexample file would hold at each
+    # pass of an EASY run replays that pass; one with a job ending early is among them
+    policy = compile_source("policy e { reserve 1 backfill first_fit }", "e.pol")
+    rng = random.Random(3)
+    workload = random_workload(rng, policy)
+    while all(j.run_time == j.estimate for j in workload.jobs):
+        workload = random_workload(rng, policy)
+    passes = []
+    schedule = simulate(to_runtime(policy), workload, on_pass=passes.append)
+    assert passes
+    for made in passes:
+        stop, record, _ = first_pass(to_runtime(policy), state_at(schedule, made.now, "w"))
+        assert stop is None and record == made
