@@ -22,9 +22,9 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import queue
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
@@ -43,20 +43,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--reachable", type=int, metavar="R",
                    help="the states R runs of random workloads reach, not --states drawn ones "
                         "(no dynP, `size fixed` or moldable jobs)")
+    p.add_argument("--seconds", type=float, default=600.0,
+                   help="a policy's check is stopped after this long and counted as skipped "
+                        "(Z3 does not always heed its timeout in nonlinear arithmetic)")
     p.add_argument("--tuned-rate", type=float, default=0.0, metavar="P",
                    help="chance that a policy is a self-tuning dynP policy (default 0: the "
                         "seeds give the policies of earlier campaigns)")
     args = p.parse_args(argv)
     started = time.perf_counter()
     seeds = range(args.seed, args.seed + args.count)
-    # a fresh process a policy: Z3's context carries no state from one to the next
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(args.jobs, mp_context=ctx, max_tasks_per_child=1) as pool:
-        check, each = ((check_reachable, args.reachable) if args.reachable
-                       else (check_policy, args.states))
-        checks: list[PolicyCheck] = list(pool.map(
-            check, seeds, [each] * len(seeds),
-            [GenConfig(tuned_rate=args.tuned_rate)] * len(seeds)))
+    check, each = ((check_reachable, args.reachable) if args.reachable
+                   else (check_policy, args.states))
+    checks = _in_processes(check, seeds, each, GenConfig(tuned_rate=args.tuned_rate),
+                           args.jobs, args.seconds)
     figures = tally(checks) | {"seconds": round(time.perf_counter() - started, 1),
                                  "first_seed": args.seed, "count": args.count,
                                  "states_each": args.states, "reachable_runs": args.reachable,
@@ -80,6 +79,53 @@ def main(argv: list[str] | None = None) -> int:
                 (out / f"seed{m.seed}.json").write_text(state + "\n")
         (out / "summary.json").write_text(json.dumps(figures, indent=1) + "\n")
     return 1 if figures["mismatches"] else 0
+
+
+def _one(check, seed: int, each: int, config: GenConfig, results) -> None:
+    results.put(check(seed, each, config))
+
+
+def _collect(results, done: dict[int, PolicyCheck], wait: float) -> None:
+    """Every result in the queue into ``done``, waiting up to ``wait`` s for the first."""
+    try:
+        while True:
+            result = results.get(timeout=wait)
+            done[result.seed] = result
+            wait = 0.01
+    except queue.Empty:
+        pass
+
+
+def _in_processes(check, seeds: range, each: int, config: GenConfig, jobs: int,
+                  seconds: float) -> list[PolicyCheck]:
+    """``check`` of each seed, in a fresh process each (Z3's context carries no state from
+    one policy to the next), ``jobs`` at a time; a check running longer than ``seconds`` is
+    stopped and counted as skipped."""
+    ctx = multiprocessing.get_context("spawn")
+    results = ctx.Queue()
+    done: dict[int, PolicyCheck] = {}
+    waiting = list(seeds)
+    running: dict[int, tuple[multiprocessing.Process, float]] = {}
+    while waiting or running:
+        while waiting and len(running) < jobs:
+            seed = waiting.pop(0)
+            proc = ctx.Process(target=_one, args=(check, seed, each, config, results))
+            proc.start()
+            running[seed] = (proc, time.monotonic() + seconds)
+        _collect(results, done, 0.5)
+        for seed, (proc, deadline) in list(running.items()):
+            if seed in done or not proc.is_alive():
+                proc.join()  # its result, if any, is in the queue's pipe by now
+                del running[seed]
+                if seed not in done:
+                    _collect(results, done, 2.0)
+                done.setdefault(seed, PolicyCheck(seed, "crashed: no result", 0, 0, ()))
+            elif time.monotonic() > deadline:
+                proc.kill()
+                proc.join()
+                del running[seed]
+                done[seed] = PolicyCheck(seed, f"timed out: over {seconds:g} s", 0, 0, ())
+    return [done[s] for s in seeds]
 
 
 if __name__ == "__main__":

@@ -105,7 +105,7 @@ policy tuned { candidates fcfs, ljf metric artww decider advanced }
     assert what is not None and what.startswith("decisions")
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(12))
 def test_states_runs_reach_replay_and_agree(seed: int) -> None:
     check = check_reachable(seed, runs=6)
     assert not check.mismatches, check.mismatches[0].what
