@@ -40,12 +40,21 @@ def symbolic_invariants(sym) -> list[list[z3.ExprRef]]:
 # -- the concrete side ------------------------------------------------------------------------
 
 
+def without_invariants(rpolicy):
+    """The runtime policy without its invariants, nor its dynP candidates' (each has the
+    tuned policy's added): the comparisons leave them out of the run."""
+    if rpolicy.tuning is not None:
+        rpolicy = evolve(rpolicy, tuning=evolve(rpolicy.tuning, candidates=tuple(
+            evolve(c, invariants=()) for c in rpolicy.tuning.candidates)))
+    return evolve(rpolicy, invariants=())
+
+
 def concrete_decisions(rpolicy, state: InitialState, **options) -> PassDecisions:
     """The simulator's record of its first pass (at ``now``); an empty one if that pass was
     skipped (nothing could start: no decision). The invariants are left out of the run (a
     false one would stop it): ``invariant_values`` evaluates them on the record."""
     records: list[PassDecisions] = []
-    simulate(evolve(rpolicy, invariants=()), state.workload, initial=state, monitor=False,
+    simulate(without_invariants(rpolicy), state.workload, initial=state, monitor=False,
              on_pass=records.append, **options)
     first = [r for r in records if r.now == state.now]
     # the pass at now either ran once or was skipped (nothing could start)
@@ -59,7 +68,7 @@ def first_pass(rpolicy, state: InitialState) -> tuple[str | None, PassDecisions 
     invariants are left out (``invariant_values`` evaluates them on the record)."""
     records: list[PassDecisions] = []
     try:
-        simulate(evolve(rpolicy, invariants=()), state.workload, initial=state, monitor=False,
+        simulate(without_invariants(rpolicy), state.workload, initial=state, monitor=False,
                  on_pass=records.append)
     except MonitorViolation as stop:
         if str(stop).startswith(f"t={state.now}:"):

@@ -27,6 +27,7 @@ from pass_agreement import (
     policy_order,
     state_pins,
     symbolic_decisions,
+    without_invariants,
 )
 from policy_fuzz import GenConfig, generate, param_settings
 
@@ -173,54 +174,62 @@ def check_text(text: str, seed: int, states: int = 20, name: str | None = None
     tuned = policy.tuning is not None
     sized = (any(c.size is not None for c in policy.tuning.candidates) if tuned
              else policy.size is not None)
-    passes = [evolve(c, machine=policy.machine) for c in candidate_policies(policy)]
-    encoded = []
-    for candidate in passes:
-        try:
-            sym = encode_pass(candidate, Bounds(QUEUED, RUNNING), resized=sized)
-        except Unsupported as exc:
-            return PolicyCheck(seed, f"unsupported: {exc}", 0, 0, ())
-        solver = pass_solver(sym)
-        solver.set("timeout", 20_000)
-        encoded.append((candidate, sym, solver, completes(sym),
-                        _inexact(candidate) is not None))
+    try:
+        encoded = [_Encoded.of(evolve(c, machine=policy.machine), sized)
+                   for c in candidate_policies(policy)]
+    except Unsupported as exc:
+        return PolicyCheck(seed, f"unsupported: {exc}", 0, 0, ())
     rng = random.Random(seed)
     mismatches: list[Mismatch] = []
     stops = 0
     runtime: dict[tuple, Any] = {}
     for _ in range(states):
         # one draw more for dynP only: other seeds draw the states they drew before
-        candidate, sym, solver, fine, only_a_pass = rng.choice(encoded) if tuned else encoded[0]
+        which = rng.randrange(len(encoded)) if tuned else 0  # as rng.choice draws
+        candidate = encoded[which].policy
         params = _param_values(policy, rng)
         data = random_state(rng, candidate, params, resized=sized)
         if tuned:
             data["active"] = candidate.name
         key = tuple(sorted(params.items()))
         if key not in runtime:
-            runtime[key] = _without_invariants(
-                to_runtime(policy, {k: param_text(v) for k, v in params.items()}))
+            runtime[key] = to_runtime(policy, {k: param_text(v) for k, v in params.items()})
         rpolicy = runtime[key]
         state = state_from_data(data, [r.name for r in policy.machine.resources])
         stop, record, message = first_pass(rpolicy, state)
         stops += stop is not None
         own = {p.name for p in candidate.params}  # the candidate's params are pinned
         pinned = evolve(state, params={k: v for k, v in state.params.items() if k in own})
-        active = rpolicy.tuning.candidates[passes.index(candidate)] if tuned else rpolicy
-        what = _compare(sym, solver, fine, active, pinned, stop, record, message,
-                        only_a_pass)
+        active = rpolicy.tuning.candidates[which] if tuned else rpolicy
+        what = encoded[which].compare(active, pinned, stop, record, message)
         if what is not None:
             mismatches.append(Mismatch(seed, text, data, what))
             break  # one witness a policy
     return PolicyCheck(seed, None, states, stops, tuple(mismatches))
 
 
-def _without_invariants(rpolicy):
-    """The runtime policy without its invariants (the comparison leaves them out), nor its
-    dynP candidates' (each has the tuned policy's added)."""
-    if rpolicy.tuning is not None:
-        rpolicy = evolve(rpolicy, tuning=evolve(rpolicy.tuning, candidates=tuple(
-            evolve(c, invariants=()) for c in rpolicy.tuning.candidates)))
-    return evolve(rpolicy, invariants=())
+@frozen
+class _Encoded:
+    """One pass a policy makes (dynP: one candidate's), encoded once for many states."""
+
+    policy: ir.Policy
+    sym: Any
+    solver: z3.Solver
+    fine: z3.BoolRef  # the pass runs to its end
+    only_a_pass: bool  # `sqrt`/`log`: checked for a model only
+
+    @classmethod
+    def of(cls, policy: ir.Policy, resized: bool) -> _Encoded:
+        """Raises ``Unsupported`` where the encoding does."""
+        sym = encode_pass(policy, Bounds(QUEUED, RUNNING), resized=resized)
+        solver = pass_solver(sym)
+        solver.set("timeout", 20_000)
+        return cls(policy, sym, solver, completes(sym), _inexact(policy) is not None)
+
+    def compare(self, rpolicy, state: InitialState, stop: str | None,
+                record: PassDecisions | None, message: str) -> str | None:
+        return _compare(self.sym, self.solver, self.fine, rpolicy, state, stop, record,
+                        message, self.only_a_pass)
 
 
 def _compare(sym, solver: z3.Solver, fine: z3.BoolRef, rpolicy, state: InitialState,
@@ -313,22 +322,19 @@ def check_reachable(seed: int, runs: int = 6, config: GenConfig | None = None
     if policy.tuning is not None or policy.size_fixed:
         return PolicyCheck(seed, "dynP or size fixed", 0, 0, ())
     try:
-        sym = encode_pass(policy, Bounds(QUEUED, RUNNING))
+        encoded = _Encoded.of(policy, policy.size is not None)
     except Unsupported as exc:
         return PolicyCheck(seed, f"unsupported: {exc}", 0, 0, ())
-    solver = pass_solver(sym)
-    solver.set("timeout", 20_000)
-    fine, only_a_pass = completes(sym), _inexact(policy) is not None
     rng = random.Random(seed)
     checked = stops = 0
     for _ in range(runs):
         params = _param_values(policy, rng)
-        rpolicy = _without_invariants(
-            to_runtime(policy, {k: param_text(v) for k, v in params.items()}))
+        rpolicy = to_runtime(policy, {k: param_text(v) for k, v in params.items()})
         workload = random_workload(rng, policy)
         passes: list[PassDecisions] = []
         try:
-            schedule = simulate(rpolicy, workload, monitor=False, on_pass=passes.append)
+            schedule = simulate(without_invariants(rpolicy), workload, monitor=False,
+                                on_pass=passes.append)
         except (MonitorViolation, EvaluationError):
             continue  # the run stops: its states are not all rebuilt here
         for made in passes:
@@ -338,14 +344,12 @@ def check_reachable(seed: int, runs: int = 6, config: GenConfig | None = None
             checked += 1
             stop, record, message = first_pass(rpolicy, state)
             stops += stop is not None
-            data = state_to_data(state)
             if stop is not None or record != made:
                 what = (f"the state's replay does not make the run's pass: run {made}, replay "
                         f"{record if stop is None else message}")
             else:
-                what = _compare(sym, solver, fine, rpolicy, state, stop, record, message,
-                                only_a_pass)
+                what = encoded.compare(rpolicy, state, stop, record, message)
             if what is not None:
-                return PolicyCheck(seed, None, checked, stops,
-                                   (Mismatch(seed, generated.text, data, what),))
+                return PolicyCheck(seed, None, checked, stops, (Mismatch(
+                    seed, generated.text, state_to_data(state), what),))
     return PolicyCheck(seed, None, checked, stops, ())
