@@ -20,9 +20,11 @@ from attrs import frozen
 from schedc.runtime.optimal.bound import slice_bound
 from schedc.runtime.optimal.grid_bound import grid_bound
 from schedc.runtime.optimal.instance import Instance
+from schedc.runtime.optimal.search import applicable, better, event_search
 
 STATUS = {"OPTIMAL": "optimal", "FEASIBLE": "feasible"}  # anything else: "unknown"
 GRID_SHARE = 1 / 6  # of the time limit, at most, for the grid bound's LP (with a hint only)
+SEARCH_SHARE = 1 / 4  # of the time limit, at most, for the event search before CP-SAT
 
 
 @frozen
@@ -32,6 +34,7 @@ class Solution:
     bound: int | None  # proven lower bound of sum(w s)
     seconds: float  # wall time of the solve
     starts: dict[int, int]  # job index -> start (empty when unknown)
+    solver: str = "cp-sat"  # what gave the verdict: "event search" (search.py) or "cp-sat"
 
 
 def weighted_starts(instance: Instance, starts: Mapping[int, int]) -> int:
@@ -52,12 +55,33 @@ def sldwa_of(instance: Instance, weighted: int) -> Fraction:
 
 
 def solve(instance: Instance, *, time_limit: float, workers: int,
-          hint: Mapping[int, int] | None = None, left: bool = True) -> Solution:
+          hint: Mapping[int, int] | None = None, left: bool = True,
+          search: bool = True) -> Solution:
     """The optimal plan of ``instance`` within ``time_limit`` seconds; ``hint`` (a feasible
-    plan, e.g. the best policy's) is the search's first solution and an upper bound."""
+    plan, e.g. the best policy's) is the search's first solution and an upper bound.
+
+    The event search (`search.py`) runs first, for at most SEARCH_SHARE of the time: where
+    it ends, its plan (or the hint, when it finds none better) is proven optimal; else its
+    best plan, if better than the hint, is CP-SAT's hint for the rest of the time."""
+    begin = time.perf_counter()
+    if search and applicable(instance):
+        upper = None if hint is None else weighted_starts(instance, hint)
+        found = event_search(instance, upper, begin + time_limit * SEARCH_SHARE)
+        best, best_weighted = better(found, hint, upper)
+        if found.complete and best is not None:
+            return Solution("optimal", best_weighted, best_weighted,
+                            time.perf_counter() - begin, dict(best), "event search")
+        hint = best
+    return _cp_sat(instance, time_limit=time_limit - (time.perf_counter() - begin),
+                   workers=workers, hint=hint, left=left, begin=begin)
+
+
+def _cp_sat(instance: Instance, *, time_limit: float, workers: int,
+            hint: Mapping[int, int] | None, left: bool, begin: float) -> Solution:
+    """CP-SAT on the model; ``begin`` is when the whole solve began (for ``seconds``)."""
     from ortools.sat.python import cp_model
 
-    begin = time.perf_counter()
+    started = time.perf_counter()
     # times relative to now: small domains and coefficients keep the LP relaxation sharp
     now, horizon = instance.now, instance.horizon - instance.now
     model = cp_model.CpModel()
@@ -107,7 +131,7 @@ def solve(instance: Instance, *, time_limit: float, workers: int,
     model.add(objective >= low - now * widths)
     model.minimize(objective)
     solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = max(0.0, time_limit - (time.perf_counter() - begin))
+    solver.parameters.max_time_in_seconds = max(0.0, time_limit - (time.perf_counter() - started))
     solver.parameters.num_workers = workers
     # one full-problem worker searches the objective's lower bound (the gap is the bound's:
     # the hint is within a few per cent of the optimum); LNS workers improve the plan

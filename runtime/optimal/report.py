@@ -37,6 +37,7 @@ def instance_json(outcome: Outcome, metric: str) -> dict[str, Any]:
         "gap": _num(gap(outcome)),
         "sldwa": _num(outcome.value("sldwa", sol.weighted)),
         "seconds": round(sol.seconds, 3),
+        "solver": sol.solver if sol.status != "unknown" else None,
         "starts": {str(ids[i]): s for i, s in sorted(sol.starts.items(), key=lambda p: ids[p[0]])},
         "policies": {p.name: {"artww": _num(outcome.value("artww", p.weighted)),
                               "sldwa": _num(outcome.value("sldwa", p.weighted)),
@@ -60,7 +61,8 @@ def print_instances(outcomes: Sequence[Outcome], metric: str, plan: bool,
         head.add_column("value", justify="right")
         for key, label in (("status", "status"), ("objective", "objective (ARTwW)"),
                            ("bound", "proven lower bound"), ("gap", "gap"),
-                           ("sldwa", "SLDwA"), ("seconds", "solve seconds")):
+                           ("sldwa", "SLDwA"), ("seconds", "solve seconds"),
+                           ("solver", "verdict by")):
             value = data[key]
             head.add_row(label, "-" if value is None else
                          f"{value:.2%}" if key == "gap" else str(value))

@@ -1,0 +1,299 @@
+"""An exact search for the quasi off-line problem, beside CP-SAT: a chronological branch and
+bound over the instants where a job can start, which proves instances CP-SAT leaves open
+(its lower bound does not move on LANL-CM5 t=25344145; this search ends there in 66 nodes).
+
+The search walks time forward from now. At each event (now, then each next end of a running
+or planned job) it chooses which waiting jobs start there, every set that fits, and moves to
+the next end. Every plan whose starts are all events is walked, and for this regular
+objective such a plan is optimal (`model._left_justified`). What it skips, each rule
+sound because the plans it drops are never optimal or are walked elsewhere:
+
+- identical jobs (request and estimate) are one type with a count: sets are multisets;
+- left shift: a job that fits in what is left at an event cannot start at the next event
+  (nothing changes in between, so it could start a whole interval earlier: a better plan);
+- a short job that fits in what is left and would end by the next event is started (the
+  same plan with it started is better);
+- a state met again (same instant, jobs left, planned jobs still running, jobs held back by
+  the left shift) at no lower cost;
+- a state whose cost so far plus the slice bound of the jobs left (`bound.py`, from the
+  next event on the cpus then free) reaches the best plan known.
+
+Plans are sums of width x start (the model's objective); the slice bound is on the first
+resource, fits are checked on every resource. Children are walked best bound first."""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import operator
+import time
+from collections.abc import Mapping
+
+from attrs import frozen
+
+from schedc.runtime.optimal.instance import Instance
+
+SHIFT, MASK = 24, (1 << 24) - 1  # a cpu group packed in one int (cpus < 2**24)
+MEMO_LIMIT = 2_000_000  # states remembered (about 0.5 GB at most); beyond, none added
+CHECK_EVERY = 64  # nodes between two looks at the clock
+
+
+@frozen
+class SearchResult:
+    complete: bool  # the search ended: no plan better than its best (or than ``upper``)
+    starts: dict[int, int] | None  # the best plan found below ``upper`` (job index -> start)
+    weighted: int | None  # its sum(w s), absolute times
+    nodes: int
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+def event_search(instance: Instance, upper: int | None, deadline: float) -> SearchResult:
+    """Plans of ``instance`` better than ``upper`` (sum(w s) at absolute times; None: any),
+    the best of them, and whether the search ended before ``deadline`` (perf_counter)."""
+    search = _Search(instance, upper, deadline)
+    try:
+        search.walk(0, search.counts, (), 0, 0)
+        complete = True
+    except _OutOfTime:
+        complete = False
+    if search.best is None:
+        return SearchResult(complete, None, None, search.nodes)
+    starts = search.plan_of(search.best)
+    weighted = sum(j.request[0] * starts[j.index] for j in instance.jobs)
+    return SearchResult(complete, starts, weighted, search.nodes)
+
+
+def applicable(instance: Instance) -> bool:
+    """Every waiting job fits the empty machine (else no plan exists for the search)."""
+    return all(r <= c for j in instance.jobs for r, c in zip(j.request, instance.capacities,
+                                                             strict=True))
+
+
+class _Search:
+    def __init__(self, instance: Instance, upper: int | None, deadline: float) -> None:
+        self.instance = instance
+        now = instance.now
+        self.caps = instance.capacities
+        self.k = len(self.caps)
+        members: dict[tuple[tuple[int, ...], int], list[int]] = {}
+        for job in instance.jobs:
+            members.setdefault((job.request, job.estimate), []).append(job.index)
+        self.types = sorted(members)  # (request, estimate)
+        self.members = [members[t] for t in self.types]
+        self.counts = tuple(len(m) for m in self.members)
+        self.width = [r[0] for r, _ in self.types]
+        self.length = [p for _, p in self.types]
+        self.spt = sorted(range(len(self.types)), key=lambda i: self.length[i])
+        # running jobs as (relative end, alloc), ended ones left out
+        self.running = sorted((rj.expected_end - now, rj.alloc) for rj in instance.running
+                              if rj.expected_end > now)
+        self.run_ends = sorted({e for e, _ in self.running})
+        self.never = (self.run_ends[-1] if self.run_ends else 0) + sum(
+            p * n for p, n in zip(self.length, self.counts, strict=True)) + 1
+        self.requests = [r for r, _ in self.types]
+        # per number of running ends passed: the groups still held, and their cpus
+        self._groups: list[list[int]] = []
+        self._busy: list[int] = []
+        for passed in range(len(self.run_ends) + 1):
+            held: dict[int, int] = {}
+            for e, alloc in self.running:
+                if e > (self.run_ends[passed - 1] if passed else 0) and alloc[0]:
+                    held[e] = held.get(e, 0) + alloc[0]
+            self._groups.append([e << SHIFT | c for e, c in held.items()])
+            self._busy.append(sum(held.values()))
+        self.resources = range(self.k)
+        if self.k == 1:
+            widths = self.width
+            self.fits = lambda i, free: widths[i] <= free[0]
+        else:
+            self.fits = lambda i, free: all(map(operator.le, self.requests[i], free))
+        total = sum(w * n for w, n in zip(self.width, self.counts, strict=True))
+        # sum(w s) relative to now is the absolute one minus now x the total width
+        self.shift = now * total
+        self.upper = float("inf") if upper is None else upper - self.shift
+        self.best: list[tuple[int, tuple[tuple[int, int], ...]]] | None = None
+        self.memo: dict[tuple, int] = {}
+        self.bounds: dict[tuple, int] = {}
+        self.deadline = deadline
+        self.nodes = 0
+
+    # -- the walk ------------------------------------------------------------------------
+
+    def walk(self, t: int, counts: tuple[int, ...], active: tuple[tuple[int, int], ...],
+             cost: int, blocked: int, path: tuple = ()) -> None:
+        """Expand the state at event ``t``: ``active`` holds (end, type) of the planned jobs
+        still running after ``t``, by end; ``blocked`` is the bit set of types that cannot
+        start at ``t`` (left shift); ``cost`` is sum(w s) of the jobs planned."""
+        self.nodes += 1
+        if self.nodes % CHECK_EVERY == 1 and time.perf_counter() > self.deadline:
+            raise _OutOfTime
+        free = self._free(t, active)
+        fits, length, width = self.fits, self.length, self.width
+        candidates = [i for i, n in enumerate(counts) if n and not blocked >> i & 1
+                      and fits(i, free)]
+        base = self.next_end(t)  # the next event if nothing starts at t
+        if active and active[0][0] < base:
+            base = active[0][0]
+        waiting = sum(width[i] * n for i, n in enumerate(counts))
+        children = []
+        for chosen, left, started, first_end in self._sets(candidates, counts, free, t):
+            t2 = first_end if first_end < base else base
+            ncost = cost + t * started
+            # every job left starts at t2 or later
+            if ncost + (waiting - started) * t2 >= self.upper:
+                continue
+            ncounts = list(counts)
+            for i, n in chosen:
+                ncounts[i] -= n
+            ncounts = tuple(ncounts)
+            if started == waiting:  # every job planned: a plan, better than the best
+                self.upper = ncost
+                self.best = list(path + ((t, chosen),))
+                continue
+            if t2 == self.never:
+                continue  # nothing will ever free a cpu: the jobs left never start
+            if any(ncounts[i] and t + length[i] <= t2 and fits(i, left) for i in candidates):
+                continue  # one more would end by t2 in what is left: started, it is better
+            nblocked = 0
+            for i, n in enumerate(ncounts):
+                if n and fits(i, left):
+                    nblocked |= 1 << i
+            ends = [a for a in active if a[0] > t2]
+            for i, n in chosen:
+                if t + length[i] > t2:
+                    ends += [(t + length[i], i)] * n
+            nactive = tuple(sorted(ends))
+            key = (t2, ncounts, nactive, nblocked)
+            seen = self.memo.get(key)
+            if seen is not None and seen <= ncost:
+                continue
+            if seen is not None or len(self.memo) < MEMO_LIMIT:
+                self.memo[key] = ncost
+            bound = ncost + self._bound(t2, ncounts, nactive)
+            if bound < self.upper:
+                children.append((bound, t2, ncounts, nactive, ncost, nblocked, chosen))
+        children.sort(key=lambda c: c[0])
+        for bound, t2, ncounts, nactive, ncost, nblocked, chosen in children:
+            if bound >= self.upper:
+                break
+            self.walk(t2, ncounts, nactive, ncost, nblocked, path + ((t, chosen),))
+
+    def _sets(self, candidates: list[int], counts: tuple[int, ...], free: list[int], t: int):
+        """Every multiset of the candidate types that fits ``free``, larger ones first, as
+        (((type, n), ...), what is left, its width, the first end among its jobs)."""
+        out: list[tuple] = []
+        chosen: list[tuple[int, int]] = []
+        requests, width, length, resources = self.requests, self.width, self.length, \
+            self.resources
+
+        def extend(at: int, left: list[int], started: int, first_end: int) -> None:
+            if at == len(candidates):
+                out.append((tuple(chosen), left, started, first_end))
+                return
+            i = candidates[at]
+            req = requests[i]
+            most = counts[i]
+            for r in resources:
+                if req[r] and left[r] // req[r] < most:
+                    most = left[r] // req[r]
+            end = t + length[i]
+            for n in range(most, 0, -1):
+                chosen.append((i, n))
+                extend(at + 1, [x - q * n for x, q in zip(left, req, strict=True)],
+                       started + width[i] * n, end if end < first_end else first_end)
+                chosen.pop()
+            extend(at + 1, left, started, first_end)
+
+        extend(0, list(free), 0, self.never)
+        return out
+
+    # -- the machine ---------------------------------------------------------------------
+
+    def _free(self, t: int, active) -> list[int]:
+        free = list(self.caps)
+        for e, alloc in self.running:
+            if e > t:
+                for r in range(self.k):
+                    free[r] -= alloc[r]
+        for _, i in active:
+            req = self.types[i][0]
+            for r in range(self.k):
+                free[r] -= req[r]
+        return free
+
+    def next_end(self, t: int) -> int:
+        """The first running job's end after ``t`` (``never`` if none)."""
+        at = bisect.bisect_right(self.run_ends, t)
+        return self.run_ends[at] if at < len(self.run_ends) else self.never
+
+    def _bound(self, t: int, counts: tuple[int, ...], active) -> int:
+        """The slice bound (`bound.slice_bound`) of the jobs left, all starting at ``t`` or
+        later, on the cpus as the running and planned jobs free them."""
+        key = (t, counts, active)
+        known = self.bounds.get(key)
+        if known is not None:
+            return known
+        # cpu groups as one int each, (free from) << SHIFT | cpus: heap order is time order
+        groups = list(self.running_groups(t))
+        busy = self.running_busy(t)
+        width = self.width
+        for e, i in active:
+            groups.append(e << SHIFT | width[i])
+            busy += width[i]
+        if self.caps[0] > busy:
+            groups.append(t << SHIFT | (self.caps[0] - busy))
+        heapq.heapify(groups)
+        pop, push = heapq.heappop, heapq.heappush
+        total = 0
+        length = self.length
+        for i in self.spt:
+            need = width[i] * counts[i]
+            if not need:
+                continue
+            p = length[i] << SHIFT
+            while need:
+                g = pop(groups)
+                cpus = g & MASK
+                if cpus > need:
+                    total += (g >> SHIFT) * need
+                    push(groups, g - need)
+                    push(groups, (g - cpus + need) + p)
+                    break
+                total += (g >> SHIFT) * cpus
+                need -= cpus
+                push(groups, g + p)
+        if len(self.bounds) < MEMO_LIMIT:
+            self.bounds[key] = total
+        return total
+
+    def running_groups(self, t: int) -> list[int]:
+        """The running jobs' cpus still held after ``t``, as groups (see `_bound`)."""
+        at = bisect.bisect_right(self.run_ends, t)
+        return self._groups[at]
+
+    def running_busy(self, t: int) -> int:
+        return self._busy[bisect.bisect_right(self.run_ends, t)]
+
+    def plan_of(self, path: list) -> dict[int, int]:
+        """Job index -> absolute start: the members of a type take its starts in order."""
+        starts_of: list[list[int]] = [[] for _ in self.types]
+        for t, chosen in path:
+            for i, n in chosen:
+                starts_of[i] += [t] * n
+        now = self.instance.now
+        plan = {}
+        for members, starts in zip(self.members, starts_of, strict=True):
+            for index, s in zip(members, sorted(starts), strict=True):
+                plan[index] = now + s
+        return plan
+
+
+def better(found: SearchResult, hint: Mapping[int, int] | None, hint_weighted: int | None
+           ) -> tuple[Mapping[int, int] | None, int | None]:
+    """The better of the search's plan and the hint."""
+    if found.starts is not None and (hint_weighted is None or found.weighted < hint_weighted):
+        return found.starts, found.weighted
+    return hint, hint_weighted
