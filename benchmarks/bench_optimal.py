@@ -3,8 +3,8 @@
 For each size N of --sizes, --per instants of a run of examples/conservative.pol with exactly
 N waiting jobs are drawn (seed 0, the sampling of `schedc optimal --steps`) on each trace,
 then solved with --workers workers and a --time-limit; prints status, solve seconds, gap
-(on ARTwW) and the quality of the best of the FCFS/SJF/LJF planning policies
-(SLDwA(optimal) / SLDwA(policy)).
+(on ARTwW), the quality of the best of the FCFS/SJF/LJF planning policies
+(SLDwA(optimal) / SLDwA(policy)) and what gave the verdict (the event search or CP-SAT).
 
     python benchmarks/bench_optimal.py [--sizes 10 20 30 40] [--per 2] [--time-limit 60]
 """
@@ -34,7 +34,7 @@ def main() -> None:
     p.add_argument("--traces", nargs="+", default=list(TRACES), choices=list(TRACES))
     args = p.parse_args()
     print(f"{'trace':9} {'jobs':>4} {'t':>9} {'status':8} {'seconds':>7} {'gap':>7} "
-          f"{'quality':>7}")
+          f"{'quality':>7} by")
     for trace in args.traces:
         prepared = [prepare_run(ROOT / "examples" / f"{name}.pol", TRACES[trace],
                                 RunOptions()) for name in POLICIES]
@@ -47,8 +47,8 @@ def main() -> None:
                 g = gap(outcome)
                 print(f"{trace:9} {n:4} {t:9} {outcome.solution.status:8} "
                       f"{outcome.solution.seconds:7.2f} "
-                      f"{'-' if g is None else f'{float(g):.2%}':>7} {float(best):7.4f}",
-                      flush=True)
+                      f"{'-' if g is None else f'{float(g):.2%}':>7} {float(best):7.4f} "
+                      f"{outcome.solution.solver}", flush=True)
 
 
 if __name__ == "__main__":

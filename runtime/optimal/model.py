@@ -10,8 +10,9 @@ ortools is imported inside ``solve`` only: `schedc run` never loads it.
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -20,11 +21,11 @@ from attrs import frozen
 from schedc.runtime.optimal.bound import slice_bound
 from schedc.runtime.optimal.grid_bound import grid_bound
 from schedc.runtime.optimal.instance import Instance
-from schedc.runtime.optimal.search import applicable, better, event_search
+from schedc.runtime.optimal.search import Incumbent, applicable, event_search
 
 STATUS = {"OPTIMAL": "optimal", "FEASIBLE": "feasible"}  # anything else: "unknown"
 GRID_SHARE = 1 / 6  # of the time limit, at most, for the grid bound's LP (with a hint only)
-SEARCH_SHARE = 1 / 4  # of the time limit, at most, for the event search before CP-SAT
+SOLO_SHARE = 1 / 10  # of the time limit: the event search alone, before CP-SAT joins it
 
 
 @frozen
@@ -60,28 +61,95 @@ def solve(instance: Instance, *, time_limit: float, workers: int,
     """The optimal plan of ``instance`` within ``time_limit`` seconds; ``hint`` (a feasible
     plan, e.g. the best policy's) is the search's first solution and an upper bound.
 
-    The event search (`search.py`) runs first, for at most SEARCH_SHARE of the time: where
-    it ends, its plan (or the hint, when it finds none better) is proven optimal; else its
-    best plan, if better than the hint, is CP-SAT's hint for the rest of the time."""
+    The event search (`search.py`) runs alone first, for SOLO_SHARE of the time: where it
+    ends, the best plan known is proven optimal. Else it starts again beside CP-SAT, which
+    runs in a thread (it releases the GIL; the grid bound's LP does not) with the best plan
+    as its hint; each plan CP-SAT finds is the search's new upper bound. The first to end
+    decides: the search's end proves the best plan known optimal (CP-SAT is stopped);
+    CP-SAT's end (proof or time limit) stops the search, and the best plan of the two is
+    kept with CP-SAT's bound."""
     begin = time.perf_counter()
-    if search and applicable(instance):
-        upper = None if hint is None else weighted_starts(instance, hint)
-        found = event_search(instance, upper, begin + time_limit * SEARCH_SHARE)
-        best, best_weighted = better(found, hint, upper)
-        if found.complete and best is not None:
-            return Solution("optimal", best_weighted, best_weighted,
-                            time.perf_counter() - begin, dict(best), "event search")
-        hint = best
-    return _cp_sat(instance, time_limit=time_limit - (time.perf_counter() - begin),
-                   workers=workers, hint=hint, left=left, begin=begin)
+    if not (search and applicable(instance)):
+        return _cp_sat(instance, time_limit=time_limit, workers=workers, hint=hint, left=left,
+                       begin=begin)
+    best = Incumbent(instance)
+    if hint is not None:
+        best.offer(hint)
+    if event_search(instance, best, begin + time_limit * SOLO_SHARE).complete:
+        plan, weighted = best.plan()
+        if plan is not None:
+            return Solution("optimal", weighted, weighted, time.perf_counter() - begin, plan,
+                            "event search")
+    hint = best.plan()[0]
+    control = _Control()
+    ended: list[Solution] = []
+    failed: list[BaseException] = []
+
+    def run_cp_sat() -> None:
+        try:
+            ended.append(_cp_sat(instance, time_limit=time_limit, workers=workers, hint=hint,
+                                 left=left, begin=begin, plans=best.offer, control=control))
+        except BaseException as error:  # noqa: BLE001 - raised again in the caller's thread
+            failed.append(error)
+        finally:
+            control.ended.set()  # the search stops at its next look
+
+    thread = threading.Thread(target=run_cp_sat, name="schedc-cp-sat", daemon=True)
+    thread.start()
+    found = event_search(instance, best, begin + time_limit, stop=control.ended)
+    if found.complete:
+        control.stop()
+    thread.join()
+    if failed:
+        raise failed[0]
+    plan, weighted = best.plan()
+    if found.complete and plan is not None:
+        return Solution("optimal", weighted, weighted, time.perf_counter() - begin, plan,
+                        "event search")
+    cp = ended[0] if ended else Solution("unknown", None, None, 0.0, {})
+    if plan is None or (cp.weighted is not None and cp.weighted <= weighted):
+        return cp
+    # the search's plan beats CP-SAT's: kept, with the bound CP-SAT proved (or the slice
+    # bound, when CP-SAT found nothing)
+    bound = min(weighted, cp.bound if cp.bound is not None else slice_bound(instance))
+    return Solution("feasible", weighted, bound, time.perf_counter() - begin, plan,
+                    "event search")
+
+
+class _Control:
+    """Between the two threads: CP-SAT's solver once it exists, and its end."""
+
+    def __init__(self) -> None:
+        self.ended = threading.Event()
+        self._lock = threading.Lock()
+        self._solver: Any = None
+        self._stopped = False
+
+    def started(self, solver: Any) -> None:
+        with self._lock:
+            self._solver = solver
+            if self._stopped:
+                solver.stop_search()
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+            if self._solver is not None:
+                self._solver.stop_search()
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped
 
 
 def _cp_sat(instance: Instance, *, time_limit: float, workers: int,
-            hint: Mapping[int, int] | None, left: bool, begin: float) -> Solution:
-    """CP-SAT on the model; ``begin`` is when the whole solve began (for ``seconds``)."""
+            hint: Mapping[int, int] | None, left: bool, begin: float,
+            plans: Callable[[dict[int, int]], None] | None = None,
+            control: _Control | None = None) -> Solution:
+    """CP-SAT on the model, until ``begin`` + ``time_limit``; ``plans`` is given each plan it
+    finds, ``control`` may stop it."""
     from ortools.sat.python import cp_model
 
-    started = time.perf_counter()
     # times relative to now: small domains and coefficients keep the LP relaxation sharp
     now, horizon = instance.now, instance.horizon - instance.now
     model = cp_model.CpModel()
@@ -131,12 +199,19 @@ def _cp_sat(instance: Instance, *, time_limit: float, workers: int,
     model.add(objective >= low - now * widths)
     model.minimize(objective)
     solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = max(0.0, time_limit - (time.perf_counter() - started))
+    solver.parameters.max_time_in_seconds = max(0.0, time_limit - (time.perf_counter() - begin))
     solver.parameters.num_workers = workers
     # one full-problem worker searches the objective's lower bound (the gap is the bound's:
     # the hint is within a few per cent of the optimum); LNS workers improve the plan
     solver.parameters.subsolvers.append("objective_lb_search")
-    code = solver.solve(model)
+    callback = None
+    if plans is not None:
+        callback = _PlanCallback(cp_model, starts, now, plans)
+    if control is not None:
+        control.started(solver)
+        if control.stopped:
+            return Solution("unknown", None, None, time.perf_counter() - begin, {})
+    code = solver.solve(model, callback)
     seconds = time.perf_counter() - begin
     status = STATUS.get(solver.status_name(code), "unknown")
     if status == "unknown":
@@ -146,6 +221,17 @@ def _cp_sat(instance: Instance, *, time_limit: float, workers: int,
     bound = weighted if status == "optimal" else min(
         weighted, now * widths - int(-solver.best_objective_bound // 1))
     return Solution(status, weighted, bound, seconds, found)
+
+
+def _PlanCallback(cp_model: Any, starts: Mapping[int, Any], now: int,
+                  plans: Callable[[dict[int, int]], None]) -> Any:
+    """A CP-SAT solution callback giving each plan found (absolute starts) to ``plans``."""
+
+    class PlanCallback(cp_model.CpSolverSolutionCallback):
+        def on_solution_callback(self) -> None:
+            plans({i: now + int(self.value(s)) for i, s in starts.items()})
+
+    return PlanCallback()
 
 
 def _left_justified(model: Any, instance: Instance, starts: Mapping[int, Any]) -> None:

@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import itertools
 import operator
+import threading
 import time
 from collections.abc import Mapping
 
@@ -34,36 +36,53 @@ from attrs import frozen
 from schedc.runtime.optimal.instance import Instance
 
 SHIFT, MASK = 24, (1 << 24) - 1  # a cpu group packed in one int (cpus < 2**24)
+WIDE_ORDERS = 5  # wide jobs left up to which the bound tries all their orders
 MEMO_LIMIT = 2_000_000  # states remembered (about 0.5 GB at most); beyond, none added
 CHECK_EVERY = 64  # nodes between two looks at the clock
 
 
 @frozen
 class SearchResult:
-    complete: bool  # the search ended: no plan better than its best (or than ``upper``)
-    starts: dict[int, int] | None  # the best plan found below ``upper`` (job index -> start)
-    weighted: int | None  # its sum(w s), absolute times
+    complete: bool  # the search ended: no plan is better than the incumbent's
     nodes: int
+
+
+class Incumbent:
+    """The best plan known, shared by the search and CP-SAT's thread."""
+
+    def __init__(self, instance: Instance) -> None:
+        self.instance = instance
+        self._lock = threading.Lock()
+        self.weighted: int | None = None  # sum(w s) of the plan, absolute times
+        self._starts: dict[int, int] | None = None
+
+    def offer(self, starts: Mapping[int, int]) -> None:
+        """Keep ``starts`` (job index -> start) if it is better than the plan kept."""
+        weighted = sum(j.request[0] * starts[j.index] for j in self.instance.jobs)
+        with self._lock:
+            if self.weighted is None or weighted < self.weighted:
+                self.weighted, self._starts = weighted, dict(starts)
+
+    def plan(self) -> tuple[dict[int, int] | None, int | None]:
+        with self._lock:
+            return self._starts, self.weighted
 
 
 class _OutOfTime(Exception):
     pass
 
 
-def event_search(instance: Instance, upper: int | None, deadline: float) -> SearchResult:
-    """Plans of ``instance`` better than ``upper`` (sum(w s) at absolute times; None: any),
-    the best of them, and whether the search ended before ``deadline`` (perf_counter)."""
-    search = _Search(instance, upper, deadline)
+def event_search(instance: Instance, best: Incumbent, deadline: float,
+                 stop: threading.Event | None = None) -> SearchResult:
+    """Look for plans of ``instance`` better than ``best``'s (which it updates, and which
+    others may update meanwhile) until ``deadline`` (perf_counter) or ``stop``; complete:
+    none is better than ``best``'s plan at the end."""
+    search = _Search(instance, best, deadline, stop)
     try:
         search.walk(0, search.counts, (), 0, 0)
-        complete = True
     except _OutOfTime:
-        complete = False
-    if search.best is None:
-        return SearchResult(complete, None, None, search.nodes)
-    starts = search.plan_of(search.best)
-    weighted = sum(j.request[0] * starts[j.index] for j in instance.jobs)
-    return SearchResult(complete, starts, weighted, search.nodes)
+        return SearchResult(False, search.nodes)
+    return SearchResult(True, search.nodes)
 
 
 def applicable(instance: Instance) -> bool:
@@ -73,7 +92,8 @@ def applicable(instance: Instance) -> bool:
 
 
 class _Search:
-    def __init__(self, instance: Instance, upper: int | None, deadline: float) -> None:
+    def __init__(self, instance: Instance, best: Incumbent, deadline: float,
+                 stop: threading.Event | None) -> None:
         self.instance = instance
         now = instance.now
         self.caps = instance.capacities
@@ -87,6 +107,9 @@ class _Search:
         self.width = [r[0] for r, _ in self.types]
         self.length = [p for _, p in self.types]
         self.spt = sorted(range(len(self.types)), key=lambda i: self.length[i])
+        # wide jobs (over half the first resource) never run beside each other
+        self.wide = [i for i in self.spt if 2 * self.width[i] > self.caps[0]]
+        self.narrow_spt = [i for i in self.spt if i not in self.wide]
         # running jobs as (relative end, alloc), ended ones left out
         self.running = sorted((rj.expected_end - now, rj.alloc) for rj in instance.running
                               if rj.expected_end > now)
@@ -113,10 +136,12 @@ class _Search:
         total = sum(w * n for w, n in zip(self.width, self.counts, strict=True))
         # sum(w s) relative to now is the absolute one minus now x the total width
         self.shift = now * total
-        self.upper = float("inf") if upper is None else upper - self.shift
-        self.best: list[tuple[int, tuple[tuple[int, int], ...]]] | None = None
+        self.incumbent = best
+        self.upper: float = float("inf")  # the incumbent's sum(w s), relative to now
+        self._refresh()
+        self.stop = stop
         self.memo: dict[tuple, int] = {}
-        self.bounds: dict[tuple, int] = {}
+        self.bounds: dict[tuple, tuple[int, bool]] = {}  # (bound, both bounds tried)
         self.deadline = deadline
         self.nodes = 0
 
@@ -128,8 +153,10 @@ class _Search:
         still running after ``t``, by end; ``blocked`` is the bit set of types that cannot
         start at ``t`` (left shift); ``cost`` is sum(w s) of the jobs planned."""
         self.nodes += 1
-        if self.nodes % CHECK_EVERY == 1 and time.perf_counter() > self.deadline:
-            raise _OutOfTime
+        if self.nodes % CHECK_EVERY == 1:
+            if time.perf_counter() > self.deadline or (self.stop and self.stop.is_set()):
+                raise _OutOfTime
+            self._refresh()
         free = self._free(t, active)
         fits, length, width = self.fits, self.length, self.width
         candidates = [i for i, n in enumerate(counts) if n and not blocked >> i & 1
@@ -139,7 +166,8 @@ class _Search:
             base = active[0][0]
         waiting = sum(width[i] * n for i, n in enumerate(counts))
         children = []
-        for chosen, left, started, first_end in self._sets(candidates, counts, free, t):
+        sets = self._sets(candidates, counts, free, t, cost, active)
+        for chosen, left, started, first_end in sets:
             t2 = first_end if first_end < base else base
             ncost = cost + t * started
             # every job left starts at t2 or later
@@ -150,8 +178,8 @@ class _Search:
                 ncounts[i] -= n
             ncounts = tuple(ncounts)
             if started == waiting:  # every job planned: a plan, better than the best
-                self.upper = ncost
-                self.best = list(path + ((t, chosen),))
+                self.incumbent.offer(self.plan_of(path + ((t, chosen),)))
+                self._refresh()
                 continue
             if t2 == self.never:
                 continue  # nothing will ever free a cpu: the jobs left never start
@@ -172,7 +200,7 @@ class _Search:
                 continue
             if seen is not None or len(self.memo) < MEMO_LIMIT:
                 self.memo[key] = ncost
-            bound = ncost + self._bound(t2, ncounts, nactive)
+            bound = ncost + self._bound(t2, ncounts, nactive, self.upper - ncost)
             if bound < self.upper:
                 children.append((bound, t2, ncounts, nactive, ncost, nblocked, chosen))
         children.sort(key=lambda c: c[0])
@@ -181,15 +209,28 @@ class _Search:
                 break
             self.walk(t2, ncounts, nactive, ncost, nblocked, path + ((t, chosen),))
 
-    def _sets(self, candidates: list[int], counts: tuple[int, ...], free: list[int], t: int):
+    def _sets(self, candidates: list[int], counts: tuple[int, ...], free: list[int], t: int,
+              cost: int, active: tuple[tuple[int, int], ...]):
         """Every multiset of the candidate types that fits ``free``, larger ones first, as
-        (((type, n), ...), what is left, its width, the first end among its jobs)."""
+        (((type, n), ...), what is left, its width, the first end among its jobs). A partial
+        set whose jobs started at ``t`` already bring the bound (every job left starting
+        at ``t`` or later) to the best plan's cost is not extended."""
         out: list[tuple] = []
         chosen: list[tuple[int, int]] = []
         requests, width, length, resources = self.requests, self.width, self.length, \
             self.resources
+        left_counts = list(counts)
 
-        def extend(at: int, left: list[int], started: int, first_end: int) -> None:
+        def hopeless(started: int, ends: list[tuple[int, int]]) -> bool:
+            base = cost + t * started
+            rest = tuple(left_counts)
+            if not any(rest):
+                return base >= self.upper
+            running = tuple(sorted([a for a in active if a[0] > t] + ends))
+            return base + self._bound(t, rest, running, self.upper - base) >= self.upper
+
+        def extend(at: int, left: list[int], started: int, first_end: int,
+                   ends: list[tuple[int, int]]) -> None:
             if at == len(candidates):
                 out.append((tuple(chosen), left, started, first_end))
                 return
@@ -201,13 +242,18 @@ class _Search:
                     most = left[r] // req[r]
             end = t + length[i]
             for n in range(most, 0, -1):
-                chosen.append((i, n))
-                extend(at + 1, [x - q * n for x, q in zip(left, req, strict=True)],
-                       started + width[i] * n, end if end < first_end else first_end)
-                chosen.pop()
-            extend(at + 1, left, started, first_end)
+                left_counts[i] = counts[i] - n
+                more = ends + [(end, i)] * n
+                if not hopeless(started + width[i] * n, more):
+                    chosen.append((i, n))
+                    extend(at + 1, [x - q * n for x, q in zip(left, req, strict=True)],
+                           started + width[i] * n, end if end < first_end else first_end,
+                           more)
+                    chosen.pop()
+            left_counts[i] = counts[i]
+            extend(at + 1, left, started, first_end, ends)
 
-        extend(0, list(free), 0, self.never)
+        extend(0, list(free), 0, self.never, [])
         return out
 
     # -- the machine ---------------------------------------------------------------------
@@ -229,14 +275,18 @@ class _Search:
         at = bisect.bisect_right(self.run_ends, t)
         return self.run_ends[at] if at < len(self.run_ends) else self.never
 
-    def _bound(self, t: int, counts: tuple[int, ...], active) -> int:
-        """The slice bound (`bound.slice_bound`) of the jobs left, all starting at ``t`` or
-        later, on the cpus as the running and planned jobs free them."""
+    def _bound(self, t: int, counts: tuple[int, ...], active, enough: float) -> int:
+        """A lower bound of sum(w s) of the jobs left, all starting at ``t`` or later, on the
+        cpus as the running and planned jobs free them: the slice bound (`bound.py`) of all
+        of them, or, if larger, the slice bound of the narrow ones plus the wide ones (over
+        half the cpus: one at a time) in their best order, each from the first instant it
+        fits beside the running and planned jobs. The second is tried only when the first
+        stays below ``enough``."""
         key = (t, counts, active)
         known = self.bounds.get(key)
-        if known is not None:
-            return known
-        # cpu groups as one int each, (free from) << SHIFT | cpus: heap order is time order
+        if known is not None and (known[1] or known[0] >= enough):
+            return known[0]
+        # cpu groups as one int each, (free from) << SHIFT | cpus: sorted is time order
         groups = list(self.running_groups(t))
         busy = self.running_busy(t)
         width = self.width
@@ -245,11 +295,25 @@ class _Search:
             busy += width[i]
         if self.caps[0] > busy:
             groups.append(t << SHIFT | (self.caps[0] - busy))
-        heapq.heapify(groups)
+        groups.sort()
+        total = known[0] if known is not None else self._slices(groups, counts, self.spt)
+        whole = total >= enough or not any(counts[i] for i in self.wide)
+        if not whole:
+            total = max(total, self._slices(groups, counts, self.narrow_spt)
+                        + self._one_at_a_time(groups, counts))
+            whole = True
+        if known is not None or len(self.bounds) < MEMO_LIMIT:
+            self.bounds[key] = (total, whole)
+        return total
+
+    def _slices(self, groups: list[int], counts: tuple[int, ...], order: list[int]) -> int:
+        """The slice bound of the jobs of the types in ``order`` (shortest first) on the cpu
+        ``groups`` (sorted)."""
+        groups = list(groups)
         pop, push = heapq.heappop, heapq.heappush
         total = 0
-        length = self.length
-        for i in self.spt:
+        width, length = self.width, self.length
+        for i in order:
             need = width[i] * counts[i]
             if not need:
                 continue
@@ -265,9 +329,34 @@ class _Search:
                 total += (g >> SHIFT) * cpus
                 need -= cpus
                 push(groups, g + p)
-        if len(self.bounds) < MEMO_LIMIT:
-            self.bounds[key] = total
         return total
+
+    def _one_at_a_time(self, groups: list[int], counts: tuple[int, ...]) -> int:
+        """A lower bound of sum(w s) of the wide jobs left: they run one at a time, each
+        from the first instant as many cpus are free in ``groups`` (sorted); the best
+        order when there are few of them, else each at that instant."""
+        jobs = []
+        for i in self.wide:
+            if counts[i]:
+                free, release = 0, None
+                for g in groups:
+                    free += g & MASK
+                    if free >= self.width[i]:
+                        release = g >> SHIFT
+                        break
+                jobs += [(release, self.width[i], self.length[i])] * counts[i]
+        if len(jobs) > WIDE_ORDERS:
+            return sum(r * w for r, w, _ in jobs)
+        best = None
+        for order in set(itertools.permutations(jobs)):
+            at, cost = 0, 0
+            for release, w, p in order:
+                at = max(at, release)
+                cost += w * at
+                at += p
+            if best is None or cost < best:
+                best = cost
+        return best or 0
 
     def running_groups(self, t: int) -> list[int]:
         """The running jobs' cpus still held after ``t``, as groups (see `_bound`)."""
@@ -277,7 +366,13 @@ class _Search:
     def running_busy(self, t: int) -> int:
         return self._busy[bisect.bisect_right(self.run_ends, t)]
 
-    def plan_of(self, path: list) -> dict[int, int]:
+    def _refresh(self) -> None:
+        """The incumbent's cost as this search's upper bound (another thread may lower it)."""
+        weighted = self.incumbent.weighted
+        if weighted is not None and weighted - self.shift < self.upper:
+            self.upper = weighted - self.shift
+
+    def plan_of(self, path: tuple) -> dict[int, int]:
         """Job index -> absolute start: the members of a type take its starts in order."""
         starts_of: list[list[int]] = [[] for _ in self.types]
         for t, chosen in path:
@@ -289,11 +384,3 @@ class _Search:
             for index, s in zip(members, sorted(starts), strict=True):
                 plan[index] = now + s
         return plan
-
-
-def better(found: SearchResult, hint: Mapping[int, int] | None, hint_weighted: int | None
-           ) -> tuple[Mapping[int, int] | None, int | None]:
-    """The better of the search's plan and the hint."""
-    if found.starts is not None and (hint_weighted is None or found.weighted < hint_weighted):
-        return found.starts, found.weighted
-    return hint, hint_weighted
