@@ -37,7 +37,7 @@ from schedc.runtime.optimal.instance import Instance
 
 SHIFT, MASK = 24, (1 << 24) - 1  # a cpu group packed in one int (cpus < 2**24)
 WIDE_ORDERS = 5  # wide jobs left up to which the bound tries all their orders
-MEMO_LIMIT = 2_000_000  # states remembered (about 0.5 GB at most); beyond, none added
+MEMO_LIMIT = 250_000  # states and bounds remembered, each (about 0.1 GB); beyond, none added
 CHECK_EVERY = 64  # nodes between two looks at the clock
 
 
