@@ -22,16 +22,19 @@ PLANNING_HELP = ("a planning policy plans every waiting job: `reserve all` and a
 
 def add_parser(commands: Any, finite: Any) -> None:
     sub = commands.add_parser(
-        "optimal", help="plan the waiting jobs optimally (CP-SAT) and rate the policies' plans",
+        "optimal", help="plan the waiting jobs optimally (event search and CP-SAT) and rate the "
+        "policies' plans",
         description="Solve the quasi off-line problem of papers/001: the jobs waiting at an "
-        "instant planned with the least ARTwW (width-weighted mean response) by OR-Tools "
-        "CP-SAT at 1-second resolution, the running jobs holding their cpus until their "
-        "estimated ends. ARTwW and SLDwA are both sum(width x start) plus a constant over "
-        "a constant, so one optimum serves both. Each POLICY's plan is rated by quality = "
-        "metric(optimal) / metric(policy); the best plan is the solver's hint and upper "
-        "bound. A proven optimum's objective is the same at every run; a plan stopped by "
-        "--time-limit (status feasible) may differ from run to run, as may `seconds` "
-        "(wall time).")
+        "instant planned with the least ARTwW (width-weighted mean response) at 1-second "
+        "resolution, the running jobs holding their cpus until their estimated ends, by an "
+        "exact event search (branch and bound) and OR-Tools CP-SAT side by side: the first "
+        "to end gives the verdict (`verdict by`, `solver` in JSON). ARTwW and SLDwA are "
+        "both sum(width x start) plus a constant over a constant, so one optimum serves "
+        "both. Each POLICY's plan is rated by quality = metric(optimal) / metric(policy); "
+        "the best plan is the solvers' first upper bound. A proven optimum's objective is "
+        "the same at every run; its plan and who proved it may differ when both end "
+        "together; a plan stopped by --time-limit (status feasible) may differ from run to "
+        "run, as may `seconds` (wall time).")
     sub.add_argument("policy_files", nargs="+", metavar="POLICY",
                      help="planning policies, FILE.pol or FILE.pol:NAME (a self-tuning policy "
                      "stands for its candidates)")
