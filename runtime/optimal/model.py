@@ -21,7 +21,7 @@ from attrs import frozen
 from schedc.runtime.optimal.bound import slice_bound
 from schedc.runtime.optimal.grid_bound import grid_bound
 from schedc.runtime.optimal.instance import Instance
-from schedc.runtime.optimal.search import Incumbent, applicable, event_search
+from schedc.runtime.optimal.search import Incumbent, SearchResult, applicable, event_search
 
 STATUS = {"OPTIMAL": "optimal", "FEASIBLE": "feasible"}  # anything else: "unknown"
 GRID_SHARE = 1 / 6  # of the time limit, at most, for the grid bound's LP (with a hint only)
@@ -61,13 +61,12 @@ def solve(instance: Instance, *, time_limit: float, workers: int,
     """The optimal plan of ``instance`` within ``time_limit`` seconds; ``hint`` (a feasible
     plan, e.g. the best policy's) is the search's first solution and an upper bound.
 
-    The event search (`search.py`) runs alone first, for SOLO_SHARE of the time: where it
-    ends, the best plan known is proven optimal. Else it starts again beside CP-SAT, which
-    runs in a thread (it releases the GIL; the grid bound's LP does not) with the best plan
-    as its hint; each plan CP-SAT finds is the search's new upper bound. The first to end
-    decides: the search's end proves the best plan known optimal (CP-SAT is stopped);
-    CP-SAT's end (proof or time limit) stops the search, and the best plan of the two is
-    kept with CP-SAT's bound."""
+    The event search (`search.py`) runs in a thread for the whole time; CP-SAT joins it in
+    this thread after SOLO_SHARE of the time unless the search has ended by then (CP-SAT
+    releases the GIL while it solves). Each plan CP-SAT finds is the search's new upper
+    bound. The first to end decides: the search's end proves the best plan known optimal
+    (CP-SAT is stopped, or never starts); CP-SAT's end (proof or time limit) stops the
+    search, and the better plan of the two is kept with CP-SAT's bound."""
     begin = time.perf_counter()
     if not (search and applicable(instance)):
         return _cp_sat(instance, time_limit=time_limit, workers=workers, hint=hint, left=left,
@@ -75,38 +74,41 @@ def solve(instance: Instance, *, time_limit: float, workers: int,
     best = Incumbent(instance)
     if hint is not None:
         best.offer(hint)
-    if event_search(instance, best, begin + time_limit * SOLO_SHARE).complete:
-        plan, weighted = best.plan()
-        if plan is not None:
-            return Solution("optimal", weighted, weighted, time.perf_counter() - begin, plan,
-                            "event search")
-    hint = best.plan()[0]
     control = _Control()
-    ended: list[Solution] = []
+    searched: list[SearchResult] = []
     failed: list[BaseException] = []
+    done = threading.Event()
 
-    def run_cp_sat() -> None:
+    def run_search() -> None:
         try:
-            ended.append(_cp_sat(instance, time_limit=time_limit, workers=workers, hint=hint,
-                                 left=left, begin=begin, plans=best.offer, control=control))
+            searched.append(event_search(instance, best, begin + time_limit,
+                                         stop=control.ended))
+            if searched[0].complete:
+                control.stop()  # CP-SAT stops, or never starts
         except BaseException as error:  # noqa: BLE001 - raised again in the caller's thread
             failed.append(error)
         finally:
-            control.ended.set()  # the search stops at its next look
+            done.set()
 
-    thread = threading.Thread(target=run_cp_sat, name="schedc-cp-sat", daemon=True)
+    thread = threading.Thread(target=run_search, name="schedc-event-search", daemon=True)
     thread.start()
-    found = event_search(instance, best, begin + time_limit, stop=control.ended)
-    if found.complete:
-        control.stop()
+    cp = None
+    if not done.wait(time_limit * SOLO_SHARE):
+        try:
+            cp = _cp_sat(instance, time_limit=time_limit, workers=workers,
+                         hint=best.plan()[0], left=left, begin=begin, plans=best.offer,
+                         control=control)
+        finally:
+            control.ended.set()  # the search stops at its next look
     thread.join()
     if failed:
         raise failed[0]
     plan, weighted = best.plan()
-    if found.complete and plan is not None:
+    if searched[0].complete and plan is not None:
         return Solution("optimal", weighted, weighted, time.perf_counter() - begin, plan,
                         "event search")
-    cp = ended[0] if ended else Solution("unknown", None, None, 0.0, {})
+    if cp is None:  # the search stopped before CP-SAT began: a time limit of almost nothing
+        cp = Solution("unknown", None, None, time.perf_counter() - begin, {})
     if plan is None or (cp.weighted is not None and cp.weighted <= weighted):
         return cp
     # the search's plan beats CP-SAT's: kept, with the bound CP-SAT proved (or the slice
@@ -195,7 +197,8 @@ def _cp_sat(instance: Instance, *, time_limit: float, workers: int,
         for index, s in ordered.items():
             model.add_hint(starts[index], s - now)
         # the LP needs the hint's bound to keep its grid short (a start beyond it is useless)
-        low = max(low, grid_bound(instance, upper, time_limit * GRID_SHARE) or low)
+        if control is None or not control.stopped:
+            low = max(low, grid_bound(instance, upper, time_limit * GRID_SHARE) or low)
     model.add(objective >= low - now * widths)
     model.minimize(objective)
     solver = cp_model.CpSolver()

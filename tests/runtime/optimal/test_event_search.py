@@ -107,3 +107,27 @@ def test_solve_gives_the_same_optimum_with_and_without_the_search(seed: int) -> 
     assert both.solver in ("event search", "cp-sat") and alone.solver == "cp-sat"
     assert both.weighted == alone.weighted == both.bound == exhaustive_minimum(inst)
     assert plan_errors(inst, both.starts) == []
+
+
+def test_where_the_search_ends_in_its_tenth_cp_sat_never_starts(monkeypatch) -> None:
+    from schedc.runtime.optimal import model
+
+    def no_cp_sat(*args: object, **kwargs: object) -> None:
+        raise AssertionError("CP-SAT started")
+
+    monkeypatch.setattr(model, "_cp_sat", no_cp_sat)
+    inst = random_instance(random.Random(5))
+    solution = solve(inst, time_limit=10, workers=2)
+    assert solution.status == "optimal" and solution.solver == "event search"
+    assert solution.weighted == exhaustive_minimum(inst)
+
+
+def test_an_error_in_the_search_thread_reaches_the_caller(monkeypatch) -> None:
+    from schedc.runtime.optimal import model
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise ValueError("broken search")
+
+    monkeypatch.setattr(model, "event_search", broken)
+    with pytest.raises(ValueError, match="broken search"):
+        solve(random_instance(random.Random(5)), time_limit=10, workers=2)
