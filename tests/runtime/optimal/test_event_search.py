@@ -131,3 +131,17 @@ def test_an_error_in_the_search_thread_reaches_the_caller(monkeypatch) -> None:
     monkeypatch.setattr(model, "event_search", broken)
     with pytest.raises(ValueError, match="broken search"):
         solve(random_instance(random.Random(5)), time_limit=10, workers=2)
+
+
+def test_the_fuzz_campaign_finds_the_two_solvers_agreeing_on_its_first_seeds() -> None:
+    """benchmarks/fuzz_optimal.py, the campaign beyond the oracle's sizes, on a few quick
+    seeds: it runs, and the search and CP-SAT prove the same optimum."""
+    import importlib.util
+
+    from repo import ROOT
+
+    spec = importlib.util.spec_from_file_location("fuzz_optimal",
+                                                  ROOT / "benchmarks" / "fuzz_optimal.py")
+    campaign = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(campaign)
+    assert [campaign.check(seed, 8, 10) for seed in (0, 1, 2, 3, 5)] == ["same"] * 5
