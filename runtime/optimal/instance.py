@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import bisect
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from attrs import evolve, frozen
 
@@ -31,6 +31,21 @@ class Instance:
         job has ended by the latest estimated end, then the jobs one after another)."""
         last = max((rj.expected_end for rj in self.running), default=self.now)
         return max(last, self.now) + sum(j.estimate for j in self.jobs)
+
+
+def weighted_starts(instance: Instance, starts: Mapping[int, int]) -> int:
+    """sum(width x start) of a plan (job index -> start): the objective both solvers
+    minimise."""
+    return sum(j.request[0] * starts[j.index] for j in instance.jobs)
+
+
+def identical_jobs(instance: Instance) -> dict[tuple[tuple[int, ...], int], list[int]]:
+    """(request, estimate) -> the indices of the waiting jobs with it, in instance order:
+    jobs of one group are interchangeable in any plan."""
+    groups: dict[tuple[tuple[int, ...], int], list[int]] = {}
+    for job in instance.jobs:
+        groups.setdefault((job.request, job.estimate), []).append(job.index)
+    return groups
 
 
 def instance_of(machine: Machine, now: int, resources: Sequence[str]) -> Instance:

@@ -5,7 +5,8 @@ resource that also holds the running jobs as fixed intervals [now, estimated end
 (the paper's eq. 2 over the sum of widths) and SLDwA both equal sum(w s) plus a constant,
 over a constant: the model minimises sum(w s), so one optimum serves both metrics.
 
-ortools is imported inside ``solve`` only: `schedc run` never loads it.
+ortools is imported inside ``_cp_sat`` only: `schedc run` never loads it. `solve` runs the
+event search (`search.py`) beside it.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from attrs import frozen
 
 from schedc.runtime.optimal.bound import slice_bound
 from schedc.runtime.optimal.grid_bound import grid_bound
-from schedc.runtime.optimal.instance import Instance
+from schedc.runtime.optimal.instance import Instance, identical_jobs, weighted_starts
 from schedc.runtime.optimal.search import Incumbent, SearchResult, applicable, event_search
 
 STATUS = {"OPTIMAL": "optimal", "FEASIBLE": "feasible"}  # anything else: "unknown"
@@ -36,10 +37,6 @@ class Solution:
     seconds: float  # wall time of the solve
     starts: dict[int, int]  # job index -> start (empty when unknown)
     solver: str = "cp-sat"  # what gave the verdict: "event search" (search.py) or "cp-sat"
-
-
-def weighted_starts(instance: Instance, starts: Mapping[int, int]) -> int:
-    return sum(j.request[0] * starts[j.index] for j in instance.jobs)
 
 
 def artww_of(instance: Instance, weighted: int) -> Fraction:
@@ -179,9 +176,7 @@ def _cp_sat(instance: Instance, *, time_limit: float, workers: int,
         if len(wide) > 1:
             model.add_no_overlap(wide)
     # identical jobs (request and estimate) are interchangeable: plan them in index order
-    groups: dict[tuple[tuple[int, ...], int], list[int]] = {}
-    for job in instance.jobs:
-        groups.setdefault((job.request, job.estimate), []).append(job.index)
+    groups = identical_jobs(instance)
     for same in groups.values():
         for a, b in zip(same, same[1:], strict=False):
             model.add(starts[a] <= starts[b])
@@ -209,7 +204,7 @@ def _cp_sat(instance: Instance, *, time_limit: float, workers: int,
     solver.parameters.subsolvers.append("objective_lb_search")
     callback = None
     if plans is not None:
-        callback = _PlanCallback(cp_model, starts, now, plans)
+        callback = _plan_callback(cp_model, starts, now, plans)
     if control is not None:
         control.started(solver)
         if control.stopped:
@@ -226,7 +221,7 @@ def _cp_sat(instance: Instance, *, time_limit: float, workers: int,
     return Solution(status, weighted, bound, seconds, found)
 
 
-def _PlanCallback(cp_model: Any, starts: Mapping[int, Any], now: int,
+def _plan_callback(cp_model: Any, starts: Mapping[int, Any], now: int,
                   plans: Callable[[dict[int, int]], None]) -> Any:
     """A CP-SAT solution callback giving each plan found (absolute starts) to ``plans``."""
 

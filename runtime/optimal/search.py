@@ -1,6 +1,6 @@
 """An exact search for the quasi off-line problem, beside CP-SAT: a chronological branch and
 bound over the instants where a job can start, which proves instances CP-SAT leaves open
-(its lower bound does not move on LANL-CM5 t=25344145; this search ends there in 66 nodes).
+(its lower bound does not move on LANL-CM5 t=25344145; this search ends there in 61 nodes).
 
 The search walks time forward from now. At each event (now, then each next end of a running
 or planned job) it chooses which waiting jobs start there, every set that fits, and moves to
@@ -15,16 +15,17 @@ sound because the plans it drops are never optimal or are walked elsewhere:
   same plan with it started is better);
 - a state met again (same instant, jobs left, planned jobs still running, jobs held back by
   the left shift) at no lower cost;
-- a state whose cost so far plus the slice bound of the jobs left (`bound.py`, from the
-  next event on the cpus then free) reaches the best plan known.
+- a state, or a partial set of jobs starting at an instant, whose cost so far plus a lower
+  bound of the jobs left (`_bound`: the slice bound of `bound.py` on the cpus as they free
+  up, or the narrow jobs' slice bound plus the wide jobs one at a time) reaches the best
+  plan known.
 
-Plans are sums of width x start (the model's objective); the slice bound is on the first
+Plans are sums of width x start (the model's objective); the bounds are on the first
 resource, fits are checked on every resource. Children are walked best bound first."""
 
 from __future__ import annotations
 
 import bisect
-import heapq
 import itertools
 import operator
 import threading
@@ -33,9 +34,9 @@ from collections.abc import Mapping
 
 from attrs import frozen
 
-from schedc.runtime.optimal.instance import Instance
+from schedc.runtime.optimal.bound import MASK, SHIFT, slices_total
+from schedc.runtime.optimal.instance import Instance, identical_jobs, weighted_starts
 
-SHIFT, MASK = 24, (1 << 24) - 1  # a cpu group packed in one int (cpus < 2**24)
 WIDE_ORDERS = 5  # wide jobs left up to which the bound tries all their orders
 MEMO_LIMIT = 250_000  # states and bounds remembered, each (about 0.1 GB); beyond, none added
 CHECK_EVERY = 64  # nodes between two looks at the clock
@@ -58,7 +59,7 @@ class Incumbent:
 
     def offer(self, starts: Mapping[int, int]) -> None:
         """Keep ``starts`` (job index -> start) if it is better than the plan kept."""
-        weighted = sum(j.request[0] * starts[j.index] for j in self.instance.jobs)
+        weighted = weighted_starts(self.instance, starts)
         with self._lock:
             if self.weighted is None or weighted < self.weighted:
                 self.weighted, self._starts = weighted, dict(starts)
@@ -98,9 +99,7 @@ class _Search:
         now = instance.now
         self.caps = instance.capacities
         self.k = len(self.caps)
-        members: dict[tuple[tuple[int, ...], int], list[int]] = {}
-        for job in instance.jobs:
-            members.setdefault((job.request, job.estimate), []).append(job.index)
+        members = identical_jobs(instance)
         self.types = sorted(members)  # (request, estimate)
         self.members = [members[t] for t in self.types]
         self.counts = tuple(len(m) for m in self.members)
@@ -309,27 +308,8 @@ class _Search:
     def _slices(self, groups: list[int], counts: tuple[int, ...], order: list[int]) -> int:
         """The slice bound of the jobs of the types in ``order`` (shortest first) on the cpu
         ``groups`` (sorted)."""
-        groups = list(groups)
-        pop, push = heapq.heappop, heapq.heappush
-        total = 0
-        width, length = self.width, self.length
-        for i in order:
-            need = width[i] * counts[i]
-            if not need:
-                continue
-            p = length[i] << SHIFT
-            while need:
-                g = pop(groups)
-                cpus = g & MASK
-                if cpus > need:
-                    total += (g >> SHIFT) * need
-                    push(groups, g - need)
-                    push(groups, (g - cpus + need) + p)
-                    break
-                total += (g >> SHIFT) * cpus
-                need -= cpus
-                push(groups, g + p)
-        return total
+        return slices_total(groups, ((self.length[i], self.width[i] * counts[i])
+                                     for i in order if counts[i]))
 
     def _one_at_a_time(self, groups: list[int], counts: tuple[int, ...]) -> int:
         """A lower bound of sum(w s) of the wide jobs left: they run one at a time, each
