@@ -21,7 +21,7 @@ import random
 import time
 from collections.abc import Callable, Sequence
 
-from schedc.runtime.optimal.instance import Instance
+from schedc.runtime.optimal.instance import Instance, identical_jobs
 from schedc.runtime.optimal.search import Incumbent, applicable
 
 START_TEMPERATURE = 0.002  # of the first plan's sum(w (s - now)): a worse plan by that is kept
@@ -38,7 +38,6 @@ class SerialDecoder:
         self.k = len(instance.capacities)
         self.jobs = {j.index: (j.request, j.estimate, max(now, j.submit))
                      for j in instance.jobs}
-        self.width = {j.index: j.request[0] for j in instance.jobs}
         # the free vector from now on: steps up at the running jobs' estimated ends
         releases: dict[int, list[int]] = {}
         for rj in instance.running:
@@ -67,7 +66,7 @@ class SerialDecoder:
         total = 0
         for index in order:
             request, estimate, release = self.jobs[index]
-            i = max(0, bisect.bisect_right(times, release) - 1)
+            i = bisect.bisect_right(times, release) - 1  # release >= now = times[0]
             while True:  # the first segment from which the job fits for its estimate
                 if all(free[k][i] >= request[k] for k in ks):
                     start = max(times[i], release)
@@ -96,7 +95,7 @@ class SerialDecoder:
                     for q in range(i, last):
                         column[q] -= request[k]
             starts[index] = start
-            total += self.width[index] * (start - self.now)
+            total += request[0] * (start - self.now)
         return starts, total
 
     def _starts_one(self, order: Sequence[int]) -> tuple[dict[int, int], int]:
@@ -152,12 +151,12 @@ def anneal(instance: Instance, best: Incumbent, deadline: float,
         order = sorted(decode.jobs, key=lambda i: (decode.jobs[i][1], i))
     else:
         order = sorted(plan, key=lambda i: (plan[i], i))
-    shape = {j.index: (j.request, j.estimate) for j in instance.jobs}
     current, value = decode.starts(order)
     lowest = value
     best.offer(current)
-    if len(set(shape.values())) < 2:  # every order is the same plan
+    if len(identical_jobs(instance)) < 2:  # every order is the same plan
         return 0
+    shape = {i: (request, estimate) for i, (request, estimate, _) in decode.jobs.items()}
     rng = random.Random(seed)
     n = len(order)
     began = time.perf_counter()
