@@ -36,6 +36,31 @@ def random_instance(rng: random.Random) -> Instance:
     return Instance(now, ("cpus", "mem")[:k], caps, tuple(running), tuple(jobs))
 
 
+def crowded_instance(rng: random.Random, resources: int = 1) -> Instance:
+    """Five to seven narrow jobs of varied estimates beside up to two running ones: states
+    with the same jobs left meet at one instant after different starts, holding the cpus
+    for different times (the event search's dominance must tell them apart). With two
+    resources a job may need no cpu at all."""
+    caps = tuple(rng.randint(3, 6) for _ in range(resources))
+    running, used = [], [0] * resources
+    for i in range(rng.randint(0, 2)):
+        alloc = tuple(rng.randint(1, max(1, c - u - 1)) for c, u in zip(caps, used,
+                                                                       strict=True))
+        used = [u + a for u, a in zip(used, alloc, strict=True)]
+        est = rng.randint(2, 12)
+        job = Job(id=100 + i, index=i, submit=0, run_time=est, estimate=est, request=alloc)
+        running.append(RunningJob(job, 0, alloc))
+    jobs = []
+    for i in range(rng.randint(5, 7)):
+        least = 0 if resources > 1 and rng.random() < 0.2 else 1
+        req = tuple(rng.randint(least if k == 0 else 0, max(1, c // 2))
+                    for k, c in enumerate(caps))
+        est = rng.randint(1, 12)
+        jobs.append(Job(id=i, index=len(running) + i, submit=0, run_time=est, estimate=est,
+                        request=req))
+    return Instance(0, ("cpus", "mem")[:resources], caps, tuple(running), tuple(jobs))
+
+
 def serial_plan(inst: Instance, order: tuple[Job, ...]) -> dict[int, int]:
     """Each job at the earliest instant from which it fits for its whole estimate."""
     held = [(inst.now, rj.expected_end, rj.alloc) for rj in inst.running
