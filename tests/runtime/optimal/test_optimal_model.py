@@ -67,3 +67,31 @@ def test_a_self_tuning_policy_stands_for_its_candidates(planning_policies: list)
 def test_the_slice_bound_never_exceeds_the_exhaustive_minimum(seed: int) -> None:
     inst = random_instance(random.Random(seed))
     assert slice_bound(inst) <= exhaustive_minimum(inst)
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_solve_pauses_the_cycle_collector_and_restores_it(enabled: bool, monkeypatch) -> None:
+    import gc
+
+    from schedc.runtime.optimal import model
+
+    seen = []
+    real = model._solve
+
+    def spy(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(model, "_solve", spy)
+    inst = random_instance(random.Random(3))
+    was = gc.isenabled()
+    try:
+        (gc.enable if enabled else gc.disable)()
+        solve(inst, time_limit=10.0, workers=1)
+        assert seen == [False] and gc.isenabled() == enabled
+        monkeypatch.setattr(model, "_solve", lambda *a, **k: 1 / 0)
+        with pytest.raises(ZeroDivisionError):
+            solve(inst, time_limit=10.0, workers=1)
+        assert gc.isenabled() == enabled
+    finally:
+        (gc.enable if was else gc.disable)()
