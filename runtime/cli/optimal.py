@@ -57,7 +57,8 @@ def add_parser(commands: Any, finite: Any) -> None:
     sub.add_argument("--time-limit", type=finite, default=60.0, metavar="SECONDS",
                      help="stop the solver after this long per instance (default 60)")
     sub.add_argument("--workers", type=int, default=None, metavar="N",
-                     help="CP-SAT workers (default: the number of cores)")
+                     help="threads (default: the number of cores): the event search "
+                          "takes one, CP-SAT the others (at least one)")
     sub.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                      help="value of a policy parameter (repeatable)")
     sub.add_argument("--lenient", action="store_true",
