@@ -30,6 +30,14 @@ CLI = [sys.executable, "-m", "schedc.runtime.cli.main"]
 # --- Ctrl-C ------------------------------------------------------------------------------
 
 
+def _sigint_as_at_a_terminal() -> None:
+    """In the child before exec: SIGINT delivered and default, whatever the test process
+    left it as (an ignored or blocked SIGINT is inherited, and Python then never raises
+    KeyboardInterrupt)."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupt(process: subprocess.Popen, after: float) -> tuple[float, str, str]:
     """SIGINT to ``process`` after ``after`` seconds: (seconds it took to exit, out, err)."""
     time.sleep(after)
@@ -49,7 +57,8 @@ def test_ctrl_c_stops_verify_at_once_and_writes_nothing(tmp_path: Path) -> None:
     process = subprocess.Popen(
         [*CLI, "verify", str(EXAMPLES / "robust-moldable.pol"), "--queued", "16",
          "--running", "16", "--format", "json", "-o", str(report), "--counterexamples",
-         str(cex)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+         str(cex)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=_sigint_as_at_a_terminal)
     seconds, out, err = _interrupt(process, 1.5)
     assert process.returncode == 130, err
     assert seconds < 2.0
@@ -89,7 +98,8 @@ LONG_CHECK = textwrap.dedent("""
 @pytest.mark.parametrize("kind", ["solver", "optimize"])
 def test_ctrl_c_interrupts_a_z3_check_in_its_midst(kind: str) -> None:
     process = subprocess.Popen([sys.executable, "-c", LONG_CHECK, kind], text=True,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               preexec_fn=_sigint_as_at_a_terminal)
     assert process.stdout is not None
     assert process.stdout.readline() == "checking\n"  # now in Z3's C code
     seconds, out, err = _interrupt(process, 0.5)
