@@ -267,7 +267,7 @@ class _Search:
         """The planned jobs' hold from ``t`` as a step function: (a summary of it on the
         first resource, all of it, ((end, what is still held after it), ...)), per resource
         when there are several. A hold below another has each term of its summary no larger
-        (`_quick`): area, first moment, last instant held."""
+        (the quick test of `_dominated`): area, first moment, last instant held."""
         width = self.width
         area = moment = 0
         last = t
