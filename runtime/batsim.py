@@ -7,7 +7,10 @@ converted), `requested_time` the walltime (our estimate on the size the job got)
 interval set ("0-3 8", `runtime/allocation.py`), `stretch` = turnaround / execution time
 (inf for a job of zero run time that waited, nan for one that did not, as Batsim's division
 gives), `consumed_energy` -1 (not measured, Batsim's value when energy is off), `metadata`
-empty. No `#` provenance lines: pandas' `read_csv`, which evalys calls as it is, would take
+empty. A job the run ended at its estimate (`--overrun kill`, the file recording a longer
+run) is `COMPLETED_WALLTIME_REACHED` with `success` 0, as Batsim ends a job at its walltime;
+every other job is `COMPLETED_SUCCESSFULLY`, `success` 1. No `#` provenance lines: pandas'
+`read_csv`, which evalys calls as it is, would take
 them for rows.
 """
 
@@ -21,6 +24,7 @@ from schedc.runtime.allocation import processor_runs, runs_text
 from schedc.runtime.atomicio import write_atomic
 from schedc.runtime.metrics import estimate_on
 from schedc.runtime.schedule import Schedule
+from schedc.runtime.workloads.overrun import killed
 
 COLUMNS = ("job_id", "workload_name", "submission_time", "requested_number_of_resources",
            "requested_time", "success", "final_state", "starting_time", "execution_time",
@@ -33,19 +37,21 @@ def write_batsim_jobs(schedule: Schedule, path: str | os.PathLike[str]) -> None:
     unit = Fraction(schedule.workload.time_unit)
     name = _workload_name(schedule.workload.source)
     processors = processor_runs(schedule)
+    ends = killed(schedule.workload)
 
     def t(x: int) -> str:  # seconds: whole for a trace in seconds, exact decimals otherwise
         return str(x) if unit == 1 else repr(float(x * unit))
 
     def fill(out) -> None:  # type: ignore[no-untyped-def]
         out.write(",".join(COLUMNS) + "\n")
-        for r, ids in zip(schedule.records, processors, strict=True):
+        for r, ids, cut in zip(schedule.records, processors, ends, strict=True):
             j = r.job
             run, turnaround = r.end - r.start, r.end - j.submit
             stretch = repr(turnaround / run) if run else ("inf" if turnaround else "nan")
             out.write(",".join((
                 str(j.id), name, t(j.submit), str(r.alloc[0]), t(estimate_on(j, r.alloc[0])),
-                "1", "COMPLETED_SUCCESSFULLY", t(r.start), t(run), t(r.end),
+                *(("0", "COMPLETED_WALLTIME_REACHED") if cut else
+                  ("1", "COMPLETED_SUCCESSFULLY")), t(r.start), t(run), t(r.end),
                 t(r.start - j.submit), t(turnaround), stretch, runs_text(ids), "-1", "",
             )) + "\n")
 

@@ -51,7 +51,8 @@ class Job:
     id: int  # the trace's job number
     index: int  # position in the workload file (file order, the last tie-breaker)
     submit: int  # seconds
-    run_time: int  # seconds actually run, already capped at the estimate
+    # seconds actually run: capped at the estimate, unless `--overrun extend` let it run on
+    run_time: int
     estimate: int  # requested time, >= 1 s
     request: tuple[int, ...]  # per resource, machine order; request[0] is cpus
     moldable: Moldable | None = None  # None: rigid (a size rule changes only the cpus)
@@ -95,8 +96,8 @@ class Job:
 
     def at_size(self, n: int) -> Job:
         """The job as it runs on ``n`` cpus: a moldable job's run time and estimate scale by
-        its speedup (whole seconds, estimate >= 1 s, still killed at its estimate); a rigid
-        job keeps its times."""
+        its speedup (whole seconds, estimate >= 1 s, still killed at its estimate unless it
+        ran past it as recorded: `--overrun extend`); a rigid job keeps its times."""
         if n == self.request[0]:
             return self
         request = (n, *self.request[1:])
@@ -107,7 +108,9 @@ class Job:
             raise ValueError(f"job {self.id} was already moved to {self.request[0]} cpus")
         p = self.request[0]
         estimate = self.estimate_at(n)
-        run_time = min(estimate, _whole_seconds(m.speedup.time_at(self.run_time, p, n)))
+        run_time = _whole_seconds(m.speedup.time_at(self.run_time, p, n))
+        if self.run_time <= self.estimate:  # killed at its estimate on any size, as recorded
+            run_time = min(estimate, run_time)  # (a job over it, `--overrun extend`, stays over)
         return evolve(self, request=request, estimate=estimate, run_time=run_time,
                       moldable=evolve(m, base=(p, self.estimate)))
 

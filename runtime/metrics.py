@@ -196,22 +196,39 @@ def write_jobs_csv(schedule: Schedule, path: str | os.PathLike[str],
     provenance).
 
     A job's size (`procs`), `run_time` and `estimate` are those of the run (a moldable job's
-    on the size it got); `requested_*` are as recorded in the workload."""
+    on the size it got); `requested_*` are as recorded in the workload (`requested_run_time`
+    the run time the file recorded, even past the estimate, `requested_estimate` the
+    estimate as read); `ended` says how the job ended: `completed`, or `killed` at its
+    estimate (`--overrun kill`). Comment lines `# capacity: {...}` (and `# time-unit: "..."`
+    for a table in smaller units) make the file a job table that `--workload` reads back
+    (``csv_table.py``)."""
+    import json
+
     from schedc.runtime.allocation import processor_runs, runs_text
+    from schedc.runtime.workloads.overrun import killed
 
     extra = schedule.resources[1:]
     processors = processor_runs(schedule)
+    workload = schedule.workload
+    ends = killed(workload)
+    machine = dict(zip(schedule.resources, schedule.capacities, strict=True))
 
     def fill(out) -> None:  # type: ignore[no-untyped-def]
         out.writelines(header)
+        out.write(f"# capacity: {json.dumps(machine)}\n")
+        if workload.time_unit != 1:
+            out.write(f"# time-unit: {json.dumps(f'{workload.time_unit} s')}\n")
         out.write(",".join(("job_id", "submit", "start", "end", "procs", "wait", "response",
                             "run_time", "estimate", "requested_procs", "requested_run_time",
-                            "requested_estimate", *extra, "allocated_resources")) + "\n")
+                            "requested_estimate", "ended", *extra, "allocated_resources"))
+                  + "\n")
         for r, ids in zip(schedule.records, processors, strict=True):
             j = r.job
+            i = j.index
             row = (j.id, j.submit, r.start, r.end, r.alloc[0], r.start - j.submit,
                    r.end - j.submit, r.end - r.start, estimate_on(j, r.alloc[0]), j.procs,
-                   j.run_time, j.estimate, *r.alloc[1:], runs_text(ids))
+                   workload.recorded_run(i), workload.recorded_estimate(i),
+                   "killed" if ends[i] else "completed", *r.alloc[1:], runs_text(ids))
             out.write(",".join(map(str, row)) + "\n")
 
     write_atomic(path, fill)

@@ -70,6 +70,8 @@ def run_json(outcome: RunResult, timing: bool = False) -> dict[str, Any]:
         "skipped": dict(sorted(outcome.workload.skipped.items())),
         "passes": outcome.schedule.passes,
         "metrics": outcome.metrics(),
+        "overrun": overrun_json(outcome),
+        "warnings": [d.message for d in outcome.warnings],
         "provenance": outcome.provenance.to_json() if outcome.provenance else None,
     }
     if outcome.schedule.tuning is not None:
@@ -77,6 +79,18 @@ def run_json(outcome: RunResult, timing: bool = False) -> dict[str, Any]:
 
         out["tuning"] = tuning_json(outcome.schedule.tuning, timing)
     return out
+
+
+def overrun_json(outcome: RunResult) -> dict[str, Any]:
+    """How the run treated jobs recorded past their estimate (`--overrun`): the workload's
+    facts, the jobs the run ended at their estimate and the cpu-seconds it simulated."""
+    from schedc.runtime.workloads.overrun import killed, overrun_facts
+
+    workload = outcome.workload
+    records = outcome.schedule.records
+    return {**overrun_facts(workload).to_dict(workload.overrun),
+            "jobs_killed_at_estimate": sum(killed(workload)),
+            "work_simulated": sum((r.end - r.start) * r.alloc[0] for r in records)}
 
 
 def provenance_header(outcome: RunResult) -> list[str]:

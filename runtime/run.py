@@ -88,6 +88,9 @@ class RunOptions:
     # Every job label of an SWF trace is read (True), or only those the policy reads, the
     # others -1: a fifth less reading time on LANL-CM5 (`schedc run` without --swf-out)
     all_labels: bool = True
+    # jobs that ran past their estimate (`--overrun`, ``workloads/overrun.py``): kill,
+    # estimate or extend
+    overrun: str = "estimate"
 
     def seeded(self) -> bool:
         """Whether ``load_seed`` changes the run: it draws only the background loads of a
@@ -184,7 +187,8 @@ def prepare_run(policy: str | Path | ir.Policy, workload: str | Path | Workload 
         given = {"file": loaded.source}
     machine_for(runtime, loaded, cluster=cluster)
     facts = _provenance(policy, policy_ir, texts, options, {
-        **given, **_workload_facts(given.get("path", given["file"]), loaded)}, options.params)
+        **given, **_workload_facts(given.get("path", given["file"]), loaded)}, options.params,
+        overrun=loaded.overrun)
     return PreparedRun(_file_of(policy), runtime, loaded, options, facts, cluster=cluster,
                        warnings=run_warnings(policy_ir, loaded))
 
@@ -264,6 +268,7 @@ def load_for(policy: RuntimePolicy, path: str, options: RunOptions,
 
     from schedc.runtime.workloads.load import load_workload
     from schedc.runtime.workloads.moldable import make_moldable
+    from schedc.runtime.workloads.overrun import apply_overrun
 
     capacities = capacities_for(policy, options.capacities)
     if cpus is not None and capacities.get("cpus") is None:
@@ -280,6 +285,7 @@ def load_for(policy: RuntimePolicy, path: str, options: RunOptions,
             workload = attrs.evolve(workload, jobs=workload.jobs[:options.limit])
         if cache is not None:  # the file as read: each run transforms its own copy
             cache[key] = workload
+    workload = apply_overrun(workload, options.overrun)
     if options.moldable is not None:
         workload = make_moldable(workload, options.moldable)
     return workload
@@ -316,9 +322,13 @@ def _prepare_state(policy: str | Path | ir.Policy, options: RunOptions) -> Prepa
 
 def _workload_facts(path: str, workload: Workload) -> dict[str, Any]:
     from schedc.runtime.provenance import sha256_file
+    from schedc.runtime.workloads.overrun import overrun_facts
 
     facts = {"sha256": sha256_file(path), "jobs": len(workload.jobs),
              "skipped": dict(sorted(workload.skipped.items()))}
+    over = overrun_facts(workload)
+    if over.over or over.no_estimate:  # what the file records that a run may not simulate
+        facts["overrun"] = over.to_dict(workload.overrun)
     if workload.time_unit != 1:  # the jobs table's times (not the metrics) count these units
         facts["time_unit"] = f"{workload.time_unit} s"
     return facts
@@ -326,7 +336,7 @@ def _workload_facts(path: str, workload: Workload) -> dict[str, Any]:
 
 def _provenance(policy: str | Path | ir.Policy, policy_ir: ir.Policy, texts: dict[str, str],
                 options: RunOptions, workload: dict[str, Any], bound: Mapping[str, str],
-                state_params: Iterable[str] = ()) -> Provenance:
+                state_params: Iterable[str] = (), overrun: str = "kill") -> Provenance:
     """What the run is made of: enough to run it again and to tell two results apart."""
     from schedc.runtime.cli.version import version
     from schedc.runtime.engine.from_ir import bind_params
@@ -350,6 +360,7 @@ def _provenance(policy: str | Path | ir.Policy, policy_ir: ir.Policy, texts: dic
             "load_factor": moldable.load_factor if moldable else 100.0,
             "speeds": list(options.speeds) if options.speeds is not None else None,
             "background_load": options.background_load,
+            "overrun": overrun,
         },
         seeds={"load_seed": options.load_seed})
 

@@ -23,7 +23,55 @@ def run_warnings(policy: ir.Policy, workload: Workload) -> tuple[Diagnostic, ...
         out.append(_rigid(policy, workload))
     if workload.time_unit != 1:
         out.append(_unit(workload))
+    out.extend(workload_warnings(workload))
     return tuple(out)
+
+
+def workload_warnings(workload: Workload) -> list[Diagnostic]:
+    """What the file records that the run does not simulate as it was: jobs past their
+    estimate (`--overrun`), jobs with no requested time (perfect estimates)."""
+    from schedc.runtime.workloads.overrun import overrun_facts
+
+    facts = overrun_facts(workload)
+    out = []
+    if facts.over:
+        out.append(_overrun(workload, facts))
+    if facts.no_estimate:
+        share = facts.no_estimate / facts.jobs
+        who = "no job of the workload has a requested time" if share == 1 else (
+            f"{facts.no_estimate:,} of {facts.jobs:,} jobs ({share:.1%}) have no requested "
+            "time")
+        out.append(Diagnostic(
+            f"{who}: their estimate is their run time, a perfect estimate that no user gives",
+            file=workload.source or None,
+            help="backfilling results depend on the estimates: compare with a trace that "
+            "records them, or say in your results that estimates were exact",
+            severity="warning"))
+    return out
+
+
+_MODES_SAID = {
+    "kill": "they end at their estimate (--overrun kill): the work past it is not simulated",
+    "estimate": "they run to completion, their estimates raised to their run times "
+                "(--overrun estimate)",
+    "extend": "they run to completion past the estimates the scheduler plans with "
+              "(--overrun extend): reservations may slip behind them",
+}
+_MODES_HELP = {
+    "kill": "--overrun estimate runs them to completion (the literature's usual cleaning)",
+    "estimate": "--overrun kill ends them at their estimate, as a batch system enforces; "
+                "--overrun extend keeps the estimates the scheduler saw",
+    "extend": "--overrun estimate raises their estimates instead; --overrun kill ends them "
+              "at their estimate",
+}
+
+
+def _overrun(workload: Workload, facts) -> Diagnostic:  # type: ignore[no-untyped-def]
+    mode = workload.overrun
+    return Diagnostic(
+        f"{facts.over:,} of {facts.jobs:,} jobs ({facts.share_jobs:.1%}) ran past their "
+        f"requested time, {facts.share_work:.1%} of the recorded work: {_MODES_SAID[mode]}",
+        file=workload.source or None, help=_MODES_HELP[mode], severity="warning")
 
 
 def _unit(workload: Workload) -> Diagnostic:

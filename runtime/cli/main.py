@@ -28,6 +28,8 @@ from schedc.runtime.cli.usage import (
 from schedc.runtime.cli.verify import VERIFY_QUEUED, VERIFY_RUNNING
 from schedc.runtime.cli.version import version
 from schedc.runtime.run import bundled_trace
+from schedc.runtime.workloads.overrun import DEFAULT as OVERRUN_DEFAULT
+from schedc.runtime.workloads.overrun import MODES as OVERRUN_MODES
 
 __all__ = ["VERIFY_QUEUED", "VERIFY_RUNNING", "build_parser", "bundled_trace", "main"]
 
@@ -251,6 +253,12 @@ def _add_simulation_options(sub: argparse.ArgumentParser, several: bool = False,
     sub.add_argument("--lenient", action="store_true",
                      help="skip and count malformed workload lines, and jobs with a "
                      "negative or repeated id or a negative submit time, instead of stopping")
+    sub.add_argument("--overrun", choices=OVERRUN_MODES, default=OVERRUN_DEFAULT,
+                     help="jobs the workload records as running past their requested time: "
+                     "`estimate` runs them to completion with the estimate raised to it "
+                     "(default, as the literature cleans such traces), `kill` ends them at "
+                     "their estimate (as a batch system enforces), `extend` runs them to "
+                     "completion while the scheduler plans with the estimate they gave")
     sub.add_argument("--range-factor", type=finite, metavar="RF",
                      help="make the jobs moldable (papers/000): a job recorded on p of n cpus "
                      "may run on [floor((1-1/RF) p)+1, floor((n-p)/RF)+p], with Downey's "

@@ -152,6 +152,26 @@ class Machine:
         for k, a in enumerate(rj.alloc):
             self.used[k] -= a
 
+    def extend_overdue(self, now: int) -> bool:
+        """Running jobs past their estimate (`--overrun extend`) are planned to end at
+        ``now + 1``, the least they can still run: their estimate is raised to that. Every
+        pass then plans on running jobs that end after ``now`` (what the proofs assume), and
+        no pass frees resources a job still holds. True if some job was moved."""
+        keys, M = self.run_keys, self.M
+        cut = bisect_left(keys, (now + 1) * M)  # expected end <= now
+        if not cut:
+            return False
+        overdue = self.running[:cut]
+        del self.running[:cut], keys[:cut]
+        for rj in overdue:
+            moved = RunningJob(evolve(rj.job, estimate=now + 1 - rj.start), rj.start, rj.alloc)
+            self.holder[rj.job.index] = moved
+            key = (now + 1) * M + rj.job.index
+            i = bisect_left(keys, key)
+            keys.insert(i, key)
+            self.running.insert(i, moved)
+        return True
+
     def enqueue(self, job: Job, key: Any, old: int) -> bool:
         """Queue ``job`` with ``key``; True if it lands after the ``old`` jobs that were
         queued before."""

@@ -74,7 +74,8 @@ def simulate(policy: RuntimePolicy, workload: Workload, progress: Progress | Non
     with paused_gc():
         sim = _Simulation(policy, workload, incremental, fast, monitor, initial, cluster, on_pass)
         if (fast and on_pass is None and initial is None and cluster is None
-                and policy.tuning is None and one_resource.eligible(policy, sim.machine.K)):
+                and policy.tuning is None and not sim.overdue
+                and one_resource.eligible(policy, sim.machine.K)):
             starts, passes = one_resource.run_one_resource(
                 policy, workload.jobs, sim.machine.cap[0], progress, incremental, monitor)
             return sim.schedule(starts, [j.request for j in workload.jobs], passes)
@@ -158,6 +159,9 @@ class _Simulation:
                             and not when_deep and policy.size_choices is None
                             and policy.tuning is None)
         self.monitor = monitor
+        # some job runs past its estimate (`--overrun extend`): each instant, running jobs
+        # past theirs are planned anew (``Machine.extend_overdue``)
+        self.overdue = any(j.run_time > j.estimate for j in workload.jobs)
         self.passes = 0
         self.on_pass = on_pass
         # The walker's end state is the last pass's, complete: a continuation may resume it.
@@ -190,6 +194,7 @@ class _Simulation:
         # a state naming its active candidate: that candidate's pass at its instant
         pinned = self.initial is not None and self.initial.active is not None
         on_change = tuner is not None and tuner.tuning.step == "change"
+        overdue = self.overdue
         for now, events in agenda.instants():
             old = len(queue)  # jobs queued before this instant's submissions
             finished = forced_pass = submitted = False
@@ -210,6 +215,8 @@ class _Simulation:
             if cluster is not None:  # new background loads at arrivals and departures
                 cluster.refresh()
                 self.view.power[0] = cluster.total_power
+            if overdue and machine.extend_overdue(now):
+                finished = True  # the plan changed: a full pass (no continuation)
             if tuner is not None and (submitted or forced_pass or (on_change and finished)) \
                     and not (forced_pass and pinned):
                 self._tune(now)
@@ -326,7 +333,8 @@ class _Simulation:
         Why this equals a full re-pass at ``now`` (policy state-free, static order, no finish
         at ``now``, so no event at all since the last pass at t_prev):
         1. No running job's estimated end lies in (t_prev, now]: it would have ended by then
-           (real end <= estimated end), which is a finish event.
+           (real end <= estimated end), which is a finish event; a job that runs past its
+           estimate (`--overrun extend`) is planned anew at ``now``, which makes a full pass.
         2. Every reservation of the last pass starts after ``now``: an earliest fit is t_prev
            or a step start of the profile; t_prev is excluded (the job would have fit and
            started), running ends are after ``now`` by 1, and reservation ends come after

@@ -29,6 +29,8 @@ give it any size in [1, capacity], its run time unchanged).
 from __future__ import annotations
 
 import csv
+import difflib
+import json
 import os
 from collections.abc import Mapping
 from fractions import Fraction
@@ -45,6 +47,10 @@ from schedc.runtime.workloads.workload import Workload, WorkloadError, read_sour
 BASE = ("id", "submit", "run_time", "estimate")
 MOLDABLE = ("min_size", "max_size")
 LABELS = LABEL_ATTRS  # optional: who submitted the job and where (``Job.user``...)
+# The columns of a `--jobs-out` table that hold a job as its workload recorded it: such a
+# table reads back as the workload it was run on (``metrics.write_jobs_csv``)
+JOBS_OUT = {"id": "job_id", "cpus": "requested_procs", "run_time": "requested_run_time",
+            "estimate": "requested_estimate"}
 
 
 def read_csv_table(
@@ -80,13 +86,20 @@ def read_csv_table(
     speedup_col = names.index("speedup") if moldable and "speedup" in names else None
     label_cols = {a: names.index(a) for a in LABELS if a in names}
     label_cells: list[list[str]] = []  # per admitted job, its label cells as written
-    where: list[int] = []
-    for col in BASE + tuple(resources):
-        if col not in names:
-            raise WorkloadError(name, 1 + offset, len(lines[0]) + 1, f"missing column `{col}`",
-                                help="the header needs " + ",".join(BASE + resources),
-                                source_line=lines[0])
-        where.append(names.index(col))
+    # a jobs table `schedc run --jobs-out` wrote: its jobs as the workload recorded them
+    alias = JOBS_OUT if all(c in names for c in JOBS_OUT.values()) else {}
+    wanted = [alias.get(c, c) for c in BASE + tuple(resources)]
+    missing = [c for c in wanted if c not in names]
+    if missing:
+        shown = ", ".join(f"`{c}`" for c in missing)
+        hints = [f"`{n}` -> `{c}`" for c in missing
+                 for n in difflib.get_close_matches(c, names, n=1, cutoff=0.7)]
+        raise WorkloadError(name, 1 + offset, len(lines[0]) + 1,
+                            f"missing column{'s' if len(missing) > 1 else ''} {shown}",
+                            help=(f"did you mean {', '.join(hints)}? " if hints else "")
+                            + "the header needs " + ",".join(BASE + resources),
+                            source_line=lines[0])
+    where = [names.index(c) for c in wanted]
     capacity = []
     for res in resources:
         cap = caps.get(res)
@@ -96,6 +109,8 @@ def read_csv_table(
         capacity.append(int(cap))
     skipped: dict[str, int] = {}
     jobs: list[Job] = []
+    runs: list[int] = []  # as recorded: a job over its estimate is capped in ``jobs``
+    unrequested: list[int] = []  # indices of the jobs with no requested time
     # ids >= 0 and distinct, submits >= 0 (runtime/workloads/assumptions.py)
     identity = JobIdentity()
     for lineno, ln in enumerate(lines[1:], 2 + offset):
@@ -120,7 +135,7 @@ def read_csv_table(
                 continue
             raise WorkloadError(name, lineno, bad[0], bad[1],
                                 help="each row holds integers, one per header column "
-                                "(or read with lenient mode)", source_line=ln)
+                                "(or skip and count such rows with --lenient)", source_line=ln)
         lo_hi = values[len(where):]
         jid, submit, run, est, *request = values[:len(where)]
         shape = None
@@ -154,9 +169,12 @@ def read_csv_table(
             col = _cell_col(ln, cells, where[BASE.index(problem.field)])
             reject(problem, name, lineno, col, ln, lenient, skipped)
             continue
-        est = est if est > 0 else run
+        if est <= 0:
+            unrequested.append(len(jobs))
+            est = run
         est = max(est, 1)  # DESIGN: never less than 1 s
         jobs.append(Job(jid, len(jobs), submit, min(run, est), est, tuple(request), shape))
+        runs.append(run)
         label_cells.append([cells[k].strip() for k in label_cols.values()])
     if label_cols:
         columns = [_labels([row[c] for row in label_cells]) for c in range(len(label_cols))]
@@ -164,7 +182,8 @@ def read_csv_table(
                 for job, *values in zip(jobs, *columns, strict=True)]
     return Workload(jobs=tuple(jobs), resources=tuple(resources), capacities=tuple(capacity),
                     skipped=dict(sorted(skipped.items())), source=name, header={},
-                    time_unit=unit)
+                    time_unit=unit, recorded_runs=tuple(runs),
+                    unrequested=tuple(unrequested))
 
 
 def _labels(cells: list[str]) -> list[int]:
@@ -217,6 +236,8 @@ def _time_unit_line(name: str, lineno: int, text: str) -> Fraction | None:
     """``# time-unit 1/100 s`` -> 1/100 (seconds per unit of the table's times); any other
     comment -> None."""
     words = text.lstrip()[1:].split()
+    if words and words[0] == "time-unit:":
+        words = ["time-unit", *_json_words(name, lineno, text, str)]
     if not words or words[0] != "time-unit":
         return None
     unit = parse_real(words[1]) if len(words) == 3 and words[2] == "s" else None
@@ -228,9 +249,28 @@ def _time_unit_line(name: str, lineno: int, text: str) -> Fraction | None:
     return unit
 
 
+def _json_words(name: str, lineno: int, text: str, kind: type) -> list[str]:
+    """The value of a ``# KEY: JSON`` line as the words of its plain form: a dict as
+    ``NAME=N`` words, a string split."""
+    try:
+        value = json.loads(text.partition(":")[2])
+    except ValueError:
+        value = None
+    if not isinstance(value, kind):
+        raise WorkloadError(name, lineno, 1, f"bad header line `{text.strip()}`",
+                            help="`# capacity: {\"cpus\": 256}` or `# time-unit: \"1/100 s\"`",
+                            source_line=text)
+    if isinstance(value, dict):
+        return [f"{k}={v}" for k, v in value.items()]
+    return value.split()
+
+
 def _capacity_line(name: str, lineno: int, text: str) -> dict[str, int]:
-    """``# capacity NAME=N ...`` -> {NAME: N}; any other comment -> {}."""
+    """``# capacity NAME=N ...`` (or ``# capacity: {"NAME": N}``, as `--jobs-out` writes it)
+    -> {NAME: N}; any other comment -> {}."""
     words = text.lstrip()[1:].split()
+    if words and words[0] == "capacity:":
+        words = ["capacity", *_json_words(name, lineno, text, dict)]
     if not words or words[0] != "capacity":
         return {}
     found: dict[str, int] = {}

@@ -65,9 +65,10 @@ def read_swf(
             text = raw.decode("utf-8", errors="replace").split("\n")
             cols, numbers = _columns_slow(name, text, lenient, skipped)
             lines = _Lines(name, text, numbers, lenient)
-        jobs = _admit(cols, resources, capacity, skipped, lines)
+        jobs, runs, unrequested = _admit(cols, resources, capacity, skipped, lines)
     return Workload(jobs=jobs, resources=tuple(resources), capacities=capacity,
-                    skipped=dict(sorted(skipped.items())), source=name, header=header)
+                    skipped=dict(sorted(skipped.items())), source=name, header=header,
+                    recorded_runs=runs, unrequested=unrequested)
 
 
 def _header_end(raw: bytes) -> int:
@@ -247,9 +248,12 @@ def _field_col(line: str, field: int) -> int:
 
 
 def _admit(cols: list[list[int]], resources: tuple[str, ...], capacity: tuple[int, ...],
-           skipped: dict[str, int], lines: _Lines | None = None) -> tuple[Job, ...]:
+           skipped: dict[str, int], lines: _Lines | None = None
+           ) -> tuple[tuple[Job, ...], tuple[int, ...], tuple[int, ...]]:
     """Apply DESIGN's skip and estimate rules, then (careful path: ``lines``) check the input
-    assumptions of the jobs that pass them; list comprehensions, as this runs per line."""
+    assumptions of the jobs that pass them; list comprehensions, as this runs per line.
+    Returns the jobs (killed at their estimate), their recorded run times and the indices of
+    the jobs with no requested time."""
     ids, submits, runs, procs, used_mem, req_procs, req_time, req_mem, *labels = cols
     # allocated procs (field 5), else requested procs (field 8)
     low = _where((1).__gt__, procs)
@@ -283,16 +287,19 @@ def _admit(cols: list[list[int]], resources: tuple[str, ...], capacity: tuple[in
             keep[i] = False
         ids, submits, runs, req_time, requests, *labels = (
             list(compress(c, keep)) for c in (ids, submits, runs, req_time, requests, *labels))
+    unrequested: list[int] = []
     if min(req_time, default=1) > 0:
         ests = req_time  # every line has a requested time
     else:
+        unrequested = _where((1).__gt__, req_time)
         ests = [q if q > 0 else (r if r > 0 else 1) for q, r in zip(req_time, runs, strict=True)]
     caps = [r if r < e else e for r, e in zip(runs, ests, strict=True)]  # killed at its estimate
     # the archive writes -1 for unknown; any negative label is unknown (proofs assume >= -1)
     labels = [col if min(col, default=0) >= -1 else [v if v >= -1 else -1 for v in col]
               for col in labels]
-    return _make_jobs(ids, range(len(ids)), submits, caps, ests, requests,
+    jobs = _make_jobs(ids, range(len(ids)), submits, caps, ests, requests,
                       repeat(None, len(ids)), *labels)
+    return jobs, tuple(runs), tuple(unrequested)
 
 
 _JOB_FIELDS = ("id", "index", "submit", "run_time", "estimate", "request", "moldable", "user",
@@ -344,12 +351,17 @@ def _skip_reason(run: int, request: tuple[int, ...], resources: tuple[str, ...],
 def write_swf(schedule: Schedule, path: str | os.PathLike[str],
               provenance: Mapping[str, Any] | None = None) -> None:
     """Write the simulated schedule as an SWF v2.2 log (atomically); ``provenance`` (a run's
-    facts) as header comments `; Schedc-KEY: VALUE`, VALUE in JSON, after the standard ones."""
+    facts) as header comments `; Schedc-KEY: VALUE`, VALUE in JSON, after the standard ones.
+    Field 11 (status) keeps SWF's meaning: 1 the job completed, 0 the run ended it at its
+    estimate (`--overrun kill`: the trace records a longer run)."""
     write_atomic(path, lambda out: _write(schedule, out, provenance or {}))
 
 
 def _write(schedule: Schedule, out: TextIO, provenance: Mapping[str, Any]) -> None:
+    from schedc.runtime.workloads.overrun import killed
+
     mem_at = schedule.resources.index("memory") if "memory" in schedule.resources else -1
+    ends = killed(schedule.workload)
     out.write("; Version: 2.2\n")
     out.write("; Computer: schedc simulation\n")
     out.write(f"; Note: schedule of policy {schedule.policy_name} on {schedule.workload.source}\n")
@@ -365,6 +377,7 @@ def _write(schedule: Schedule, out: TextIO, provenance: Mapping[str, Any]) -> No
         procs = rec.alloc[0]
         mem = rec.alloc[mem_at] // procs if mem_at >= 0 else -1
         fields = (job.id, job.submit, rec.start - job.submit, rec.end - rec.start, procs, -1,
-                  mem, job.procs, job.estimate, mem, 1, job.user, job.group, job.executable,
+                  mem, job.procs, job.estimate, mem, 0 if ends[job.index] else 1, job.user,
+                  job.group, job.executable,
                   job.queue, job.partition, -1, -1)
         out.write(" ".join(map(str, fields)) + "\n")

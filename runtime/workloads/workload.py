@@ -28,6 +28,32 @@ class Workload:
     # seconds per unit of the file's times (a table's `# time-unit 1/100 s`): the simulation
     # runs in the file's integers, exactly; metrics are reported in seconds
     time_unit: Fraction = Fraction(1)
+    # What the file recorded, by job index, where the jobs run otherwise: each job's run
+    # time before it was capped at its estimate (`--overrun`, ``overrun.py``), and its
+    # estimate as read. Empty: the jobs are as recorded (a generated or state workload).
+    recorded_runs: tuple[int, ...] = ()
+    recorded_estimates: tuple[int, ...] = ()
+    # indices of the jobs whose file gave no requested time: their estimate is their run
+    # time (a perfect one)
+    unrequested: tuple[int, ...] = ()
+    # how jobs that ran past their estimate run (``overrun.MODES``): kill is as read
+    overrun: str = "kill"
+
+    @property
+    def no_estimate(self) -> int:
+        """How many jobs have no requested time (of these jobs: a prefix keeps indices)."""
+        n = len(self.jobs)
+        return sum(1 for i in self.unrequested if i < n)
+
+    def recorded_run(self, index: int) -> int:
+        """The run time the file recorded for job ``index`` (uncapped)."""
+        runs = self.recorded_runs
+        return runs[index] if runs else self.jobs[index].run_time
+
+    def recorded_estimate(self, index: int) -> int:
+        """The estimate job ``index`` had as read (before `--overrun estimate` raised it)."""
+        ests = self.recorded_estimates
+        return ests[index] if ests else self.jobs[index].estimate
 
     @property
     def skipped_total(self) -> int:
