@@ -2,6 +2,7 @@
 
     python benchmarks/fuzz_pass.py --count 200 --seed 0 --states 15 --jobs 2 --out fuzz-pass
     python benchmarks/fuzz_pass.py --count 100 --seed 0 --tuned-rate 1   # dynP policies
+    python benchmarks/fuzz_pass.py --count 100 --seed 0 --slack-rate 1   # relaxed backfilling
     python benchmarks/fuzz_pass.py --count 200 --seed 0 --reachable 6    # states runs reach
 
 Policy i is generated from seed S + i as in fuzz_verify.py; each is encoded once (N=3 queued,
@@ -49,17 +50,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tuned-rate", type=float, default=0.0, metavar="P",
                    help="chance that a policy is a self-tuning dynP policy (default 0: the "
                         "seeds give the policies of earlier campaigns)")
+    p.add_argument("--slack-rate", type=float, default=0.0, metavar="P",
+                   help="chance that a policy that reserves gets a `slack` clause (default 0)")
     args = p.parse_args(argv)
     started = time.perf_counter()
     seeds = range(args.seed, args.seed + args.count)
     check, each = ((check_reachable, args.reachable) if args.reachable
                    else (check_policy, args.states))
-    checks = _in_processes(check, seeds, each, GenConfig(tuned_rate=args.tuned_rate),
+    checks = _in_processes(check, seeds, each, GenConfig(tuned_rate=args.tuned_rate,
+                                                     slack_rate=args.slack_rate),
                            args.jobs, args.seconds)
     figures = tally(checks) | {"seconds": round(time.perf_counter() - started, 1),
                                  "first_seed": args.seed, "count": args.count,
                                  "states_each": args.states, "reachable_runs": args.reachable,
-                                 "tuned_rate": args.tuned_rate}
+                                 "tuned_rate": args.tuned_rate,
+                                 "slack_rate": args.slack_rate}
     for check in checks:
         for m in check.mismatches:
             print(f"seed {m.seed}: {m.what}\n{m.policy}\n{json.dumps(m.state, default=float)}\n")

@@ -221,6 +221,11 @@ class Policy:
     warnings: tuple[Diagnostic, ...] = field(default=(), eq=False, repr=False)
     # A self-tuning dynP policy (papers/001): its passes are its candidates' (``Tuning``)
     tuning: Tuning | None = None
+    # `slack EXPR` (relaxed backfilling): a number of the reserved job, evaluated when it is
+    # reserved; the plan holds the reservation from its earliest fit plus max(0, floor(EXPR))
+    # when it fits there (else from its earliest fit), so the pass's later starts may delay
+    # it by that much. None: no slack, every reservation is held at its earliest fit
+    slack: Expr | None = None
 
 
 # Plan metrics a self-tuning step may measure (runtime/plan_metrics.py defines each)
@@ -313,10 +318,11 @@ def reads_state(expr: Expr) -> bool:
 
 def decision_exprs(policy: Policy) -> list[Expr]:
     """Every expression a pass decides by: order keys, sizes, backfill score and condition,
-    reservation key and condition."""
+    reservation key, condition and slack."""
     exprs = [k.expr for k in policy.order] + [policy.size, policy.size_low,
                                               policy.backfill.score, policy.backfill.condition,
-                                              policy.reserve_per, policy.reserve_when]
+                                              policy.reserve_per, policy.reserve_when,
+                                              policy.slack]
     return [e for e in exprs if e is not None]
 
 

@@ -3,7 +3,9 @@
 The simulator's pass is trusted by nobody: after it, we re-derive from the running jobs and
 the pass's reservations (not from the pass's own bookkeeping) that no resource is
 overcommitted now and that every reservation still fits, i.e. no job started after a
-reservation was made pushed it back.
+reservation was made pushed it back. With `slack` (relaxed backfilling) a reservation is held
+up to its slack after its earliest fit: it must still fit there, so no start moved it more
+than the policy allows.
 """
 
 from __future__ import annotations
@@ -82,9 +84,30 @@ def check_kept_size(policy: RuntimePolicy, job: Job, sized: Job, alloc: tuple[in
 @frozen(slots=True)
 class Reservation:
     job: Job
-    start: int
+    start: int  # where the plan holds it
     end: int  # start + estimate
     alloc: tuple[int, ...]
+    # `slack` (relaxed backfilling): its earliest fit when it was made (None: ``start``) and
+    # the slack it was given, in seconds; the plan holds it at most that much later
+    earliest: int | None = None
+    slack: int = 0
+
+    def allowed(self) -> str:
+        """The delay the policy allows, for messages: none, or the slack and from when."""
+        if self.earliest is None:
+            return ""
+        return f" (its earliest fit t={self.earliest} plus its slack of {self.slack} s)"
+
+
+def _check_slack(now: int, policy: str, reservations: Sequence[Reservation]) -> None:
+    """Each reservation is held no later than its earliest fit plus its slack: the window
+    the capacity checks below protect is one the policy's guarantee allows."""
+    for r in reservations:
+        if r.earliest is not None and not r.earliest <= r.start <= r.earliest + r.slack:
+            raise MonitorViolation(
+                f"t={now}: policy {policy}: reservation of job {r.job.id} held at t={r.start},"
+                f" outside its earliest fit t={r.earliest} plus its slack of {r.slack} s",
+                "reservation-safety")
 
 
 def check_capacity(now: int, policy: str, resources: Sequence[str], capacity: Sequence[int],
@@ -112,6 +135,7 @@ def check_reservations(now: int, policy: str, resources: Sequence[str],
     merged sweep over the running jobs and the sorted reservations, O(R + n log n).
     """
     K = len(capacity)
+    _check_slack(now, policy, reservations)
     if len(reservations) == 1:
         _check_one(now, policy, resources, capacity, used, running, keys, M, reservations[0],
                    started)
@@ -148,9 +172,12 @@ def check_reservations(now: int, policy: str, resources: Sequence[str],
             if use[k] + held[k] > capacity[k]:
                 res_ids = ", ".join(str(reservations[i].job.id) for i in sorted(active))
                 ids = ", ".join(str(j.id) for j in started)
+                # the reservations starting at t, with the delay each is allowed
+                allowed = "".join(reservations[i].allowed() for i in sorted(active)
+                                  if reservations[i].start == t)
                 raise MonitorViolation(
-                    f"t={now}: policy {policy}: reservation of job(s) [{res_ids}] at t={t} "
-                    f"delayed: resource `{resources[k]}` needs {use[k] + held[k]} of "
+                    f"t={now}: policy {policy}: reservation of job(s) [{res_ids}] at t={t}"
+                    f"{allowed} delayed: resource `{resources[k]}` needs {use[k] + held[k]} of "
                     f"{capacity[k]} after starting jobs [{ids}]", "reservation-safety")
 
 
@@ -174,6 +201,6 @@ def _check_one(now: int, policy: str, resources: Sequence[str], capacity: Sequen
         if u + a > c:
             ids = ", ".join(str(j.id) for j in started)
             raise MonitorViolation(
-                f"t={now}: policy {policy}: reservation of job {res.job.id} at t={t} "
-                f"delayed: resource `{resources[k]}` needs {u + a} of {c} "
+                f"t={now}: policy {policy}: reservation of job {res.job.id} at t={t}"
+                f"{res.allowed()} delayed: resource `{resources[k]}` needs {u + a} of {c} "
                 f"after starting jobs [{ids}]", "reservation-safety")

@@ -114,7 +114,84 @@ LABELS = {
     "sldwa": "SLDwA",
     "mean_queue": "mean queue length (jobs)",
     "weighted_response": "weighted response (s, K-resource)",
+    "measured": "jobs measured",
+    "warmup_jobs": "jobs left out: warm-up",
+    "cooldown_jobs": "jobs left out: cool-down",
+    "bsld_tau": "bounded slowdown threshold (s)",
+    "users": "users (known id)",
+    "user_bsld_std": "per-user mean bsld: std dev",
+    "user_bsld_min": "per-user mean bsld: min",
+    "user_bsld_max": "per-user mean bsld: max",
+    "user_bsld_max_over_min": "per-user mean bsld: max / min",
 }
+# The percentiles' table (rows: quantity; columns: percentile), not the metrics table's rows
+PERCENTILE_ROWS = (("wait", "wait (s)"), ("response", "response (s)"),
+                   ("bounded_slowdown", "bounded slowdown"))
+PERCENTILE_COLUMNS = (("median", "median"), ("p90", "90th"), ("p95", "95th"), ("p99", "99th"))
+_IN_PERCENTILES = frozenset(f"{c}_{r}" for r, _ in PERCENTILE_ROWS for c, _ in PERCENTILE_COLUMNS)
+_LEFT_OUT = ("measured", "warmup_jobs", "cooldown_jobs")
+
+
+def label(key: str, metrics: dict[str, Any]) -> str:
+    """A metric's label in the tables; bounded slowdown's says the threshold it used."""
+    if key == "mean_bounded_slowdown":
+        return f"mean bounded slowdown ({tau_text(metrics)} s)"
+    if key in _IN_PERCENTILES:  # e.g. "wait (s): 95th percentile"
+        which, _, of = key.partition("_")
+        rows = dict(PERCENTILE_ROWS, bounded_slowdown=f"bounded slowdown ({tau_text(metrics)} s)")
+        return f"{rows[of]}: {dict(PERCENTILE_COLUMNS)[which]}" + (
+            "" if which == "median" else " percentile")
+    return LABELS.get(key, key)
+
+
+def tau_text(metrics: dict[str, Any]) -> str:
+    return str(metrics.get("bsld_tau", 10))
+
+
+def metric_rows(metrics: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The metrics table's rows (label, value), as `schedc run` prints them: the scalars
+    but the percentiles (their own table) and tau (in the label); the jobs measured and
+    left out after the jobs simulated, when some were left out; the per-user spread only
+    when some job has a user."""
+    rows = []
+    shown = dict(_scalar_items(metrics))
+    left_out = shown.get("warmup_jobs") or shown.get("cooldown_jobs")
+    for key, value in shown.items():
+        if key in _IN_PERCENTILES or key == "bsld_tau" or key in _LEFT_OUT or (
+                key.startswith("user_bsld_") and value is None):
+            continue
+        rows.append((label(key, metrics), value))
+        if key == "jobs" and left_out:
+            rows += [(LABELS[k], shown[k]) for k in _LEFT_OUT]
+    return rows
+
+
+def percentile_rows(metrics: dict[str, Any]) -> list[list[Any]]:
+    """The percentiles' table: a row per quantity (label, median, 90th, 95th, 99th); none
+    from a result without them."""
+    if "median_wait" not in metrics:
+        return []
+    names = dict(PERCENTILE_ROWS, bounded_slowdown=f"bounded slowdown ({tau_text(metrics)} s)")
+    return [[names[r], *(metrics[f"{c}_{r}"] for c, _ in PERCENTILE_COLUMNS)]
+            for r, _ in PERCENTILE_ROWS]
+
+
+def class_title(metrics: dict[str, Any]) -> str:
+    from schedc.runtime.metrics import NARROW_PROCS, SHORT_RUN
+
+    return (f"per width x length category (short: run <= {SHORT_RUN // 3600} h, narrow: <= "
+            f"{NARROW_PROCS} procs)")
+
+
+def class_rows(metrics: dict[str, Any]) -> list[tuple[str, int, float, float]]:
+    """The width x length categories that have jobs: (category, jobs, mean response, mean
+    bounded slowdown)."""
+    from schedc.runtime.metrics import CLASSES
+
+    if "class_jobs" not in metrics:
+        return []
+    return [(name, n, metrics["class_mean_response"][k], metrics["class_mean_bounded_slowdown"][k])
+            for k, (name, n) in enumerate(zip(CLASSES, metrics["class_jobs"], strict=True)) if n]
 
 
 def _title(outcome: RunResult) -> str:
@@ -153,16 +230,33 @@ def print_run(outcome: RunResult, to_stderr: bool = False, timing: bool = False)
     table = Table(title=title, min_width=len(title))  # the title on one line
     table.add_column("metric")
     table.add_column("value", justify="right")
-    for key, value in _scalar_items(metrics):
-        table.add_row(LABELS.get(key, key), _format(value))
+    for name, value in metric_rows(metrics):
+        table.add_row(name, _format(value))
     console = stderr_console() if to_stderr else stdout_console()
     console.print(table)
+    percentiles = Table(title="percentiles (nearest rank)")
+    percentiles.add_column("of")
+    for _, header in PERCENTILE_COLUMNS:
+        percentiles.add_column(header, justify="right")
+    for row in percentile_rows(metrics):
+        percentiles.add_row(row[0], *map(_format, row[1:]))
+    if percentile_rows(metrics):
+        console.print(percentiles)
     categories = Table(title="mean response per area category (procs x run time)")
     for column in ("category", "area", "jobs", "mean response (s)"):
         categories.add_column(column, justify="right")
     for c, area, jobs, response in category_rows(metrics):
         categories.add_row(str(c), area, _format(jobs), _format(response))
     console.print(categories)
+    title = class_title(metrics)
+    classes = Table(title=title, min_width=len(title))
+    classes.add_column("category")
+    for column in ("jobs", "mean response (s)", f"mean bsld ({tau_text(metrics)} s)"):
+        classes.add_column(column, justify="right")
+    for name, jobs, response, bsld in class_rows(metrics):
+        classes.add_row(name, _format(jobs), _format(response), _format(bsld))
+    if class_rows(metrics):
+        console.print(classes)
     skipped = outcome.workload.skipped
     if skipped:
         detail = ", ".join(f"{n:,} {reason}" for reason, n in sorted(skipped.items()))
@@ -184,7 +278,7 @@ def compare_json(outcomes: Sequence[RunResult], labels: Sequence[str] | None = N
         "provenance": shared,
         "policies": [
             {"policy": o.policy.name, "label": label, "policy_file": o.policy_file,
-             "metrics": o.metrics(), "provenance": mine}
+             "metrics": o.metrics(), "overrun": overrun_json(o), "provenance": mine}
             for o, label, mine in zip(outcomes, _labels(outcomes, labels), own, strict=True)
         ],
     }

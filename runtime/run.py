@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from schedc.dsl import ir
     from schedc.runtime.engine.cluster import Cluster
     from schedc.runtime.engine.policy import RuntimePolicy
+    from schedc.runtime.metrics import Cut, MetricOptions
     from schedc.runtime.provenance import Provenance
     from schedc.runtime.schedule import Schedule
     from schedc.runtime.workloads.moldable import MoldableSpec
@@ -91,6 +92,16 @@ class RunOptions:
     # jobs that ran past their estimate (`--overrun`, ``workloads/overrun.py``): kill,
     # estimate or extend
     overrun: str = "estimate"
+    # How the metrics measure the run (``metrics.MetricOptions``): bounded slowdown's
+    # threshold in seconds, and the jobs left out at the start and the end (still simulated)
+    bsld_tau: int | float = 10
+    warmup: Cut | None = None
+    cooldown: Cut | None = None
+
+    def metric_options(self) -> MetricOptions:
+        from schedc.runtime.metrics import MetricOptions
+
+        return MetricOptions(self.bsld_tau, self.warmup, self.cooldown)
 
     def seeded(self) -> bool:
         """Whether ``load_seed`` changes the run: it draws only the background loads of a
@@ -108,18 +119,19 @@ class RunResult:
     wall: float = 0.0  # seconds of the simulation alone
     provenance: Provenance | None = None  # what it ran: versions, hashes, params, options
     warnings: tuple[Diagnostic, ...] = ()  # likely mistakes (runtime/traps.py), shown once
+    measure: MetricOptions | None = None  # the run's `RunOptions.metric_options()`
     # computed once: a table, --json and --csv of one run all read it
     _metrics: dict[str, Any] = field(init=False, eq=False, repr=False, default=Factory(
-        lambda self: _metrics_of(self.schedule), takes_self=True))
+        lambda self: _metrics_of(self.schedule, self.measure), takes_self=True))
 
     def metrics(self) -> dict[str, Any]:
         return self._metrics
 
 
-def _metrics_of(schedule: Schedule) -> dict[str, Any]:
+def _metrics_of(schedule: Schedule, measure: MetricOptions | None = None) -> dict[str, Any]:
     from schedc.runtime.metrics import compute_metrics
 
-    return compute_metrics(schedule).to_dict()
+    return compute_metrics(schedule, measure).to_dict()
 
 
 def run_policy(policy: str | Path | ir.Policy, workload: str | Path | Workload | None = None,
@@ -156,7 +168,8 @@ class PreparedRun:
         return RunResult(policy_file=self.policy_file, policy=self.policy,
                          workload=self.workload, schedule=schedule,
                          cluster=self.cluster.describe() if self.cluster else None,
-                         wall=wall, provenance=self.provenance, warnings=self.warnings)
+                         wall=wall, provenance=self.provenance, warnings=self.warnings,
+                         measure=self.options.metric_options())
 
 
 def prepare_run(policy: str | Path | ir.Policy, workload: str | Path | Workload | None = None,
@@ -186,6 +199,7 @@ def prepare_run(policy: str | Path | ir.Policy, workload: str | Path | Workload 
         loaded = workload
         given = {"file": loaded.source}
     machine_for(runtime, loaded, cluster=cluster)
+    _check_measure(options, loaded)
     facts = _provenance(policy, policy_ir, texts, options, {
         **given, **_workload_facts(given.get("path", given["file"]), loaded)}, options.params,
         overrun=loaded.overrun)
@@ -274,18 +288,20 @@ def load_for(policy: RuntimePolicy, path: str, options: RunOptions,
     if cpus is not None and capacities.get("cpus") is None:
         capacities["cpus"] = cpus  # one cpu per processor of the cluster
     require_file(path, "workload")
-    labels = None if options.all_labels else policy.labels_read
+    # the user too: the metrics' per-user fairness reads it (one column more)
+    labels = None if options.all_labels or policy.labels_read is None else (
+        *policy.labels_read, "user")
     key = (path, policy.resources, tuple(capacities.items()), options.lenient, options.limit,
-           labels)
+           labels, options.overrun)
     workload = (cache or {}).get(key)
     if workload is None:
         workload = load_workload(path, resources=policy.resources, capacities=capacities,
                                  lenient=options.lenient, labels=labels)
         if options.limit is not None:  # a prefix keeps jobs[i].index == i
             workload = attrs.evolve(workload, jobs=workload.jobs[:options.limit])
-        if cache is not None:  # the file as read: each run transforms its own copy
+        workload = apply_overrun(workload, options.overrun)
+        if cache is not None:  # read and in its overrun mode: each run molds its own copy
             cache[key] = workload
-    workload = apply_overrun(workload, options.overrun)
     if options.moldable is not None:
         workload = make_moldable(workload, options.moldable)
     return workload
@@ -313,11 +329,32 @@ def _prepare_state(policy: str | Path | ir.Policy, options: RunOptions) -> Prepa
                           help="kept sizes are for `size fixed` policies: remove the `size` "
                           "fields")
     machine_for(runtime, state.workload, initial=state)
+    _check_measure(options, state.workload)
     facts = _provenance(policy, policy_ir, texts, options, {
         "state": options.state, **_workload_facts(options.state, state.workload)},
         bound, state_params=state.params)
     return PreparedRun(_file_of(policy), runtime, state.workload, options, facts,
                        initial=state, warnings=run_warnings(policy_ir, state.workload))
+
+
+def _check_measure(options: RunOptions, workload: Workload) -> None:
+    """The metrics' options against the workload, before the simulation: a threshold of no
+    time, or a warm-up and cool-down that leave no job to measure, is found now."""
+    from schedc.runtime.metrics import left_out
+
+    if not options.bsld_tau > 0:
+        raise OptionError(f"--bsld-tau {options.bsld_tau}: the threshold must be more than 0 s",
+                          help="bounded slowdown divides by max(run time, tau), e.g. "
+                          "--bsld-tau 10")
+    keep, warm, cool = left_out(workload.jobs, options.metric_options(), workload.time_unit)
+    if keep is not None and not any(keep):
+        cuts = [f"{flag} {cut}" for flag, cut in (
+            ("--warmup", options.warmup), ("--cooldown", options.cooldown)) if cut is not None]
+        verb = "leave" if len(cuts) > 1 else "leaves"
+        raise OptionError(f"{' and '.join(cuts)} {verb} out all {len(keep):,} jobs of the "
+                          f"workload "
+                          f"({warm:,} warm-up, {cool:,} cool-down): no job is left to measure",
+                          help="give a shorter warm-up or cool-down")
 
 
 def _workload_facts(path: str, workload: Workload) -> dict[str, Any]:
@@ -361,6 +398,10 @@ def _provenance(policy: str | Path | ir.Policy, policy_ir: ir.Policy, texts: dic
             "speeds": list(options.speeds) if options.speeds is not None else None,
             "background_load": options.background_load,
             "overrun": overrun,
+            # how the metrics measure it: bounded slowdown's threshold, jobs left out
+            "bsld_tau": options.bsld_tau,
+            "warmup": str(options.warmup) if options.warmup is not None else None,
+            "cooldown": str(options.cooldown) if options.cooldown is not None else None,
         },
         seeds={"load_seed": options.load_seed})
 

@@ -39,8 +39,8 @@ def workload_warnings(workload: Workload) -> list[Diagnostic]:
     if facts.no_estimate:
         share = facts.no_estimate / facts.jobs
         who = "no job of the workload has a requested time" if share == 1 else (
-            f"{facts.no_estimate:,} of {facts.jobs:,} jobs ({share:.1%}) have no requested "
-            "time")
+            f"{facts.no_estimate:,} of {facts.jobs:,} jobs ({share:.1%}) "
+            f"{'has' if facts.no_estimate == 1 else 'have'} no requested time")
         out.append(Diagnostic(
             f"{who}: their estimate is their run time, a perfect estimate that no user gives",
             file=workload.source or None,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from repo import ROOT
-from shared_traces import shared_trace
+from shared_traces import TRACES, shared_trace
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 BLOCKS = re.findall(r"```[a-z]*\n(.*?)```", README, re.DOTALL)
@@ -97,6 +97,7 @@ def test_the_readme_figure_commands_make_its_figures(words, tmp_path, monkeypatc
         spec = _sweep_before(words[3])
         for name in ("LANL-CM5-1994-4.1-cln.swf.gz", "NASA-iPSC-1993-3.1-cln.swf.gz"):
             shared_trace(name)  # its traces, else a skip saying where they are looked for
+        monkeypatch.setenv("SCHEDC_TRACES", str(TRACES))  # the spec's default is traces/
         made = tmp_path / "sweep.out"
         assert main(["sweep", spec, "--out", str(made), "--no-figures", "--no-progress"]) \
             == 0, capsys.readouterr().err

@@ -26,6 +26,7 @@ _JOB = Var("job", "queue")
 _CLAUSE_NAMES = {
     ast.MachineClause: "machine", ast.OrderClause: "order", ast.ReserveClause: "reserve",
     ast.BackfillClause: "backfill", ast.SizeClause: "size", ast.CandidatesClause: "candidates",
+    ast.SlackClause: "slack",
 }
 MAX_SIZE_CHOICES = 32  # `size choose N`: the symbolic pass encodes one earliest fit per choice
 
@@ -259,6 +260,21 @@ class Compiler:
                               f"{backfill.kind}`",
                               "add `backfill first_fit`: with `none` no job is ever reserved, "
                               "and `best` and `when` act after a global depth")
+        slack = None
+        if "slack" in eff:
+            loc = eff["slack"][0]
+            sl: ast.SlackClause = loc.clause
+            slack = self.lowerer.expect(sl.expr, scope(loc), ("int", "real"), "`slack`",
+                                        "a number of seconds, e.g. `job.estimate / 10`")
+            if backfill.kind not in ("first_fit", "when"):
+                self.report.error(sl.span, "`slack` needs `backfill first_fit` or `when`, but "
+                                  f"this policy has `backfill {backfill.kind}`",
+                                  "a slack lets backfilled jobs delay reservations: add "
+                                  "`backfill first_fit`")
+            elif depth == 0 and reserve_when is None:
+                self.report.error(sl.span, "`slack` needs reservations, but this policy "
+                                  "makes none (`reserve 0`)",
+                                  "add `reserve 1` (EASY) or `reserve all`")
         size = size_low = size_choices = None
         size_fixed = False
         if "size" in eff:
@@ -294,7 +310,7 @@ class Compiler:
             return None
         exprs = [k.expr for k in order] + [i.expr for i in invariants]
         exprs += [e for e in (size, backfill.score, backfill.condition, reserve_per,
-                              reserve_when, size_low) if e is not None]
+                              reserve_when, size_low, slack) if e is not None]
         used = {n.name for e in exprs for n in ir.walk(e) if isinstance(n, ir.ParamRef)}
         if isinstance(depth, ir.ParamRef):
             used.add(depth.name)
@@ -306,7 +322,7 @@ class Compiler:
             return None  # a param with a faulty declaration (already reported)
         return ir.Policy(p.name, file, machine, params, tuple(order), depth, backfill, size,
                          tuple(invariants), reserve_per, reserve_when, size_choices, size_low,
-                         size_fixed, warnings=self.lint(eff, depth, backfill))
+                         size_fixed, warnings=self.lint(eff, depth, backfill), slack=slack)
 
     def lint(self, eff: dict[str, list[_Located]], depth, backfill: ir.Backfill
              ) -> tuple[Diagnostic, ...]:

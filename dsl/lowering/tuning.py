@@ -20,7 +20,7 @@ _Located = Any
 
 TUNING_KINDS = ("candidates", "metric", "decider", "step")
 # the clauses of a planning policy: a dynP policy's passes are its candidates'
-PASS_KINDS = ("machine", "order", "reserve", "backfill", "size")
+PASS_KINDS = ("machine", "order", "reserve", "backfill", "size", "slack")
 _CHOICES = {"metric": ir.TUNING_METRICS, "decider": ir.DECIDERS, "step": ir.TUNING_STEPS}
 _DEFAULTS = {"decider": "advanced", "step": "submit"}
 
@@ -35,6 +35,8 @@ def why_not_planning(p: ir.Policy) -> str | None:
         return "it does not reserve every waiting job that does not fit"
     if p.backfill.kind == "none":
         return "with `backfill none` a pass stops at the first job that does not fit"
+    if p.slack is not None:  # the self-tuning step plans reservations at their earliest fits
+        return "its `slack` holds reservations after their earliest fits"
     return None
 
 

@@ -200,6 +200,15 @@ class SizeClause:
 
 
 @frozen
+class SlackClause:
+    """`slack EXPR`: a reservation may be held up to EXPR seconds (of the reserved job) after
+    its earliest fit (relaxed backfilling)."""
+
+    expr: Expr
+    span: Span | None = _span()
+
+
+@frozen
 class InvariantClause:
     expr: Expr
     text: str = field(default="", eq=False)  # the source text, for reports
@@ -226,7 +235,7 @@ class TuningClause:
 
 
 Clause = (MachineClause | OrderClause | ReserveClause | BackfillClause | SizeClause
-          | InvariantClause | CandidatesClause | TuningClause)
+          | InvariantClause | CandidatesClause | TuningClause | SlackClause)
 
 
 @frozen

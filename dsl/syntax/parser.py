@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 from functools import cache, lru_cache
 
 from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from schedc.dsl.diagnostics import Diagnostic, Span
+from schedc.dsl.diagnostics import Diagnostic, Span, did_you_mean
 from schedc.dsl.syntax import ast
 from schedc.grammar import grammar_text
 
@@ -29,7 +30,7 @@ _WORDS = {
     "DIRECTION": "`asc` or `desc`", "RESERVE_ALL": "`all`",
     "BACKFILL_SIMPLE": "`none` or `first_fit`",
     "BACKFILL_WHEN": "`when`", "OR_WHEN": "`or when`", "SIZE_FIXED": "`fixed`",
-    "TUNING_WORD": "`metric`, `decider` or `step`",
+    "TUNING_WORD": "`metric`, `decider` or `step`", "SLACK_WORD": "`slack`",
     "$END": "the end of the file",
     "LPAR": "`(`", "RPAR": "`)`", "LSQB": "`[`", "RSQB": "`]`", "LBRACE": "`{`",
     "RBRACE": "`}`", "COMMA": "`,`", "COLON": "`:`", "DOT": "`.`", "EQUAL": "`=`",
@@ -179,6 +180,9 @@ class _ToAst(Transformer):
         return ast.SizeClause(high, choices=int(n), low=low, fixed=fixed is not None,
                               span=self._s(meta))
 
+    def slack_clause(self, meta, c):
+        return ast.SlackClause(c[1], span=self._s(meta))
+
     def invariant_clause(self, meta, c):
         e = c[0]
         # The clause's own text, from the expression's first to last character.
@@ -258,6 +262,9 @@ class _ToAst(Transformer):
         return c[0]
 
 
+_KEYWORD = re.compile(r"`([a-z_]+)`")  # a keyword in `_word`'s words
+
+
 def _syntax_error(file: str, text: str, err: UnexpectedInput) -> Diagnostic:
     lines = text.split("\n")
     line, col = max(err.line, 1), max(err.column, 1)
@@ -282,6 +289,12 @@ def _syntax_error(file: str, text: str, err: UnexpectedInput) -> Diagnostic:
         # Exact acceptable tokens (the error's own set is LALR-approximate after reductions).
         expected = interactive.accepts() or expected
     help_ = f"expected {_expected(set(expected))}" if expected else None
+    if help_ and isinstance(err, UnexpectedToken) and str(err.token).isidentifier():
+        # a misspelled keyword (`reserv`): the closest of the words that may come here
+        keywords = {w for n in expected for w in _KEYWORD.findall(_word(n))}
+        close = did_you_mean(str(err.token), keywords)
+        if close:
+            help_ = f"{close} ({help_})"
     span = Span(file, line, col, line, col + width)
     return Diagnostic.at(span, f"syntax error: {msg}", help_, source)
 

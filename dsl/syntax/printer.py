@@ -96,6 +96,8 @@ def _clause(c: ast.Clause) -> str:
             return f"size {'fixed ' if fixed else ''}choose {n} in [{expr(low)}, {expr(x)}]"
         case ast.InvariantClause(expr=x):
             return f"invariant {expr(x)}"
+        case ast.SlackClause(expr=x):
+            return f"slack {expr(x)}"
         case ast.CandidatesClause(names=names):
             return "candidates " + ", ".join(names)
         case ast.TuningClause(kind=k, value=v):

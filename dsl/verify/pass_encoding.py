@@ -15,7 +15,10 @@ params over their domains. The pass is the simulator's (``runtime/engine/simulat
   fit; ``when C``: after D reservations, a job starts if it fits the free resources now and
   C holds (the reservations are not consulted: that is what a verifier must catch);
   ``best by S``: after D reservations the remaining jobs are candidates, and rounds follow:
-  each starts the fitting candidate of best score (ties: queue order) until none fits.
+  each starts the fitting candidate of best score (ties: queue order) until none fits;
+* ``slack S``: a reservation is held from its earliest fit plus the job's slack (S floored,
+  at least 0) if it fits there, else from its earliest fit; ``res_time`` is where the plan
+  holds it, so the reservation-safety property is "it moves no more than its slack".
 
 Why the encoding is finite: usage only rises at reservation starts (running jobs only
 release), so a window fits if it fits at its start and at each reservation start inside it;
@@ -513,6 +516,13 @@ class PassEncoder:
         self.selective = policy.reserve_per is not None or policy.reserve_when is not None
         self.key_of: list[z3.ExprRef | None] = [None] * N
         self.may_reserve: list[z3.BoolRef] = []
+        # `slack`: per slot, its reservation's earliest fit and its slack (the plan holds it
+        # from ``res_time``: the earliest fit plus the slack if it fits there, else the
+        # earliest fit); no terms at all without a slack
+        self.slack_on = policy.slack is not None
+        if self.slack_on:
+            self.earliest_time = [z3.Int(f"earliest_{q}") for q in range(N)]
+            self.slack_of = [z3.Int(f"slack_{q}") for q in range(N)]
 
         # Rounds of backfill `best` (declared here: the state a later job sees reads them).
         rigid = self.rigid
@@ -851,6 +861,11 @@ class PassEncoder:
         # the exact decisions (tagged "exact" below) out and prove that stronger statement.
         definitions.add(z3.Implies(started_walk[a], z3.And(visited[a], starts)))
         self.may_reserve.append(self.wait_or_reserve(a, z3.Not(starts)))
+        if self.slack_on:
+            # shared: a later step's lemma (a start after the reservation) reads the window
+            definitions.current = None
+            self.slack(a)
+            definitions.current = a
         if self.choices:
             self.define_choice_made(a)
         definitions.add(z3.Implies(reserved[a], z3.And(visited[a], self.fits_reservation(a))))
@@ -867,8 +882,21 @@ class PassEncoder:
                                                        res_time[a] > now, self.may_reserve[a])))
         # ... and at a release of the plan before it (the earliest fit is one: see the
         # module's doc), which a rule like "ends before the first release" relies on
-        definitions.add(z3.Implies(reserved[a], z3.Or([
-            z3.And(valid, res_time[a] == t) for valid, t in self.release_times(a)[1:]])))
+        releases = self.release_times(a)[1:]
+        if not self.slack_on:
+            definitions.add(z3.Implies(reserved[a], z3.Or([
+                z3.And(valid, res_time[a] == t) for valid, t in releases])))
+        else:  # `slack`: the earliest fit is one, the reservation there or its slack later
+            earliest = self.earliest_time[a]
+            definitions.add(z3.Implies(reserved[a], z3.And(
+                z3.Or([z3.And(valid, earliest == t) for valid, t in releases]),
+                z3.Or(res_time[a] == earliest, res_time[a] == earliest + self.slack_of[a]),
+                self.slack_of[a] >= 0, earliest > now)))
+            # The first reservation always fits its slack later: the plan before it holds
+            # only running jobs and starts, whose use never rises after now.
+            definitions.add(z3.Implies(z3.And(reserved[a], *(z3.Not(reserved[b])
+                                                             for b in range(a))),
+                                       res_time[a] == earliest + self.slack_of[a]))
         if kind == "none":
             definitions.add(z3.Not(reserved[a]))
         if a >= self.exact_slots:
@@ -947,12 +975,30 @@ class PassEncoder:
         definitions, reserved, res_time = self.definitions, self.reserved, self.res_time
         times = self.release_times(a)
         fitting = [(z3.And(valid, t >= self.now, self.fits_at(a, t)), t) for valid, t in times]
+        # `slack`: the least fitting time is the earliest fit, held from later (below)
+        first = self.earliest_time[a] if self.slack_on else res_time[a]
         definitions.add(z3.Implies(
-            reserved[a], z3.Or([z3.And(ok, res_time[a] == t) for ok, t in fitting])))
+            reserved[a], z3.Or([z3.And(ok, first == t) for ok, t in fitting])))
         definitions.add(z3.Implies(
-            reserved[a], z3.And([z3.Implies(ok, res_time[a] <= t) for ok, t in fitting])))
+            reserved[a], z3.And([z3.Implies(ok, first <= t) for ok, t in fitting])))
+        if self.slack_on:
+            # held its slack later if it fits there (twin: `PassWalk.reserve_late`)
+            late = first + self.slack_of[a]
+            definitions.add(z3.Implies(reserved[a], res_time[a] == z3.If(
+                self.fits_at(a, late), late, first)))
         if self.choices:
             self.choose_size(a, times)
+
+    def slack(self, a: int) -> None:
+        """`slack`: job a's slack, the policy's formula for it in the state of its visit,
+        floored, 0 if negative; evaluated (its obligations too) only if it is reserved.
+        Twin: the slack's evaluation in `PassWalk.reserve_late` in runtime/engine/walk.py."""
+        policy = self.policy
+        assert policy.slack is not None
+        value = self.evaluate(policy.slack, self.queue[a], self.state_at(a), self.reserved[a])
+        whole = z3.ToInt(value) if z3.is_real(value) else value  # ToInt is floor
+        self.definitions.add(z3.Implies(self.reserved[a], self.slack_of[a] == z3.If(
+            whole > 0, whole, 0)))
 
     def best_rounds(self) -> None:
         """Backfill `best`: after the walk, rounds; each starts the fitting candidate of best
@@ -1133,8 +1179,9 @@ def _assume_jobs(running: Sequence[SymJob], queue: Sequence[SymJob], now, capaci
         assume("the machine is idle", [z3.Not(r.present) for r in running])
         assume("the queue is not empty", queue[0].present)
     for r in running:
-        assume("running jobs started by now and end after it (they are killed at their "
-               "estimate)",
+        # every `--overrun` mode: killed at the estimate, the estimate raised to the run, or
+        # (extend) an overdue job planned to end a second from now (Machine.extend_overdue)
+        assume("running jobs started by now and are planned to end after it",
                z3.Implies(r.present, z3.And(r.submit >= 0, r.submit <= r.start,
                                             r.start <= now, now < r.start + r.estimate)))
     for j in (*running, *queue):

@@ -66,6 +66,9 @@ class Verdict:
 # How the simulator's replay of a counterexample state stopped: (the property its monitor stop
 # refutes, or None if it did not stop for one; what it said). ``runtime/replay.py`` makes it.
 Replay = Callable[[dict[str, Any]], tuple[str | None, str]]
+# Told where a verification is, for a progress line: (the property, None while it is proved
+# from the step facts, else the bounds (n queued, n running) of the counterexample search)
+Progress = Callable[[str, tuple[int, int] | None], None]
 REPLAY_TRIES = 4  # counterexample states tried before a violation that does not replay is unknown
 
 
@@ -73,7 +76,8 @@ def verify_policy(policy: ir.Policy, bounds: Bounds | None = None, limits: Limit
                   only: Iterable[str] | None = None,
                   replay: Replay | None = None,
                   replay_for: Callable[[ir.Policy], Replay] | None = None,
-                  resized: bool | None = None) -> list[Verdict]:
+                  resized: bool | None = None,
+                  progress: Progress | None = None) -> list[Verdict]:
     """Every property of ``policy`` (or those named in ``only``), in a fixed order.
 
     Each property is first proved from the step facts alone (``encode_pass(exact=False)``:
@@ -86,7 +90,9 @@ def verify_policy(policy: ir.Policy, bounds: Bounds | None = None, limits: Limit
     A dynP policy (``policy.tuning``) is proved candidate by candidate (dsl/verify/tuned.py);
     ``replay_for(candidate)`` then replays each candidate's counterexamples with its pass.
     ``resized``: running rigid jobs may hold other cpus than they asked (``encode_pass``;
-    default: if the policy has a size rule)."""
+    default: if the policy has a size rule). ``progress`` is told each property as it
+    starts and each bound its counterexample search reaches. ``limits.timeout_ms`` bounds
+    each property's checks together, not each check."""
     if policy.tuning is not None:
         if replay is not None and replay_for is None:
             raise ValueError("a dynP policy's counterexamples replay with their candidate's "
@@ -102,17 +108,19 @@ def verify_policy(policy: ir.Policy, bounds: Bounds | None = None, limits: Limit
             candidate = attrs.evolve(candidate, machine=policy.machine)
             return verify_policy(candidate, bounds, limits, only,
                                  replay_for(candidate) if replay_for else None,
-                                 resized=sized)
+                                 resized=sized, progress=progress)
 
         return verify_tuned(policy, one)
     if resized is None:
         resized = policy.size is not None
     with fresh_context():
-        return _verify(policy, bounds or Bounds(), limits or Limits(), only, replay, resized)
+        return _verify(policy, bounds or Bounds(), limits or Limits(), only, replay, resized,
+                       progress)
 
 
 def _verify(policy: ir.Policy, bounds: Bounds, limits: Limits, only: Iterable[str] | None,
-            replay: Replay | None, resized: bool) -> list[Verdict]:
+            replay: Replay | None, resized: bool,
+            progress: Progress | None = None) -> list[Verdict]:
     wanted = set(only) if only is not None else None
     bound = (f"N={bounds.queued} queued, R={bounds.running} running, "
              f"K={len(policy.machine.resources)}")
@@ -122,7 +130,7 @@ def _verify(policy: ir.Policy, bounds: Bounds, limits: Limits, only: Iterable[st
         names = [*PROPERTIES, *(f"invariant `{i.text}`" for i in policy.invariants)]
         return [Verdict(name, "unknown", 0.0, bound, reason=str(exc)) for name in names
                 if wanted is None or _base(name) in wanted]
-    checker = _Checker(policy, bounds, limits, bound, replay, resized)
+    checker = _Checker(policy, bounds, limits, bound, replay, resized, progress)
 
     def want(name: str) -> bool:
         return wanted is None or name in wanted
@@ -134,7 +142,8 @@ def _verify(policy: ir.Policy, bounds: Bounds, limits: Limits, only: Iterable[st
     checker.prepare(sym)
     verdicts: list[Verdict] = []
 
-    def measured(verdict: Callable[[], Verdict]) -> None:
+    def measured(name: str, verdict: Callable[[], Verdict]) -> None:
+        checker.start(name)  # the time limit is the property's, all its checks together
         # Z3's resource count of the whole context (its own: the same on any machine)
         spent = _context_work()
         verdicts.append(attrs.evolve(verdict(), work=_context_work() - spent))
@@ -144,9 +153,9 @@ def _verify(policy: ir.Policy, bounds: Bounds, limits: Limits, only: Iterable[st
         lemmas = [("", -1, lambda s: s.capacity_ok(0))]
         lemmas += [("", c, lambda s, c=c: z3.Implies(s.capacity_ok(c), s.capacity_ok(c + 1)))
                    for c in range(sym.steps)]
-        measured(lambda: checker.prove(sym, "capacity", lemmas, learn=True,
-                                       whole=_after_the_pass(_capacity),
-                                       failure="a resource is overcommitted after the pass"))
+        measured("capacity", lambda: checker.prove(
+            sym, "capacity", lemmas, learn=True, whole=_after_the_pass(_capacity),
+            failure="a resource is overcommitted after the pass"))
     # Not a property: a fact later lemmas on a formula that reads the use may need (a
     # utilisation is not negative), learned if it is proved (a size below 0 would break
     # it: then `size-bounds` reports that)
@@ -170,22 +179,22 @@ def _verify(policy: ir.Policy, bounds: Bounds, limits: Limits, only: Iterable[st
         lemmas = [("", step, lambda s, ids=ids: z3.And([
             z3.Implies(no_failure(s.size_obligations[i]), _size_ok(s, s.size_results[i]))
             for i in ids])) for step, ids in by_step.items()]
-        measured(lambda: checker.prove(sym, "size-bounds", lemmas, whole=_size_bounds,
-                                       failure="a size lies outside [1, capacity] or a "
-                                       "moldable job's range", note=note))
+        measured("size-bounds", lambda: checker.prove(
+            sym, "size-bounds", lemmas, whole=_size_bounds,
+            failure="a size lies outside [1, capacity] or a moldable job's range", note=note))
     if want("well-defined"):
-        measured(lambda: _well_defined(checker, sym))
+        measured("well-defined", lambda: _well_defined(checker, sym))
     if want("reservation-safety"):
-        measured(lambda: _reservation_safety(checker, sym))
+        measured("reservation-safety", lambda: _reservation_safety(checker, sym))
     if want("progress"):
         # The step facts never force a start: progress is a fact of the exact decisions.
         idle = encode_pass(policy, bounds, idle=True, earliest=False, resized=resized)
-        measured(lambda: checker.prove(idle, "progress",
-                                       [("", None, _after_the_pass(_progress))],
-                                       location=policy.backfill.span, idle=True))
+        measured("progress", lambda: checker.prove(
+            idle, "progress", [("", None, _after_the_pass(_progress))],
+            location=policy.backfill.span, idle=True))
     for inv in invariants:
         if wanted is None or "invariant" in wanted:
-            measured(lambda inv=inv: checker.prove(
+            measured(f"invariant `{inv.inv.text}`", lambda inv=inv: checker.prove(
                 sym, f"invariant `{inv.inv.text}`", inv.lemmas(sym), whole=inv.whole,
                 location=inv.inv.span))
     # Aggregates over `queue` range over any number of further jobs (QueueTail); those over
@@ -395,7 +404,9 @@ def _reservation_safety(checker: _Checker, sym: SymbolicPass) -> Verdict:
     """By induction over the steps, one small lemma a step: if the plan after step s never
     overcommits, neither does the plan after step s + 1 (each start and each reservation was
     fitted into the plan of its step, which holds every earlier reservation). The final plan
-    then keeps every reservation."""
+    then keeps every reservation. With `slack` a reservation's time is where the plan holds
+    it, its earliest fit plus at most its slack: the same proof shows that no reservation
+    moves more than the policy allows."""
     n = sym.steps
     lemmas: list[tuple[str, int | None, Property]] = [
         ("the plan before the pass overcommits", -1, lambda s: s.profile_ok(0))]
@@ -407,7 +418,8 @@ def _reservation_safety(checker: _Checker, sym: SymbolicPass) -> Verdict:
     return checker.prove(sym, "reservation-safety", lemmas, learn=True,
                          location=sym.policy.backfill.span,
                          whole=_after_the_pass(_reservations_hold),
-                         failure="a job started in the pass delays a reservation")
+                         failure="a job started in the pass delays a reservation"
+                         + (" beyond its slack" if sym.policy.slack is not None else ""))
 
 
 def _well_defined(checker: _Checker, sym: SymbolicPass) -> Verdict:
@@ -460,10 +472,13 @@ class _Checker:
     """Runs the solver: lemmas over the step facts, then the exact pass at growing bounds."""
 
     def __init__(self, policy: ir.Policy, bounds: Bounds, limits: Limits, bound: str,
-                 replay: Replay | None = None, resized: bool = False):
+                 replay: Replay | None = None, resized: bool = False,
+                 progress: Progress | None = None):
         self.policy, self.bounds, self.limits, self.bound = policy, bounds, limits, bound
         self.resized = resized
         self.replay = replay
+        self.progress = progress
+        self.deadline: float | None = None  # the property's (perf_counter), see `start`
         self.prepare: Callable[[SymbolicPass], object] = lambda s: None  # on each new pass
         self._exact: dict[tuple[int, int, bool, str], SymbolicPass] = {}
         self._base_of: SymbolicPass | None = None
@@ -506,6 +521,20 @@ class _Checker:
         return Verdict(name, "proved", time.perf_counter() - started, self.bound,
                        location=location, core=tuple(sorted(cores)), reason=note)
 
+    def start(self, name: str) -> None:
+        """A property starts: its time limit runs from now, over all of its checks."""
+        self.deadline = time.perf_counter() + self.limits.timeout_ms / 1000
+        if self.progress is not None:
+            self.progress(name, None)
+
+    def timeout_ms(self) -> int:
+        """The next check's time limit: what the property has left (at least 1 ms: Z3
+        reads 0 as no limit)."""
+        if self.deadline is None:
+            return self.limits.timeout_ms
+        left = int((self.deadline - time.perf_counter()) * 1000)
+        return max(1, min(self.limits.timeout_ms, left))
+
     def learn_lemmas(self, sym: SymbolicPass, lemmas: list[Property],
                      steps: list[int]) -> bool:
         """Prove each lemma with its step's equations; if all hold, learn them."""
@@ -540,6 +569,7 @@ class _Checker:
             solver.add(sym.definitions.all() if step is None
                        else sym.definitions.for_step(step))
             solver.add(z3.Not(prop))
+            solver.set("timeout", self.timeout_ms())
             result = solver.check()
             if result != z3.unsat:
                 return result, ()
@@ -565,7 +595,7 @@ class _Checker:
         """The assumptions (tracked, for unsat cores) and ``equations``."""
         solver = z3.Solver()
         solver.set("rlimit", self.limits.rlimit)
-        solver.set("timeout", self.limits.timeout_ms)
+        solver.set("timeout", self.timeout_ms())
         for i, assumption in enumerate(sym.assumptions):
             solver.assert_and_track(assumption.formula, z3.Bool(f"assumption_{i}"))
         solver.add(equations)
@@ -580,8 +610,11 @@ class _Checker:
         few = min(3, max(N, R))
         tries = [(n, True) for n in range(1, few + 1)]
         tries += [(n, False) for n in range(1, max(N, R) + 1)]
+        searched: dict[bool, tuple[int, int]] = {}  # rigid only?: the largest bounds cleared
         for n, rigid in tries:
             bounds = (min(n, N), min(n, R))
+            if self.progress is not None:
+                self.progress(name, bounds)
             # any further queued jobs (sound: it decides), then copies of one (a state to show)
             for tail in TAILS:
                 sym = self._exact_pass(bounds, idle, tail)
@@ -594,13 +627,16 @@ class _Checker:
                 spent, clock = _rlimit_count(solver), time.perf_counter()
                 result = solver.check()
                 if result == z3.unsat and tail == "any":
+                    searched[rigid] = bounds
                     break  # it holds at these bounds, whatever waits after the slots
                 if result == z3.unknown:
+                    # the property's time ran out, however Z3 names a check it stopped
+                    why = ("timeout" if self.timeout_ms() == 1 else solver.reason_unknown())
                     return Verdict(name, "unknown", 0.0, self.bound, location=location,
                                    reason=_unknown_reason(
-                                       solver.reason_unknown(), bounds, self.limits,
+                                       why, bounds, self.limits,
                                        time.perf_counter() - clock,
-                                       _rlimit_count(solver) - spent))
+                                       _rlimit_count(solver) - spent) + _searched(searched))
                 if result == z3.unsat:  # only a tail of different jobs breaks it
                     return Verdict(name, "unknown", 0.0, self.bound, location=location,
                                    reason=f"{failure}, perhaps: at N={bounds[0]}, "
@@ -632,7 +668,8 @@ class _Checker:
         for _ in range(REPLAY_TRIES if self.replay is not None else 1):
             found = None
             for extra in ([exact_roots] if exact_roots else []) + [[]]:
-                found = _small_model(sym, [violated, *excluded, *extra], self.limits)
+                found = _small_model(sym, [violated, *excluded, *extra],
+                                     attrs.evolve(self.limits, timeout_ms=self.timeout_ms()))
                 if found is not None:
                     break
             if found is None and not excluded:
@@ -656,6 +693,16 @@ class _Checker:
             f"Z3 finds states that violate it in the verifier's model, but the simulator "
             f"does not fail on the {len(misses)} tried (the first: {misses[0]})" if misses
             else "Z3 finds a violation but no counterexample state to replay"))
+
+
+def _searched(searched: dict[bool, tuple[int, int]]) -> str:
+    """How far a search that ran out got (by whether its jobs were all rigid: the largest
+    bounds with no counterexample): what an unknown verdict still tells."""
+    if not searched:
+        return "; no bound was searched through before that"
+    q, r = searched.get(False) or searched[True]
+    rigid = "" if False in searched else ", all rigid (moldable ones not searched yet)"
+    return f"; no counterexample with up to {q} queued and {r} running jobs{rigid}"
 
 
 def _same_state(sym: SymbolicPass, model: z3.ModelRef) -> z3.BoolRef:
@@ -782,6 +829,8 @@ def _least(solver: z3.Solver, objectives: Sequence[z3.ArithRef],
     (galloping, then bisecting) and then held at its least value while the next is. Every
     check is bounded by the rlimit and there are at most MINIMISING_CHECKS, so the result
     is the same on any machine; if the budget runs out, the least model found so far."""
+    # the limit holds for all the checks together (the property's time left)
+    deadline = time.perf_counter() + limits.timeout_ms / 1000
     if solver.check() != z3.sat:
         return None
     model, checks = solver.model(), 1
@@ -793,8 +842,12 @@ def _least(solver: z3.Solver, objectives: Sequence[z3.ArithRef],
             target = best - step if infeasible is None else (infeasible + best) // 2
             if infeasible is not None and target <= infeasible:
                 break
+            left = int((deadline - time.perf_counter()) * 1000)
+            if left < 1:
+                break
             solver.push()
             solver.add(objective <= target)
+            solver.set("timeout", min(limits.timeout_ms, left))
             result = solver.check()
             checks += 1
             if result == z3.sat:

@@ -18,7 +18,8 @@ RULES = {
     "capacity": "No resource is overcommitted after a pass.",
     "size-bounds": "Every computed size is an integer in [1, capacity of cpus].",
     "well-defined": "No division by zero, sqrt of a negative or log of a non-positive number.",
-    "reservation-safety": "No job started in a pass delays a reservation made in that pass.",
+    "reservation-safety": "No job started in a pass delays a reservation made in that pass "
+                          "more than the policy allows (its `slack`; none without one).",
     "progress": "On an idle machine with a non-empty queue, a pass starts a job.",
     "invariant": "A user invariant holds for every job started.",
 }
@@ -205,26 +206,39 @@ def print_terminal(reports: Sequence[PolicyReport], console) -> None:
 def _counterexample_table(v: Verdict):
     from rich.table import Table
 
+    title, columns, rows = counterexample_rows(v)
+    table = Table(title=title, title_justify="left")
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+COUNTEREXAMPLE_COLUMNS = ("job", "state", "submit", "start", "estimate", "request",
+                          "in the pass")
+
+
+def counterexample_rows(v: Verdict) -> tuple[str, tuple[str, ...], list[tuple[str, ...]]]:
+    """A counterexample as a table: its title (the instant, the machine, the params), the
+    columns and a row per job, running then queued, with what the pass did to each (the
+    terminal's table and the HTML page's, alike)."""
     cex = v.counterexample
     assert cex is not None
     machine = ", ".join(f"{k}={c}" for k, c in cex["capacity"].items())
     params = ", ".join(f"{k}={p}" for k, p in cex["params"].items())
     of = f" (candidate {v.candidate})" if v.candidate else ""
     title = f"counterexample for {v.property}{of}: now={cex['now']}, {machine}"
-    table = Table(title=title + (f", {params}" if params else ""), title_justify="left")
-    for column in ("job", "state", "submit", "start", "estimate", "request", "in the pass"):
-        table.add_column(column, overflow="fold")
-    for job in cex["running"]:
-        table.add_row(str(job["id"]), "running", str(job["submit"]), str(job["start"]),
-                      str(job["estimate"]), _request(job), "")
+    rows = [(str(job["id"]), "running", str(job["submit"]), str(job["start"]),
+             str(job["estimate"]), _request(job), "") for job in cex["running"]]
     decided = cex["pass"]
     for job in cex["queue"]:
         outcome = ("starts" if job["id"] in decided["started"] else
                    f"reserved at {decided['reservations'][str(job['id'])]}"
                    if str(job["id"]) in decided["reservations"] else "waits")
-        table.add_row(str(job["id"]), "queued", str(job["submit"]), "", str(job["estimate"]),
-                      _request(job), outcome)
-    return table
+        rows.append((str(job["id"]), "queued", str(job["submit"]), "", str(job["estimate"]),
+                     _request(job), outcome))
+    return title + (f", {params}" if params else ""), COUNTEREXAMPLE_COLUMNS, rows
 
 
 def _request(job: dict[str, Any]) -> str:

@@ -62,6 +62,26 @@ def positive(text: str) -> int:
     return value
 
 
+def seconds(text: str) -> int | float:
+    """`--bsld-tau`'s value: seconds, more than 0 (10, 2.5, or a duration: 1min)."""
+    from schedc.runtime.metrics import parse_tau
+
+    try:
+        return parse_tau(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def jobs_or_duration(text: str) -> object:
+    """`--warmup`/`--cooldown`'s value: N jobs or a duration (`metrics.Cut`)."""
+    from schedc.runtime.metrics import parse_cut
+
+    try:
+        return parse_cut(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="schedc",
@@ -137,7 +157,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="Z3 resource limit per property (machine-independent; "
                         "default 50,000,000)")
     verify.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
-                        help="wall-clock limit per property (default 60)")
+                        help="wall-clock limit per property, all its checks together (a "
+                        "dynP policy: per property of each candidate; default 60)")
     verify.add_argument("--format", choices=["text", "json", "markdown", "sarif"],
                         default="text", help="report format (default: text)")
     verify.add_argument("-o", "--output", metavar="PATH", help="write the report to PATH")
@@ -149,7 +170,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "`schedc run POLICY --state FILE` replays")
 
     workload = commands.add_parser(
-        "workload", help="make workloads", description="Make workloads for `schedc run`.")
+        "workload", help="make or inspect workloads",
+        description="Make workloads for `schedc run`, or see what one holds.")
     kinds = workload.add_subparsers(dest="workload_command", metavar="KIND")
     kinds.required = True
     generate = kinds.add_parser(
@@ -214,6 +236,29 @@ def build_parser() -> argparse.ArgumentParser:
     kres.add_argument("--tolerance", type=finite, default=0.03, metavar="F",
                       help="calibrate to within this fraction of Q (default 0.03)")
     kres.add_argument("--seed", type=int, default=0)
+
+    info = kinds.add_parser(
+        "info", help="what a workload holds, before a run",
+        description="Read a workload (SWF trace, .swf.gz or CSV job table) and print its "
+        "facts: jobs read and skipped, the machine and where its size came from, the span of "
+        "submissions, the offered load, how the run times compare with the estimates, the "
+        "work the --overrun mode simulates, the sizes, the labels present and the fields "
+        "missing. Without TRACE, the bundled KTH-SP2 trace.")
+    info.add_argument("trace", nargs="?", metavar="TRACE",
+                      help="SWF trace (.swf, .swf.gz) or CSV job table; default: the "
+                      "bundled KTH-SP2 trace")
+    info.add_argument("--overrun", choices=OVERRUN_MODES, default=OVERRUN_DEFAULT,
+                      help="the mode whose simulated work is shown, as `run --overrun` "
+                      f"(default {OVERRUN_DEFAULT})")
+    info.add_argument("--capacity", action="append", default=[], metavar="NAME=VALUE",
+                      help="machine capacity of a resource (repeatable), e.g. cpus=128")
+    info.add_argument("--lenient", action="store_true",
+                      help="skip and count malformed lines, and jobs with a negative or "
+                      "repeated id or a negative submit time, instead of stopping")
+    info.add_argument("--resources", metavar="K|NAMES",
+                      help="read these resources: K (cpus, r2, ..., rK) or names, e.g. "
+                      "cpus,memory (default cpus)")
+    info.add_argument("--json", action="store_true", help="print the facts as JSON")
 
     compare = commands.add_parser(
         "compare", help="simulate several policies on one workload",
@@ -280,6 +325,14 @@ def _add_simulation_options(sub: argparse.ArgumentParser, several: bool = False,
                      "[0, MAX], redrawn at every arrival and departure (default 0)")
     sub.add_argument("--load-seed", type=int, default=0, metavar="SEED",
                      help="seed of the background loads (default 0)")
+    sub.add_argument("--bsld-tau", type=seconds, default=10, metavar="SECONDS",
+                     help="bounded slowdown's threshold: max(1, response / max(run time, "
+                     "SECONDS)) (default 10; a duration as 1min also)")
+    for flag, end in (("--warmup", "first"), ("--cooldown", "last")):
+        sub.add_argument(flag, type=jobs_or_duration, metavar="N|DURATION",
+                         help=f"leave the {end} jobs (in submit order) out of the metrics, "
+                         f"still simulated: N jobs, or a duration (90s, 30min, 12h, 2d: those "
+                         f"submitted within it of the {end} submit)")
     if json:  # run and compare (not plot, whose output is the figure)
         sub.add_argument("--json", action="store_true", help="print results as JSON")
         sub.add_argument("--report", metavar="FILE.html",

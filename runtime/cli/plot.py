@@ -8,8 +8,10 @@ whole or not at all."""
 from __future__ import annotations
 
 import argparse
+import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +41,11 @@ def add_parser(commands: Any, simulation_options: Callable[..., None]) -> None:
     run.add_argument("--state", metavar="STATE.json",
                      help="replay from a machine state (e.g. a counterexample of `verify`) "
                      "instead of a workload: its running jobs hold processors from their start")
+    run.add_argument("--from", dest="window_from", type=_instant, metavar="T",
+                     help="the Gantt chart from T: seconds since the first submission, or a "
+                     "duration (90s, 30min, 12h, 2d); default the start")
+    run.add_argument("--to", dest="window_to", type=_instant, metavar="T",
+                     help="the Gantt chart up to T (as --from); default the last end")
     _output_options(run, RUN_KINDS)
     compare = kinds.add_parser(
         "compare", help="figures of a comparison",
@@ -169,13 +176,33 @@ def _plot_run(args: argparse.Namespace) -> int:
 
     kinds = chosen_kinds(args, RUN_KINDS)
     paths = output_paths(args, kinds)
+    window = (getattr(args, "window_from", None), getattr(args, "window_to", None))
+    if window[0] is not None and window[1] is not None and window[0] >= window[1]:
+        raise UserError(f"--from {window[0]:g} s is not before --to {window[1]:g} s",
+                        help="give a window of the run, e.g. --from 1d --to 2d")
+    if window != (None, None) and "gantt" not in kinds:
+        raise UserError("--from and --to choose the Gantt chart's time window",
+                        help="add --kind gantt, or drop --from/--to")
     result = run_policy(args.policy_file, args.workload, run_options(args))
     if result.warnings:
         report_diagnostics(result.warnings)
-    draw = {"gantt": plots.gantt_figure, "utilisation": plots.utilisation_figure,
-            "waits": plots.waits_figure}
+    draw = {"gantt": partial(plots.gantt_figure, window=window),
+            "utilisation": plots.utilisation_figure, "waits": plots.waits_figure}
     _save_all({k: draw[k](result) for k in kinds}, paths)
     return EXIT_OK
+
+
+_INSTANT = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(s|min|h|d)?")
+
+
+def _instant(text: str) -> float:
+    """`--from`/`--to`: seconds since the first submission, or a duration as a .pol file
+    writes one (2d, 12h)."""
+    found = _INSTANT.fullmatch(text.strip())
+    if found is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a time: give seconds since the "
+                                         "first submission (3600) or a duration (1h, 2d)")
+    return float(found[1]) * {"s": 1, "min": 60, "h": 3600, "d": 86400}[found[2] or "s"]
 
 
 def _plot_compare(args: argparse.Namespace) -> int:
@@ -252,12 +279,15 @@ def _where(args: argparse.Namespace, rows: list[dict[str, Any]],
             raise on_command_line(args, given, f"{args.directory}/summary.csv has no input "
                                   f"column `{column}`", did_you_mean(column, inputs) or
                                   f"its input columns: {', '.join(inputs) or 'none'}")
-        values = sorted({_shown(r.get(column)) for r in rows})
+        # a param given as text ("1h") is found by its text or its value (3600)
+        label = f"{column}.text"
+        values = sorted({_shown(r.get(c)) for r in rows for c in (column, label) if c in r})
         if value not in values:
             raise on_command_line(args, given, f"no configuration has {column} = {value}",
                                   did_you_mean(value, values) or
                                   f"its values: {', '.join(values)}")
-        rows = [r for r in rows if _shown(r.get(column)) == value]
+        rows = [r for r in rows if value == _shown(r.get(column))
+                or (label in r and value == _shown(r.get(label)))]
     return rows
 
 

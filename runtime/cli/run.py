@@ -143,6 +143,7 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         lenient=args.lenient, resources=args.resources,
         moldable=None if state else _moldable_spec(args), speeds=speeds,
         limit=getattr(args, "limit", None), overrun=args.overrun,
+        bsld_tau=args.bsld_tau, warmup=args.warmup, cooldown=args.cooldown,
         background_load=args.background_load, load_seed=args.load_seed, state=state or None,
         progress=_progress_bars(args), command=getattr(args, "argv", None),
         all_labels=bool(getattr(args, "swf_out", None)))  # else only the labels it reads

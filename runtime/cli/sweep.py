@@ -16,10 +16,12 @@ from schedc.runtime.cli.errors import EXIT_OK, EXIT_VIOLATION, UserError
 from schedc.runtime.cli.errors import report as report_diagnostics
 from schedc.runtime.cli.run import report_checked
 
-# The metrics the summary names a best configuration for: (metric, lower is better, label)
+# The metrics the summary names a best configuration for: (metric, lower is better, label).
+# Not utilisation: on a fixed workload it is its work over the makespan, which a policy
+# barely moves; the worst wait is what a user of a scenario feels.
 BEST = (("mean_wait", True, "lowest mean wait (s)"),
         ("mean_bounded_slowdown", True, "lowest mean bounded slowdown"),
-        ("utilisation", False, "highest utilisation"))
+        ("max_wait", True, "lowest max wait (s)"))
 
 
 def add_parser(commands: Any) -> None:
@@ -30,7 +32,7 @@ def add_parser(commands: Any) -> None:
         "Dask cluster: a local one of one worker process per core by default, or an existing "
         "one with --scheduler. Each finished run is stored in OUT/runs/ at once; a rerun "
         "makes only the runs not stored yet. Writes OUT/results.csv and .parquet, "
-        "OUT/categories.csv and .parquet, OUT/summary.csv (mean and 95%% confidence interval "
+        "OUT/categories.csv and .parquet, OUT/summary.csv (mean and 95% confidence interval "
         "over seeds). Exit status: 0 every run succeeded, 1 some runs failed (recorded with "
         "their errors), 2 a mistake in the spec.")
     sub.add_argument("spec", metavar="SPEC.toml", help="the sweep spec")
@@ -202,8 +204,10 @@ def _print(facts: Mapping[str, Any]) -> None:
         out.write(f"  ... and {facts['failed'] - len(facts['failed_runs'])} more: see "
                   "results.csv\n")
     shown = facts["best"][:12]
-    if shown:
-        out.write("best configurations (mean over seeds [95% interval]):\n")
+    one_run = all(entry[m]["runs"] == 1 for entry in shown for m, _, _ in BEST if m in entry)
+    if shown:  # one seed has no interval: said here once, not as an empty one per line
+        out.write("best configurations (one run each, one seed: no 95% interval):\n"
+                  if one_run else "best configurations (mean over seeds [95% interval]):\n")
     for entry in shown:
         scenario = ", ".join(f"{k}={v}" for k, v in entry["scenario"].items() if v is not None)
         out.write(f"  {scenario}\n")
@@ -211,7 +215,8 @@ def _print(facts: Mapping[str, Any]) -> None:
             if metric in entry:
                 b = entry[metric]
                 low, high = b["ci"]
-                ci = f" [{_num(low)}, {_num(high)}]" if low != high else ""
+                ci = (f" [{_num(low)}, {_num(high)}]" if low is not None and low != high
+                      else "")
                 out.write(f"    {label}: {_config(b['configuration']).strip()} "
                           f"{_num(b['mean'])}{ci}\n")
     if len(facts["best"]) > len(shown):
@@ -220,7 +225,9 @@ def _print(facts: Mapping[str, Any]) -> None:
 
 
 def _config(values: Mapping[str, Any]) -> str:
-    return "".join(f"{k}={v} " for k, v in values.items())
+    """`k=v ...`, a param given as text ("1h") shown as the spec wrote it, not its value."""
+    return "".join(f"{k}={values.get(f'{k}.text', v)} " for k, v in values.items()
+                   if not k.endswith(".text"))
 
 
 def _num(x: float) -> str:

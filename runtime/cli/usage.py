@@ -76,6 +76,23 @@ def _option_help(parser: argparse.ArgumentParser, action: argparse.Action | None
     return f"{name}: {text}"
 
 
+# Names users reach for that spelling alone would not lead to (`--trace` is closer to
+# `--state` than to `--workload`): the option they mean, suggested when the command has it
+ALIASES = {
+    "--trace": "--workload", "--swf": "--workload", "--input": "--workload",
+    "--file": "--workload", "--jobs-file": "--workload", "--log": "--workload",
+    "--jobs": "--limit", "--max-jobs": "--limit", "--first": "--limit",
+    "--cpus": "--capacity", "--procs": "--capacity", "--nodes": "--capacity",
+    "--machine": "--capacity", "--capacities": "--capacity", "--size": "--capacity",
+    "--params": "--param", "--set": "--param", "--define": "--param",
+    "--seed": "--load-seed", "--html": "--report", "--quiet": "--no-progress",
+    "--out": "--output", "--output-dir": "--out", "--outdir": "--out",
+    "--properties": "--property", "--prop": "--property", "--check": "--property",
+    "--time-limit": "--timeout", "--lf": "--load-factor", "--rf": "--range-factor",
+    "--k": "--resources", "--format": "--json",
+}
+
+
 def unknown_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace,
                       argv: Sequence[str], extras: Sequence[str]) -> int:
     """Report the first argument of ``extras`` (left over by ``parse_known_args``) that the
@@ -86,7 +103,9 @@ def unknown_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace,
     if first.startswith("-") and first != "-":
         options = [o for a in sub._actions for o in a.option_strings if o.startswith("--")]
         message = f"`{name}` has no option `{flag}`"
-        help = did_you_mean(flag, options) or f"see `{name} --help` for its options"
+        alias = ALIASES.get(flag)
+        help = (f"did you mean `{alias}`?" if alias in options else
+                did_you_mean(flag, options) or f"see `{name} --help` for its options")
     else:
         message = f"`{name}` does not take the argument `{first}`"
         help = f"see `{name} --help` (quote a path that has spaces)"

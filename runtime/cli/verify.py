@@ -70,7 +70,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
             require_file(file, "policy")
             policy = compile_file(file, args.policy)
             if policy.warnings:
-                report(policy.warnings)
+                status.warn(policy.warnings)
             if args.resources is not None:
                 try:
                     policy = with_resources(policy, args.resources)
@@ -81,17 +81,20 @@ def cmd_verify(args: argparse.Namespace) -> int:
             # a dynP policy: each candidate's pass (its invariants added) is proved, and its
             # counterexamples replayed with that candidate's runtime policy
             tuned = policy.tuning is not None
+            status.file = f"{file}{f' ({policy.name})' if args.policy else ''}"
             verdicts = verify_policy(policy, Bounds(args.queued, args.running),
                                      Limits(args.rlimit, int(args.timeout * 1000)),
                                      only=args.properties,
                                      replay=None if tuned else replayer(policy),
-                                     replay_for=replayer if tuned else None)
+                                     replay_for=replayer if tuned else None,
+                                     progress=status)
             reports.append(vr.PolicyReport(file, policy.name, tuple(verdicts)))
             policies.append(policy)
         return reports
 
     # Nothing is written until every verdict is in: Ctrl-C leaves no partial report.
-    reports = _interruptibly(verify_all)
+    with _Status((args.queued, args.running)) as status:
+        reports = _interruptibly(verify_all)
     if args.counterexamples:
         _write_counterexamples(reports, Path(args.counterexamples))
     if args.report:
@@ -116,6 +119,57 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 T = TypeVar("T")
+
+
+class _Status:
+    """One line rewritten in place on a terminal's stderr while Z3 works (a hard property
+    takes minutes): the file, the property, how far its search got and the property's
+    elapsed time (the --timeout is per property). Nothing when stderr is not a terminal.
+    Called from the verifying thread: rich's updates take a lock."""
+
+    def __init__(self, bounds: tuple[int, int]) -> None:
+        self.file = ""
+        self.bounds = bounds  # --queued, --running
+        self._bar: Any = None
+
+    def __enter__(self) -> _Status:
+        if sys.stderr.isatty():
+            from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+            from schedc.runtime.report import stderr_console
+
+            # the time first: a narrow terminal cuts the end of the line
+            self._bar = Progress(SpinnerColumn(), TimeElapsedColumn(),
+                                 TextColumn("{task.description}"), console=stderr_console(),
+                                 transient=True)
+            self._bar.__enter__()
+            self._task = self._bar.add_task("verify: compiling", total=None)
+        return self
+
+    def __call__(self, prop: str, bounds: tuple[int, int] | None) -> None:
+        if self._bar is None:
+            return
+        if bounds is None:  # a property starts: its own elapsed time
+            self._bar.reset(self._task)
+            where = f"proof at N={self.bounds[0]}, R={self.bounds[1]}"
+        else:
+            where = f"counterexample search at N={bounds[0]}, R={bounds[1]}"
+        self._bar.update(self._task, description=f"verify {self.file}: {prop}: {where}")
+
+    def warn(self, diagnostics: Any) -> None:
+        """Diagnostics on stderr: above the line when it shows (through its console; a
+        write of its own would land on the line)."""
+        if self._bar is None:
+            report(diagnostics)
+            return
+        from schedc.dsl import render_diagnostics
+
+        self._bar.console.print(render_diagnostics(diagnostics, color=True), end="",
+                                highlight=False, soft_wrap=True)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(*exc)
 
 
 class _Cancelled(BaseException):

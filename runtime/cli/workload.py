@@ -1,19 +1,27 @@
-"""`schedc workload generate` and `schedc workload kresource`: make workloads for runs."""
+"""`schedc workload generate` and `schedc workload kresource`: make workloads for runs;
+`schedc workload info`: what a workload holds, before a run."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from schedc.runtime.cli.errors import EXIT_OK, UserError
 from schedc.runtime.run import bundled_trace, require_file
+
+if TYPE_CHECKING:
+    from schedc.runtime.workloads.info import WorkloadInfo
 
 
 def cmd_workload(args: argparse.Namespace) -> int:
     from schedc.runtime.atomicio import check_output
     from schedc.runtime.workloads import synthetic
 
+    if args.workload_command == "info":  # reads only: no output to check
+        return cmd_info(args)
     check_output(args.output)
     if args.workload_command == "kresource":
         return cmd_kresource(args)
@@ -113,6 +121,132 @@ def cmd_kresource(args: argparse.Namespace) -> int:
             f"capacity {capacity} each) to {args.output}: mean inter-arrival {gap:.4g} s{note}")
     return EXIT_OK
 
+
+def cmd_info(args: argparse.Namespace) -> int:
+    from schedc.runtime.cli.run import parse_capacities
+    from schedc.runtime.workloads.info import workload_info
+    from schedc.runtime.workloads.load import load_workload
+
+    capacities = parse_capacities(args.capacity)
+    resources = info_resources(args.resources)
+    for name in capacities:  # the readers would ignore it: say so instead
+        if name not in resources:
+            raise UserError(f"--capacity {name}: the workload is read with resources "
+                            f"{', '.join(resources)}",
+                            help="read it too with --resources "
+                            + ",".join((*resources, name)))
+    path = args.trace or str(bundled_trace())
+    require_file(path, "workload")
+    workload = load_workload(path, resources=resources, capacities=capacities,
+                             lenient=args.lenient)
+    info = workload_info(workload, args.overrun, given=capacities)
+    if args.json:
+        print(json.dumps(info.to_dict(), indent=2))
+    else:
+        print_info(info)
+    return EXIT_OK
+
+
+def info_resources(spec: str | None) -> tuple[str, ...]:
+    """`--resources K|NAMES` as resource names: K is cpus, r2, ..., rK (the names
+    `workload kresource` writes), NAMES a comma list that starts with cpus."""
+    if spec is None:
+        return ("cpus",)
+    text = spec.strip()
+    if text.isascii() and text.isdigit():
+        k = int(text)
+        if k < 1:
+            raise UserError(f"--resources must be at least 1, got {k}",
+                            help="K counts cpus, r2, ..., rK")
+        return ("cpus", *(f"r{i}" for i in range(2, k + 1)))
+    names = tuple(n.strip() for n in text.split(","))
+    if not all(names) or len(set(names)) < len(names) or names[0] != "cpus":
+        raise UserError(f"--resources {spec}: expected K or distinct names, cpus first",
+                        help="e.g. --resources 4 or --resources cpus,memory")
+    return names
+
+
+def print_info(info: WorkloadInfo) -> None:
+    """The facts as one table, a section per kind of fact."""
+    from rich.table import Table
+
+    from schedc.runtime.report import stdout_console
+
+    facts = info.to_dict()
+    unit = "s" if info.time_unit == 1 else f"units of {info.time_unit} s"
+    title = (f"{Path(info.source).name}: {info.jobs:,} jobs "
+             f"(--overrun {info.mode})")
+    table = Table(title=title, min_width=len(title))
+    table.add_column("fact")
+    table.add_column("value", justify="right")
+    for number, section in enumerate(info_rows(info, facts, unit)):
+        if number:
+            table.add_section()
+        for label, value in section:
+            table.add_row(label, value)
+    stdout_console().print(table)
+
+
+def info_rows(info: WorkloadInfo, facts: dict[str, Any], unit: str) -> list[list[tuple[str, str]]]:
+    """The table's sections of (fact, value) rows, every value from ``facts`` (the JSON)."""
+    time, load, work = facts["time"], facts["offered_load"], facts["work"]
+    over, est, sizes = facts["overrun"], facts["estimates"], facts["sizes"]
+    jobs = [("jobs read", _text(info.jobs))]
+    jobs += [(f"skipped: {reason}", _text(n)) for reason, n in facts["skipped"].items()]
+    machine = [(f"capacity of {name}", f"{m['capacity']:,} ({m['source']})")
+               for name, m in facts["machine"].items()]
+    if info.time_unit != 1:
+        machine.append(("time unit", f"{info.time_unit} s"))
+    span = ("-" if time["span_seconds"] is None else
+            f"{_text(time['span_seconds'])} s ({time['span_days']:.4g} days)")
+    times = [(f"first submit ({unit})", _text(time["first_submit"])),
+             (f"last submit ({unit})", _text(time["last_submit"])),
+             ("span of submissions", span)]
+    loads = [("offered load, recorded run times", _text(load["recorded"])),
+             ("offered load, run times capped at estimates", _text(load["capped_at_estimate"])),
+             (f"work recorded (cpus x {unit})", _text(work["recorded"])),
+             (f"work capped at estimates (cpus x {unit})", _text(work["capped_at_estimate"])),
+             (f"work simulated, --overrun {info.mode} (cpus x {unit})",
+              _text(work["simulated"]))]
+    ratios = est["run_over_estimate"]
+    estimates = [
+        ("jobs over their estimate", f"{over['jobs_over_estimate']:,} "
+         f"({_percent(over['share_of_jobs'])} of jobs, {_percent(over['share_of_work'])} "
+         "of work)"),
+        (f"work past estimates (cpus x {unit})", _text(over["work_past_estimates"])),
+        ("run/estimate of those: median, p90",
+         f"{_text(over['median_run_over_estimate'])}, {_text(over['p90_run_over_estimate'])}"),
+        ("jobs without a requested time", _text(est["jobs_without_requested_time"])),
+        ("run/estimate of jobs with one: " + ", ".join(ratios),
+         ", ".join(_text(v) for v in ratios.values()))]
+    if info.killed_at_estimate:
+        estimates.append(("jobs --overrun kill ends at their estimate",
+                          _text(info.killed_at_estimate)))
+    size_rows = [("cpus requested: min, median, max",
+                  f"{_text(sizes['min'])}, {_text(sizes['median'])}, {_text(sizes['max'])}"),
+                 ("distinct sizes", _text(sizes["distinct"])),
+                 ("serial jobs", _percent(sizes["serial_share"]))]
+    labels = [(f"distinct {name}s", _text(n)) for name, n in facts["labels"].items()]
+    missing = [("fields missing",
+                ", ".join(n.replace("_", " ") for n in facts["missing"]["fields"]) or "none")]
+    if info.format == "swf" and "memory" not in facts["machine"]:
+        # SWF records memory per job, but it is read only as a resource (with a capacity)
+        missing.append(("memory", "not read (--resources cpus,memory)"))
+    return [jobs, machine, times, loads, estimates, size_rows, labels, missing]
+
+
+def _text(value: object) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.4g}" if abs(value) < 1e6 else f"{value:,.0f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def _percent(share: object) -> str:
+    return "-" if not isinstance(share, float | int) else f"{100 * share:.1f}%"
 
 
 def summary(args: argparse.Namespace, text: str) -> None:

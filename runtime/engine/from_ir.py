@@ -45,6 +45,8 @@ def to_runtime(policy: ir.Policy, params: Mapping[str, str] | None = None) -> Ru
         bodies["reserve_key"] = policy.reserve_per
     if policy.reserve_when is not None:
         bodies["reserve_when"] = policy.reserve_when
+    if policy.slack is not None:
+        bodies["slack"] = policy.slack
     if policy.size_low is not None:
         bodies["size_low"] = policy.size_low
     if policy.size is not None:
@@ -75,6 +77,7 @@ def to_runtime(policy: ir.Policy, params: Mapping[str, str] | None = None) -> Ru
         backfill_when=fns.get("backfill_when"),
         reserve_key=fns.get("reserve_key"),
         reserve_when=fns.get("reserve_when"),
+        slack=fns.get("slack"),
         invariants=invariants,
         state_free=ir.state_free(policy),
         labels_read=ir.labels_read(policy),

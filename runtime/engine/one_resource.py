@@ -41,7 +41,7 @@ Progress = Callable[[int, int], None]
 
 def eligible(policy: RuntimePolicy, n_resources: int) -> bool:
     return (n_resources == 1 and policy.size is None and policy.order_static
-            and not policy.selective
+            and not policy.selective and policy.slack is None  # slack: the general walk
             and policy.state_free and all(not inv.reads_state for inv in policy.invariants)
             and (policy.backfill == "none"
                  or (policy.backfill == "first_fit" and policy.depth in (0, 1))))

@@ -61,6 +61,9 @@ class RuntimePolicy:
     reserve_key: Callable[[Job, PassState], int | bool] | None = None
     # `or when COND`: a job that does not fit and is past the depth is reserved if this holds
     reserve_when: BoolFn | None = None
+    # `slack EXPR`: the reserved job's slack in seconds (a number; the walk floors it and
+    # takes 0 for a negative one); None: reservations are held at their earliest fits
+    slack: NumFn | None = None
     invariants: tuple[RuntimeInvariant, ...] = ()
     # True when no expression reads now, queue, running or machine state: then a pass after
     # submissions alone only has to consider the new jobs (see simulator.py for the proof).

@@ -4,7 +4,8 @@ reserved (DESIGN, "Rigid-job semantics").
 ``PassWalk`` plans on a ``Machine`` (``machine.py``) and starts jobs on it; the event loop
 (``simulator.py``) decides when a pass runs. Its steps have the names of the symbolic
 pass's (``PassEncoder`` in dsl/verify/pass_encoding.py), step for step: ``walk``, ``visit``,
-``fits_now``, ``start``, ``wait_or_reserve``, ``reserve``, ``best_rounds``, ``choose_size``.
+``fits_now``, ``start``, ``wait_or_reserve``, ``reserve``, ``best_rounds``, ``choose_size``
+(``reserve_late``, a `slack` policy's reservation, is the slack's part of ``reserve``).
 
 Per-pass work stays proportional to what can change:
 
@@ -21,6 +22,8 @@ that a continuation (``resume``) can go on from it: see ``simulator._Simulation.
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -86,9 +89,11 @@ class PassWalk:
         self.resources = resources
         self.depth = policy.depth
         self.backfill = policy.backfill
-        # A size choice reads the whole plan: the shadow plan does not keep it.
+        # A size choice reads the whole plan: the shadow plan does not keep it; nor does it
+        # hold a reservation after its earliest fit (`slack`).
         self.use_shadow = (fast and policy.depth == 1 and policy.backfill != "none"
-                           and not policy.selective and policy.size_choices is None)
+                           and not policy.selective and policy.size_choices is None
+                           and policy.slack is None)
         self.profile1 = fast and machine.K == 1
         self.fast = fast
         self.packing = Packing(machine.cap)
@@ -131,7 +136,10 @@ class PassWalk:
         self.started: list[Job] = []  # in this pass (or continuation)
         self.check_res = False  # a job started while a reservation existed
         self.candidates: list[Job] = []  # backfill "best": queue after the D-th reservation
-        self.complete = True  # every queued job was visited (or could be skipped safely)
+        # every queued job was visited (or could be skipped safely). A `slack` policy's
+        # reservations lie off its earliest fits, which a continuation's argument needs
+        # (simulator._continue_pass): its passes are never resumed.
+        self.complete = self.policy.slack is None
         self.per_key: dict[Any, int] = {}  # `reserve D per KEY`: reservations per key value
         self.decisions: list[Decision] | None = [] if self.record else None
 
@@ -332,9 +340,37 @@ class PassWalk:
             if self.profile is None:
                 self.profile = self.new_profile()
             start = self.profile.earliest(est, req)
+            if self.policy.slack is not None:
+                self.reserve_late(job, start, est, req)
+                return
             self.profile.add(start, start + est, req)
         self.nres += 1
         self.reservations.append(Reservation(job, start, start + est, req))
+        if self.decisions is not None:
+            self.decisions.append(Reserved(job.id, start, req))
+
+    def reserve_late(self, job: Job, earliest: int, est: int, req: tuple[int, ...]) -> None:
+        """`slack`: hold ``job``'s reservation from its earliest fit plus its slack (the
+        policy's formula for the job, now, floored, 0 if negative) if it fits there, else
+        from its earliest fit. Later starts of the pass then fit around that window: they
+        may delay the job by up to its slack, never more.
+
+        Twin: the slack's part of ``PassEncoder.reserve`` in dsl/verify/pass_encoding.py.
+        """
+        profile = self.profile
+        assert profile is not None
+        slack = max(0, math.floor(self.call(self.policy.slack, job, "slack")))
+        start = earliest
+        if slack:
+            late = earliest + slack
+            i = bisect_right(profile.times, late) - 1
+            # the step holding `late` has one free value: fitting from its start for the
+            # longer window is fitting from `late`
+            if profile.fits_at(i, late + est - profile.times[i], req) < 0:
+                start = late
+        profile.add(start, start + est, req)
+        self.nres += 1
+        self.reservations.append(Reservation(job, start, start + est, req, earliest, slack))
         if self.decisions is not None:
             self.decisions.append(Reserved(job.id, start, req))
 

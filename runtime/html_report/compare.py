@@ -1,5 +1,6 @@
 """The page of a comparison (`schedc compare --report`): the comparison table as `compare`
-prints it, mean response per area category side by side, the figures, and the provenance
+prints it, every scalar metric side by side, mean response per area category and per width x
+length category (with mean bounded slowdown) side by side, the figures, and the provenance
 the runs share, then each run's own."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from schedc.runtime.run import RunResult
 
 def compare_page(results: Sequence[RunResult], labels: Sequence[str],
                  figures: bool = True) -> Page:
-    from schedc.runtime.report import LABELS, compare_columns, run_title
+    from schedc.runtime.report import class_title, compare_columns, label, run_title
 
     titles = [run_title(r) for r in results]
     names = list(labels)
@@ -21,12 +22,20 @@ def compare_page(results: Sequence[RunResult], labels: Sequence[str],
     page = Page(f"{', '.join(dict.fromkeys(labels))} on {titles[0]}" if len(set(titles)) == 1
                 else f"Comparison of {len(results)} runs")
     columns = compare_columns(results)
-    page.table("Comparison", ["policy", *(LABELS.get(key, key) for key, _ in columns)],
+    first = results[0].metrics()
+    page.table("Comparison", ["policy", *(label(key, first) for key, _ in columns)],
                [[name, *(r.metrics()[key] for key, _ in columns)]
                 for name, r in zip(names, results, strict=True)],
                note="schedc compare --json and --csv carry every metric.")
+    page.table("Every metric", ["metric", *names], _metric_table(results))
     page.table("Mean response per area category (s)", ["category", "area", *names],
                _category_table(results))
+    title = class_title(first)
+    for key, what in (("class_mean_response", "Mean response (s)"),
+                      ("class_mean_bounded_slowdown", "Mean bounded slowdown")):
+        rows = _class_table(results, key)
+        if rows:
+            page.table(f"{what} {title}", ["category", *names], rows)
     if figures:
         from schedc.runtime.plots import compare_figures
 
@@ -38,6 +47,27 @@ def compare_page(results: Sequence[RunResult], labels: Sequence[str],
     if all(p is not None for p in provenance):
         page.provenance(provenance, labels=names)  # type: ignore[arg-type]
     return page
+
+
+def _metric_table(results: Sequence[RunResult]) -> list[list[object]]:
+    """A row per scalar metric (the first run's, in its order): each run's value."""
+    from schedc.runtime.report import label, scalar_metrics
+
+    first = results[0].metrics()
+    return [[label(key, first), *(r.metrics().get(key) for r in results)]
+            for key, _ in scalar_metrics(first)]
+
+
+def _class_table(results: Sequence[RunResult], key: str) -> list[list[object]]:
+    """A row per width x length category any run has jobs in: each run's ``key`` value
+    (empty where that run has none)."""
+    from schedc.runtime.metrics import CLASSES
+
+    runs = [r.metrics() for r in results]
+    if any("class_jobs" not in m for m in runs):
+        return []
+    return [[name, *(m[key][k] if m["class_jobs"][k] else None for m in runs)]
+            for k, name in enumerate(CLASSES) if any(m["class_jobs"][k] for m in runs)]
 
 
 def _category_table(results: Sequence[RunResult]) -> list[list[object]]:

@@ -76,6 +76,8 @@ class VerdictEntry:
     state_file: str | None = None  # where the counterexample was written, if it was
     replay: str | None = None  # the command that replays it
     monitor: str | None = None  # what the simulator's monitor said on the replay
+    # the counterexample as the terminal shows it: (title, columns, a row per job)
+    counterexample_table: tuple[str, Sequence[str], Sequence[Sequence[str]]] | None = None
 
 
 @frozen
@@ -279,10 +281,22 @@ def _verdict_detail(v: VerdictEntry) -> str:
     if v.caveats:
         parts.append("<p>within limits:</p><ul>" + "".join(
             f"<li>{_e(c)}</li>" for c in v.caveats) + "</ul>\n")
-    if v.counterexample is not None:
+    if v.counterexample is not None and v.counterexample_table is not None:
+        title, columns, rows = v.counterexample_table
+        head = "".join(f'<th scope="col">{_e(c)}</th>' for c in columns)
+        body = "".join("<tr>" + "".join(f"<td>{_e(cell)}</td>" for cell in row) + "</tr>\n"
+                       for row in rows)
+        # the table to read, the state file's JSON folded away (to save it from the page)
+        parts.append(f"<table>\n<caption>{_e(title)}</caption>\n<thead><tr>{head}</tr>"
+                     f"</thead>\n<tbody>\n{body}</tbody>\n</table>\n"
+                     "<details><summary>the state as JSON (the pass's decisions under "
+                     "<code>pass</code>)</summary>\n"
+                     f"<pre>{_e(json.dumps(v.counterexample, indent=2))}</pre></details>\n")
+    elif v.counterexample is not None:
         parts.append("<p>counterexample state (the pass's decisions under "
                      "<code>pass</code>):</p>\n"
                      f"<pre>{_e(json.dumps(v.counterexample, indent=2))}</pre>\n")
+    if v.counterexample is not None:
         if v.monitor:
             parts.append(f"<p>the simulator's monitor on replay: <code>{_e(v.monitor)}"
                          "</code></p>\n")

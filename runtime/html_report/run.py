@@ -18,19 +18,37 @@ def run_page(result: RunResult, figures: bool = True) -> Page:
 
 
 def add_run(page: Page, result: RunResult, figures: bool = True, label: str = "") -> None:
-    """One run's sections: metrics, categories, warnings, dynP block, figures."""
-    from schedc.runtime.report import LABELS, category_rows, scalar_metrics
+    """One run's sections: metrics, percentiles, categories (by area, by width x length),
+    warnings, dynP block, figures."""
+    from schedc.runtime.report import (
+        PERCENTILE_COLUMNS,
+        category_rows,
+        class_rows,
+        class_title,
+        metric_rows,
+        percentile_rows,
+        tau_text,
+    )
 
     of = f" ({label})" if label else ""
     metrics = result.metrics()
-    page.table(f"Metrics{of}", ["metric", "value"],
-               [[LABELS.get(key, key), value] for key, value in scalar_metrics(metrics)])
+    page.table(f"Metrics{of}", ["metric", "value"], [list(row) for row in metric_rows(metrics)])
+    if percentile_rows(metrics):
+        page.table(f"Percentiles (nearest rank){of}",
+                   ["of", *(header for _, header in PERCENTILE_COLUMNS)],
+                   percentile_rows(metrics))
     skipped = result.workload.skipped
     note = ("skipped jobs: " + ", ".join(f"{n:,} {reason}" for reason, n in
                                          sorted(skipped.items()))) if skipped else ""
     page.table(f"Mean response per area category{of}",
                ["category", "area (procs x run time)", "jobs", "mean response (s)"],
                category_rows(metrics), note=note)
+    if class_rows(metrics):
+        title = class_title(metrics)
+        page.table(f"{title[0].upper()}{title[1:]}{of}",
+                   ["category", "jobs", "mean response (s)",
+                    f"mean bounded slowdown ({tau_text(metrics)} s)"],
+                   [list(row) for row in class_rows(metrics)])
     if result.warnings:
         from schedc.dsl import render_diagnostics
 

@@ -56,6 +56,8 @@ def _best_rows(best: Sequence[Mapping[str, Any]]) -> list[list[object]]:
         for metric, got in entry.items():
             if metric == "scenario":
                 continue
-            config = " ".join(f"{k}={v}" for k, v in got["configuration"].items())
+            shown = got["configuration"]  # a param given as text ("1h") as the spec wrote it
+            config = " ".join(f"{k}={shown.get(f'{k}.text', v)}" for k, v in shown.items()
+                              if not k.endswith(".text"))
             rows.append([scenario, metric, config, got["mean"], *got["ci"], got["runs"]])
     return rows

@@ -12,7 +12,7 @@ from typing import Any
 from attrs import frozen
 
 from schedc.dsl.verify.prover import Verdict
-from schedc.dsl.verify.reports import PolicyReport
+from schedc.dsl.verify.reports import PolicyReport, counterexample_rows
 from schedc.runtime.html_report.page import Page, VerdictEntry
 from schedc.runtime.provenance import sha256_file
 
@@ -75,7 +75,8 @@ def _entry(r: PolicyReport, v: Verdict, state_file: str | None, monitor: str | N
         assumptions=tuple(v.core) if v.status == "proved" else (),
         caveats=tuple(v.caveats), candidates=tuple(v.candidates), candidate=v.candidate,
         counterexample=v.counterexample, state_file=state_file, replay=replay,
-        monitor=monitor)
+        monitor=monitor,
+        counterexample_table=counterexample_rows(v) if v.counterexample is not None else None)
 
 
 def _facts(reports: Sequence[PolicyReport], run: VerifyRun) -> dict[str, Any]:

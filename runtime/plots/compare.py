@@ -55,7 +55,12 @@ def metrics_figure(results: Sequence[RunResult], labels: Sequence[str]) -> Figur
         values = [float(r.metrics()[key]) for r in results]
         bars = ax.bar(xs, values, color=colours)
         ax.bar_label(bars, labels=[_short(v) for v in values], fontsize=7)
+        if key == "mean_bounded_slowdown" and results:  # the threshold the runs used
+            title = f"mean bounded slowdown ({results[0].metrics().get('bsld_tau', 10)} s)"
         ax.set_title(title, fontsize=9)
+        if _spans_decades(values):  # else the small bars are flat lines beside a tall one
+            ax.set_yscale("log")
+            ax.set_ylabel("log scale", fontsize=8)
         ax.set_xticks(xs, [str(i + 1) for i in xs], fontsize=8)
         ax.margins(y=0.15)
         ax.grid(axis="y", linewidth=0.3)
@@ -64,6 +69,14 @@ def metrics_figure(results: Sequence[RunResult], labels: Sequence[str]) -> Figur
                loc="outside lower center", ncols=min(3, max(1, len(labels))), fontsize=8)
     fig.suptitle(f"Metrics of {len(results)} runs on {_workload_title(results)}", fontsize=11)
     return fig
+
+
+LOG_SPAN = 100.0  # a panel's largest value over its smallest above which its scale is log
+
+
+def _spans_decades(values: Sequence[float]) -> bool:
+    """Whether ``values`` span more than two decades, all above 0 (a log axis has no 0)."""
+    return bool(values) and min(values) > 0 and max(values) / min(values) > LOG_SPAN
 
 
 def categories_figure(results: Sequence[RunResult], labels: Sequence[str]) -> Figure:

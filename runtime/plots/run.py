@@ -29,27 +29,39 @@ def run_figures(result: RunResult) -> dict[str, Figure]:
             "waits": waits_figure(result)}
 
 
-def _origin_and_scale(result: RunResult) -> tuple[int, float, str]:
-    """Time 0 of the plots (the first submission), seconds per plotted unit, its name."""
+def _origin_and_scale(result: RunResult, span: float | None = None
+                      ) -> tuple[int, float, str]:
+    """Time 0 of the plots (the first submission), plotted units per workload time unit,
+    the plotted unit's name (for ``span`` seconds shown: default, the whole run's)."""
     records = result.schedule.records
     if not records:
         return 0, 1.0, "s"
     first = min(r.job.submit for r in records)
     last = max(r.end for r in records)
     unit = seconds(result.workload.time_unit)
-    per, name = time_unit((last - first) * unit)
+    per, name = time_unit((last - first) * unit if span is None else span)
     return first, unit / per, name
 
 
-def gantt_figure(result: RunResult) -> Figure:
+# A time window of a figure: (from, to) in seconds since the first submission, None: the
+# run's start or end
+Window = tuple[float | None, float | None]
+
+
+def gantt_figure(result: RunResult, window: Window = (None, None)) -> Figure:
     """One rectangle per job and run of consecutive processor ids, time on x, processor id
-    on y, coloured by a stable hash of the job id."""
+    on y, coloured by a stable hash of the job id; only ``window`` (seconds since the first
+    submission) when given, in a time unit fitting its span."""
     import matplotlib
     import numpy as np
     from matplotlib.collections import PolyCollection
 
     schedule = result.schedule
-    origin, scale, unit = _origin_and_scale(result)
+    whole = _span(result)
+    low, high = window[0] or 0.0, whole if window[1] is None else window[1]
+    origin, scale, unit = _origin_and_scale(
+        result, None if window == (None, None) else max(high - low, 0.0))
+    per_second = scale / seconds(result.workload.time_unit)  # plotted units per second
     # one row per rectangle: x0, x1, first id, count, colour index; built as arrays (a
     # list of vertex lists costs seconds on LANL-CM5's 122,000 jobs)
     rows = [(r.start, r.end, first, count, job_colour_index(r.job.id))
@@ -58,12 +70,15 @@ def gantt_figure(result: RunResult) -> Figure:
     table = np.array(rows, dtype=np.float64).reshape(-1, 5)
     x0 = (table[:, 0] - origin) * scale
     x1 = (table[:, 1] - origin) * scale
+    if window != (None, None):  # only what shows: a small SVG of a day of a long trace
+        shown = (x1 > low * per_second) & (x0 < high * per_second)
+        table, x0, x1 = table[shown], x0[shown], x1[shown]
     y0, y1 = table[:, 2], table[:, 2] + table[:, 3]
     verts = np.stack([np.stack(corner, axis=1) for corner in
                       ((x0, y0), (x0, y1), (x1, y1), (x1, y0))], axis=1)
     palette = np.array([matplotlib.colormaps[PALETTE](i / 20 + 0.025) for i in range(20)])
     colours = palette[table[:, 4].astype(int)]
-    many = len(schedule.records) > RASTER_ABOVE
+    many = (len(schedule.records) if window == (None, None) else len(table)) > RASTER_ABOVE
     fig, axes = new_figure(10, 5)
     ax = axes[0][0]
     bars = PolyCollection(verts, facecolors=colours,
@@ -72,12 +87,25 @@ def gantt_figure(result: RunResult) -> Figure:
     bars.set_rasterized(many)
     ax.add_collection(bars)
     end = float(x1.max()) if len(x1) else 1.0
-    ax.set_xlim(0, end if end > 0 else 1.0)
+    if window == (None, None):
+        ax.set_xlim(0, end if end > 0 else 1.0)
+    else:  # the rectangles outside are clipped by the axes
+        ax.set_xlim(low * per_second, max(high, low + 1) * per_second)
     ax.set_ylim(0, schedule.capacities[0])
     ax.set_xlabel(f"time since the first submission ({unit})")
     ax.set_ylabel("processor id")
-    ax.set_title(run_title(result, "Processors"), fontsize=10)
+    span = "" if window == (None, None) else f" from {_duration(low)} to {_duration(high)}"
+    ax.set_title(run_title(result, f"Processors{span}"), fontsize=10)
     return fig
+
+
+def _span(result: RunResult) -> float:
+    """Seconds from the first submission to the last end."""
+    records = result.schedule.records
+    if not records:
+        return 0.0
+    return (max(r.end for r in records) - min(r.job.submit for r in records)) * seconds(
+        result.workload.time_unit)
 
 
 def _steps(events: list[tuple[int, int]], origin: int, scale: float

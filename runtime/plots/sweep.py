@@ -11,6 +11,8 @@ from schedc.runtime.plots.style import new_figure
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+LABEL = ".text"  # the suffix of a sweep param's label column (`runtime/sweep/runs.py`)
+
 # Axis names of the sweep's input columns and common metrics (others show as they are)
 AXIS_NAMES = {
     "load_factor": "load factor (% of the trace's load)",
@@ -34,9 +36,13 @@ def sweep_figure(summary: Sequence[Mapping[str, object]], x: str, y: str,
     ``group`` (ValueError naming the columns that differ)."""
     lines: dict[tuple, dict[float, tuple[float, float, float]]] = {}
     seen: dict[tuple, Mapping[str, object]] = {}
+    names: dict[tuple, str] = {}  # each line's legend
+    ticks: dict[float, object] = {}  # x's spec text ("1h") by value, when the spec gave one
     for row in summary:
         key = tuple(row.get(g) for g in group)
         at = float(row[x])  # type: ignore[arg-type]
+        names.setdefault(key, _legend(row, group))
+        ticks[at] = row.get(f"{x}{LABEL}")
         if (key, at) in seen:
             other = seen[key, at]
             differ = sorted(k for k in row if not k.endswith(("_mean", "_ci_low", "_ci_high"))
@@ -46,15 +52,16 @@ def sweep_figure(summary: Sequence[Mapping[str, object]], x: str, y: str,
                              "them to the group")
         seen[key, at] = row
         mean = float(row[f"{y}_mean"])  # type: ignore[arg-type]
-        low = float(row.get(f"{y}_ci_low", mean))  # type: ignore[arg-type]
-        high = float(row.get(f"{y}_ci_high", mean))  # type: ignore[arg-type]
+        # one run has no interval (empty cells): no band there
+        low = float(_or(row.get(f"{y}_ci_low"), mean))  # type: ignore[arg-type]
+        high = float(_or(row.get(f"{y}_ci_high"), mean))  # type: ignore[arg-type]
         lines.setdefault(key, {})[at] = (mean, low, high)
     fig, axes = new_figure(8, 5)
     ax = axes[0][0]
     for key in sorted(lines, key=_natural):  # 80 before 100, numbers before names
         points = sorted(lines[key].items())
         xs = [p for p, _ in points]
-        label = ", ".join(str(v) for v in key) if group else y
+        label = names[key] if group else y
         line, = ax.plot(xs, [m for _, (m, _, _) in points], marker="o", markersize=4,
                         label=label)
         ax.fill_between(xs, [lo for _, (_, lo, _) in points],
@@ -64,6 +71,8 @@ def sweep_figure(summary: Sequence[Mapping[str, object]], x: str, y: str,
         from matplotlib.ticker import MaxNLocator
 
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # depth 0..4, not 0.5 steps
+    if ticks and all(t is not None for t in ticks.values()):  # "1h", not 3600
+        ax.set_xticks(sorted(ticks), [str(ticks[t]) for t in sorted(ticks)])
     ax.set_xlabel(AXIS_NAMES.get(x, x))
     ax.set_ylabel(AXIS_NAMES.get(y, y))
     ax.grid(linewidth=0.3)
@@ -74,6 +83,17 @@ def sweep_figure(summary: Sequence[Mapping[str, object]], x: str, y: str,
                  ("one run each (one seed): no confidence band" if one_seed else
                   "mean over seeds, 95% confidence band"), fontsize=10)
     return fig
+
+
+def _or(value: object, default: float) -> object:
+    return default if value is None or value == "" else value
+
+
+def _legend(row: Mapping[str, object], group: Sequence[str]) -> str:
+    """A line's name: its group's values, a param's as the spec wrote it; a column the
+    line's configuration does not have (a param of another policy) is left out, not `None`."""
+    shown = [row.get(f"{g}{LABEL}", row.get(g)) for g in group]
+    return ", ".join(str(v) for v in shown if v is not None) or "(no value)"
 
 
 def _natural(key: tuple) -> tuple:

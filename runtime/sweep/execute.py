@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import multiprocessing.util
 import queue
+import signal
+import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -144,6 +148,7 @@ def _local_cluster(workers: int | None) -> Iterator[Any]:
     from distributed import LocalCluster
 
     n = workers or os.cpu_count() or 1
+    _workers_ignore_ctrl_c()
     with dask.config.set({"distributed.worker.multiprocessing-method": FIRST_START}):
         # no dashboard, and the scheduler's HTTP server (health, metrics) on a free port:
         # its default, 8787, may be another cluster's (Dask then warns on stderr)
@@ -152,6 +157,43 @@ def _local_cluster(workers: int | None) -> Iterator[Any]:
                                silence_logs=logging.ERROR)
     with cluster:
         yield cluster
+
+
+class _Forked:
+    """What multiprocessing's after-fork registry holds (weakly: kept alive here)."""
+
+
+_FORKED = _Forked()
+_registered = False
+# Dask's and its libraries' loggers, which report the cancelled tasks and closed
+# connections of a cluster shut down in the middle of a sweep
+NOISY = ("distributed", "tornado", "asyncio", "bokeh")
+
+
+def _ignore_sigint(_: object) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _workers_ignore_ctrl_c() -> None:
+    """The local workers forked from here ignore SIGINT: Ctrl-C on a terminal reaches the
+    whole process group, and each worker printed its tracebacks (30 lines) while this process
+    was shutting it down anyway. Registered once; it runs in each forked child only."""
+    global _registered
+    if not _registered:
+        multiprocessing.util.register_after_fork(_FORKED, _ignore_sigint)
+        _registered = True
+
+
+def quieten_after_interrupt() -> None:
+    """Nothing more from Dask once Ctrl-C is taken: the shutdown's log lines, the tracebacks
+    of its threads and of what the interpreter's exit collects are noise after
+    "interrupted", which says it all (the store keeps every run that ended)."""
+    for name in NOISY:
+        logger = logging.getLogger(name)
+        logger.setLevel(logging.CRITICAL + 1)
+        logger.propagate = False
+    threading.excepthook = lambda _args: None
+    sys.unraisablehook = lambda _args: None
 
 
 def execute(runs: Sequence[RunDesc], out: str, scheduler: str | None = None,
@@ -163,7 +205,19 @@ def execute(runs: Sequence[RunDesc], out: str, scheduler: str | None = None,
     statuses: dict[str, str] = {}
     if not runs:  # a finished sweep resumed: no cluster, not even dask's import
         return statuses
-    with client_for(scheduler, workers) as client:
+    try:
+        with client_for(scheduler, workers) as client:
+            _submit_and_wait(client, runs, out, statuses, done, ready)
+    except KeyboardInterrupt:
+        quieten_after_interrupt()
+        raise
+    return statuses
+
+
+def _submit_and_wait(client: Any, runs: Sequence[RunDesc], out: str,
+                     statuses: dict[str, str], done: Callable[[RunDesc, str], None] | None,
+                     ready: Callable[[], None] | None) -> None:
+    try:
         if ready is not None:
             ready()
         # One message for every task, in plan order: a worker's cache serves its next runs
@@ -185,7 +239,9 @@ def execute(runs: Sequence[RunDesc], out: str, scheduler: str | None = None,
                 _release(read)
             if done is not None:
                 done(desc, status)
-    return statuses
+    except KeyboardInterrupt:  # before the client and the cluster close, which log
+        quieten_after_interrupt()
+        raise
 
 
 def _release(futures: list[Any]) -> None:

@@ -13,6 +13,8 @@ from typing import Any
 
 from attrs import frozen
 
+from schedc.runtime.sweep.runs import is_label
+
 METRICS = ("mean_wait", "mean_bounded_slowdown")  # what each figure's y is
 FOLDER = "figures"
 STAMP = ".summary.sha256"  # the summary the figures on disk were drawn from
@@ -32,7 +34,10 @@ def planned_figures(summary: Sequence[Mapping[str, Any]], inputs: Sequence[str]
                     ) -> list[SweepFigure]:
     """The figures of a summary (``inputs``: its input columns, "seed" among them or not)."""
     rows = [r for r in summary if r.get("runs")]
-    varying = [c for c in inputs if c != "seed" and len({r.get(c) for r in rows}) > 1]
+    # a param's label column (its spec text) varies with its value: a line per label would
+    # split each line into points
+    varying = [c for c in inputs if c != "seed" and not is_label(c)
+               and len({r.get(c) for r in rows}) > 1]
     axes = [c for c in varying if c not in ("policy", "workload") and all(
         isinstance(r.get(c), int | float) or r.get(c) is None for r in rows)]
     out = []

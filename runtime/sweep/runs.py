@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from schedc.runtime.sweep.spec import (
     Transforms,
     WorkloadRef,
 )
+from schedc.runtime.workloads.overrun import DEFAULT as OVERRUN_DEFAULT
 
 
 @frozen
@@ -46,6 +48,9 @@ class RunDesc:
     seed: int
     capacities: tuple[tuple[str, int], ...] = ()
     lenient: bool = False
+    # the params' column values where the spec wrote a number as text ("1h": 3600), so that
+    # the tables hold numbers that plot and sort by value; the text stays in `param.N.text`
+    values: tuple[tuple[str, Scalar], ...] = ()
 
     def options(self) -> RunOptions:
         """The `RunOptions` of this run: the seed is the background loads' `load_seed`."""
@@ -62,14 +67,21 @@ class RunDesc:
             capacities=dict(self.capacities), lenient=self.lenient, resources=t.resources,
             moldable=moldable, limit=t.limit,
             speeds=tuple(parse_speeds(t.speeds)) if t.speeds is not None else None,
-            background_load=t.background_load or 0.0, load_seed=self.seed)
+            background_load=t.background_load or 0.0, load_seed=self.seed,
+            overrun=t.overrun or OVERRUN_DEFAULT)
 
-    def inputs(self, params: Sequence[str], transforms: Sequence[str]) -> dict[str, Any]:
-        """The run's input columns, in the tables' order."""
-        mine = dict(self.params)
-        return {"policy": self.policy, "workload": self.workload,
-                **{f"param.{n}": mine.get(n) for n in params},
-                **{n: getattr(self.transforms, n) for n in transforms}, "seed": self.seed}
+    def inputs(self, params: Sequence[str], transforms: Sequence[str],
+               labels: Sequence[str] = ()) -> dict[str, Any]:
+        """The run's input columns, in the tables' order (``labels``: the params whose
+        spec text gets a column `param.N.text` after their value's)."""
+        mine, values = dict(self.params), dict(self.values)
+        columns: dict[str, Any] = {"policy": self.policy, "workload": self.workload}
+        for n in params:
+            columns[f"param.{n}"] = values.get(n, mine.get(n))
+            if n in labels:
+                columns[f"param.{n}{LABEL}"] = text(mine[n]) if n in mine else None
+        return {**columns, **{n: getattr(self.transforms, n) for n in transforms},
+                "seed": self.seed}
 
     def submit_order(self) -> tuple:
         """Runs on the same workload file and cut next to each other: a worker's cache of
@@ -86,6 +98,7 @@ class Plan:
     runs: tuple[RunDesc, ...]
     params: tuple[str, ...]  # every param name, in the spec's order
     transforms: tuple[str, ...]  # every transform some run applies, in TRANSFORMS' order
+    labels: tuple[str, ...] = ()  # the params some run gave as text read as a number ("1h")
 
 
 def repeated_seeds(spec: Spec, plan: Plan) -> Diagnostic | None:
@@ -129,7 +142,29 @@ def plan(spec: Spec) -> Plan:
     ordered = sorted(unique.values(), key=RunDesc.submit_order)
     params = tuple(dict.fromkeys(n for r in ordered for n, _ in r.params))
     used = {n for r in ordered for n, _ in r.transforms.items()}
-    return Plan(tuple(ordered), params, tuple(n for n in TRANSFORMS if n in used))
+    labelled = {n for r in ordered for n, _ in r.values}
+    return Plan(tuple(ordered), params, tuple(n for n in TRANSFORMS if n in used),
+                tuple(n for n in params if n in labelled))
+
+
+LABEL = ".text"  # the suffix of a param's label column: its values as the spec wrote them
+
+
+def is_label(column: str) -> bool:
+    """Whether ``column`` is a param's label column (text beside the value column)."""
+    return column.startswith("param.") and column.endswith(LABEL)
+
+
+def column_value(written: Scalar, bound: object) -> Scalar | None:
+    """A param's value in the tables when the spec wrote it as text that binds to a number
+    (a duration "1h": 3600, "1/3": 0.333...); None: the value as written is the column's."""
+    if not isinstance(written, str) or isinstance(bound, bool):
+        return None
+    if isinstance(bound, int):
+        return bound
+    if isinstance(bound, Fraction):
+        return int(bound) if bound.denominator == 1 else float(bound)
+    return None
 
 
 class _Planner:
@@ -141,6 +176,7 @@ class _Planner:
         self.version = version()
         self.compiled: dict[tuple[str, str | None], tuple[Any, dict[str, Any]] | None] = {}
         self.bound: dict[tuple, dict[str, Any] | None] = {}
+        self.raw: dict[tuple, dict[str, Any]] = {}  # the bound values, before JSON
         self.keeps: dict[tuple, bool] = {}
 
     def fail(self, where: Path_, message: str, help: str | None = None,
@@ -241,6 +277,7 @@ class _Planner:
         ir, _ = self.compiled[(ref.file, ref.name)]  # type: ignore[misc]
         try:
             values = bind(ir, {n: text(v) for n, v in params})
+            self.raw[cache_key] = values
             self.bound[cache_key] = {n: json_value(v) for n, v in sorted(values.items())}
         except DiagnosticError:
             self.bound[cache_key] = None
@@ -328,10 +365,16 @@ class _Planner:
             "transforms": dict(transforms.items()),
             "capacities": dict(self.spec.capacities), "lenient": self.spec.lenient,
             "seed": seed,
+            # the mode always: a store made before `--overrun` (jobs killed) is not reused
+            "overrun": transforms.overrun or OVERRUN_DEFAULT,
         }
+        raw = self.raw[(ref.file, ref.name, params)]
+        values = tuple((n, v) for n, written in params
+                       if (v := column_value(written, raw.get(n))) is not None)
         return RunDesc(run_key(facts), names[f"p:{ref.file}:{ref.name}"],
                        names[f"w:{workload.file}"], ref.file, ref.name, workload.file,
-                       params, transforms, seed, self.spec.capacities, self.spec.lenient)
+                       params, transforms, seed, self.spec.capacities, self.spec.lenient,
+                       values)
 
 
 def _file_name(w: WorkloadRef) -> str:

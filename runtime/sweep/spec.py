@@ -24,7 +24,7 @@ from schedc.runtime.sweep.locate import Locator, Path_
 TOP_KEYS = ("out", "policies", "params", "workloads", "transforms", "seeds", "capacity",
             "lenient", "run")
 TRANSFORMS = ("load_factor", "range_factor", "sigma", "resources", "speeds",
-              "background_load", "limit")
+              "background_load", "limit", "overrun")
 RUN_KEYS = ("policy", "workload", "params", "seed", *TRANSFORMS)
 BUNDLED = "bundled"
 MAX_RUNS = 1_000_000  # a sweep's runs at most: each is planned, keyed and listed in memory
@@ -59,6 +59,7 @@ class Transforms:
     speeds: str | None = None
     background_load: float | None = None
     limit: int | None = None
+    overrun: str | None = None  # `--overrun`: None is the default mode
 
     def items(self) -> list[tuple[str, Scalar]]:
         return [(n, getattr(self, n)) for n in TRANSFORMS if getattr(self, n) is not None]
@@ -315,6 +316,15 @@ class _Reader:
             self.fail(where, f"resources {value!r}: give a number of resources (>= 1) or "
                       "names", literal=value, help='e.g. resources = [2, 4] or '
                       'resources = ["cpus,memory"]')
+            return None
+        if name == "overrun":
+            from schedc.runtime.workloads.overrun import MODES
+
+            if isinstance(value, str) and value in MODES:
+                return value
+            self.fail(where, f"overrun {value!r}: must be one of {', '.join(MODES)}",
+                      literal=value, help=did_you_mean(str(value), MODES) or
+                      'e.g. overrun = ["kill", "estimate"]')
             return None
         if name == "limit":
             if isinstance(value, int) and not isinstance(value, bool) and value >= 1:

@@ -1,7 +1,8 @@
 """A sweep's summary across seeds: per configuration (the input columns other than the seed),
 for every numeric metric M, the mean over the configuration's runs that succeeded and its
-95% Student t confidence interval (`M_mean`, `M_ci_low`, `M_ci_high`; all three equal for
-one seed), and `runs`, how many runs it averages."""
+95% Student t confidence interval (`M_mean`, `M_ci_low`, `M_ci_high`; the interval is
+empty for one run, where it is undefined, not zero-wide), and `runs`, how many runs it
+averages."""
 
 from __future__ import annotations
 
@@ -15,10 +16,13 @@ CONFIDENCE = 0.95
 
 
 def interval(values: Sequence[float], confidence: float = CONFIDENCE
-             ) -> tuple[float, float, float]:
-    """(mean, low, high) of the mean of ``values``: mean -+ t_{(1+c)/2, n-1} s / sqrt(n)."""
+             ) -> tuple[float, float | None, float | None]:
+    """(mean, low, high) of the mean of ``values``: mean -+ t_{(1+c)/2, n-1} s / sqrt(n);
+    low and high None for one value (n - 1 = 0 degrees of freedom: no interval)."""
     n = len(values)
-    if all(v == values[0] for v in values):  # one seed, or runs nothing random changed
+    if n == 1:
+        return values[0], None, None
+    if all(v == values[0] for v in values):  # runs nothing random changed
         return values[0], values[0], values[0]  # (not a mean rounded an ulp away)
     mean = math.fsum(values) / n
     variance = math.fsum((v - mean) ** 2 for v in values) / (n - 1)

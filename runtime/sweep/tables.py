@@ -1,10 +1,11 @@
 """A sweep's tables in its output folder, from the plan and the store: `results.csv` and
-`.parquet` (a row per run: its input columns, key, status, error, every metric, then its
-wall time), `categories.csv` and `.parquet` (per-category metrics, long format) and
-`summary.csv` (`summary.py`). The CSVs start with the facts every run shares as `# KEY:
-VALUE` lines (`runtime/provenance.py`); the Parquet files carry them as schema metadata.
-Rows are sorted by their inputs and numbers printed exactly, so the same results give the
-same bytes. pyarrow is imported here only, when a table is written."""
+`.parquet` (a row per run: its input columns, key, status, error, every scalar metric, then
+its wall time), `categories.csv` and `.parquet` (per area category metrics, long format),
+`classes.csv` and `.parquet` (per width x length category: jobs, mean response, mean bounded
+slowdown; long format) and `summary.csv` (`summary.py`). The CSVs start with the facts every
+run shares as `# KEY: VALUE` lines (`runtime/provenance.py`); the Parquet files carry them
+as schema metadata. Rows are sorted by their inputs and numbers printed exactly, so the same
+results give the same bytes. pyarrow is imported here only, when a table is written."""
 
 from __future__ import annotations
 
@@ -15,27 +16,31 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from schedc.runtime.sweep.runs import Plan, RunDesc, text
+from schedc.runtime.sweep.runs import LABEL, Plan, RunDesc, text
 from schedc.runtime.sweep.summary import summarise
 
 RESULTS = "results"
 CATEGORIES = "categories"
+CLASSES = "classes"  # the width x length categories (`metrics.CLASSES`)
 SUMMARY = "summary.csv"
 WALL = "wall_s"  # the only column that changes when the same run is made again
 
 
 def metric_names() -> list[str]:
-    """The scalar metrics, in the order of `schedc run --json`."""
+    """The scalar metrics, in the order of `schedc run --json` (the per-category lists have
+    tables of their own)."""
     import attrs
 
     from schedc.runtime.metrics import Metrics
 
-    return [f.name for f in attrs.fields(Metrics) if not f.name.startswith("category_")]
+    return [f.name for f in attrs.fields(Metrics)
+            if not f.name.startswith(("category_", "class_"))]
 
 
 def input_columns(plan: Plan) -> list[str]:
-    return ["policy", "workload", *(f"param.{n}" for n in plan.params), *plan.transforms,
-            "seed"]
+    params = [c for n in plan.params
+              for c in (f"param.{n}", *((f"param.{n}{LABEL}",) if n in plan.labels else ()))]
+    return ["policy", "workload", *params, *plan.transforms, "seed"]
 
 
 def result_rows(plan: Plan, records: Mapping[str, Mapping[str, Any]]
@@ -67,6 +72,28 @@ def category_rows(plan: Plan, records: Mapping[str, Mapping[str, Any]]
                          "jobs": c["jobs"], "mean_response": c["mean_response"]})
     rows.sort(key=lambda r: (*(_order(r[c]) for c in inputs), r["category"]))
     return [*inputs, "key", "category", "jobs", "mean_response"], rows
+
+
+def class_rows(plan: Plan, records: Mapping[str, Mapping[str, Any]]
+               ) -> tuple[list[str], list[dict[str, Any]]]:
+    """The width x length categories that have jobs, a row per run and category (from the
+    record's metrics; a record stored before they existed has none)."""
+    from schedc.runtime.metrics import CLASSES as NAMES
+
+    inputs = input_columns(plan)
+    rows = []
+    for desc in plan.runs:
+        got = ((records.get(desc.key) or {}).get("metrics")) or {}
+        if "class_jobs" not in got:
+            continue
+        for k, name in enumerate(NAMES):
+            if got["class_jobs"][k]:
+                rows.append({**_inputs(desc, plan), "key": desc.key, "class": name,
+                             "jobs": got["class_jobs"][k],
+                             "mean_response": got["class_mean_response"][k],
+                             "mean_bounded_slowdown": got["class_mean_bounded_slowdown"][k]})
+    rows.sort(key=lambda r: (*(_order(r[c]) for c in inputs), NAMES.index(r["class"])))
+    return [*inputs, "key", "class", "jobs", "mean_response", "mean_bounded_slowdown"], rows
 
 
 def shared_facts(plan: Plan, records: Mapping[str, Mapping[str, Any]],
@@ -103,10 +130,12 @@ def write_tables(out: str, plan: Plan, records: Mapping[str, Mapping[str, Any]],
     facts = shared_facts(plan, records, spec_file)
     columns, rows = result_rows(plan, records)
     cat_columns, cat_rows = category_rows(plan, records)
+    class_columns, class_body = class_rows(plan, records)
     s_columns, s_rows = summarise(rows, input_columns(plan), metric_names())
     paths = {}
     for name, (cols, body) in {RESULTS: (columns, rows),
-                               CATEGORIES: (cat_columns, cat_rows)}.items():
+                               CATEGORIES: (cat_columns, cat_rows),
+                               CLASSES: (class_columns, class_body)}.items():
         paths[f"{name}.csv"] = write_csv(os.path.join(out, f"{name}.csv"), cols, body, facts)
         paths[f"{name}.parquet"] = write_parquet(os.path.join(out, f"{name}.parquet"), cols,
                                                  body, facts)
@@ -203,7 +232,7 @@ def number(cell: str) -> Any:
 
 
 def _inputs(desc: RunDesc, plan: Plan) -> dict[str, Any]:
-    return desc.inputs(plan.params, plan.transforms)
+    return desc.inputs(plan.params, plan.transforms, plan.labels)
 
 
 def _cell(value: Any) -> Any:

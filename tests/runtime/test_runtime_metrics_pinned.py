@@ -22,6 +22,19 @@ EXPECTED = {
     'category_mean_response': [174.8918918918919, 1570.4331896551723, 3454.101694915254,
                                8174.010638297872, 16531.66968325792, 42828.55128205128,
                                115868.36842105263, None, None, None],
+    # checked against a per-record loop (sorted lists, statistics.pstdev per user)
+    'measured': 2000, 'warmup_jobs': 0, 'cooldown_jobs': 0, 'bsld_tau': 10,
+    'median_wait': 0, 'p90_wait': 21465, 'p95_wait': 38481, 'p99_wait': 65225,
+    'median_response': 564, 'p90_response': 36333, 'p95_response': 55505,
+    'p99_response': 115139, 'median_bounded_slowdown': 1.0,
+    'p90_bounded_slowdown': 142.2836879432624, 'p95_bounded_slowdown': 473.24271844660194,
+    'p99_bounded_slowdown': 2158.1, 'users': 65, 'user_bsld_std': 223.37009408986455,
+    'user_bsld_min': 1.0, 'user_bsld_max': 1578.0277777777778,
+    'user_bsld_max_over_min': 1578.0277777777778, 'class_jobs': [1091, 540, 172, 197],
+    'class_mean_response': [2085.082493125573, 10215.394444444444, 38481.16860465116,
+                            38158.74111675127],
+    'class_mean_bounded_slowdown': [64.4324880111664, 196.83301230116885,
+                                    1.1655133326774634, 2.99812084024313],
 }
 
 

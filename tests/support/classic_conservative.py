@@ -4,7 +4,8 @@ fits for its estimate beside the running jobs (held to their estimated ends) and
 reservations of the jobs before it; the jobs whose start is now start. Brute force over the
 instants where usage can drop, sharing nothing with ``schedc.runtime``.
 
-Same instants as classic_easy.py: finishes, then submissions, then one pass.
+Same instants as classic_easy.py: finishes, then submissions, then one pass; a job past its
+estimate is held until a second from now, as there.
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ def classic_conservative_starts(workload: Workload) -> list[int]:
         while a < len(arrivals) and jobs[arrivals[a]].submit == t:
             queue.append(arrivals[a])
             a += 1
-        holds = [(t, e, r) for _, e, r in running.values()]
+        # a job past its estimate (`--overrun extend`) is held until a second from now
+        holds = [(t, max(e, t + 1), r) for _, e, r in running.values()]
         for pos in list(queue):
             job = jobs[pos]
             candidates = sorted({t} | {e for _, e, _ in holds if e > t})

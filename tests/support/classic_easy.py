@@ -6,7 +6,8 @@ Any number of resources (vectors compared resource by resource). Returns the sta
 each job, by the job's position in the workload.
 
 Same instants as DESIGN: finishes, then submissions, then one pass; a zero-run-time job
-ending where it started makes another pass at that instant.
+ending where it started makes another pass at that instant. A job may run past its estimate
+(`--overrun extend`): while it does, the pass plans it to end one second later.
 """
 
 from __future__ import annotations
@@ -60,7 +61,8 @@ def classic_easy_starts(workload: Workload) -> list[int]:
         head = jobs[queue[0]]
         avail = list(free)
         shadow = None
-        for est_end, req in sorted(running.values()):
+        # a job past its estimate (`--overrun extend`) is planned to end a second from now
+        for est_end, req in sorted((max(e, t + 1), r) for e, r in running.values()):
             if shadow is not None and est_end > shadow:
                 break
             avail = [x + r for x, r in zip(avail, req, strict=True)]

@@ -90,6 +90,9 @@ class GenConfig:
     # candidates (papers/001). 0 by default, so that a seed names the same policy as in the
     # campaigns run before dynP existed (`fuzz_verify.py --tuned-rate` draws them)
     tuned_rate: float = 0.0
+    # chance that a plain policy that reserves with `backfill first_fit` or `when` gets a
+    # `slack` clause (relaxed backfilling); 0 by default for the same reason (no draw)
+    slack_rate: float = 0.0
 
 
 @frozen
@@ -307,6 +310,12 @@ class _Gen:
         clauses.append(self.size_clause(size_kind))
         clauses += self.invariant_clauses(size_kind != "none")
         self.features.update({f"backfill:{backfill}", f"size:{size_kind}"})
+        # drawn last, and only at a rate above 0: every other seed keeps its policy
+        reserves = next((c for c in clauses if c.startswith("reserve")), "")
+        if (self.cfg.slack_rate and backfill in ("first_fit", "when")
+                and reserves not in ("", "reserve 0") and self.chance(self.cfg.slack_rate)):
+            clauses.append(f"slack {self.slack_formula().text}")
+            self.features.add("slack")
         body = "\n".join(f"  {c}" for c in clauses if c)
         return f"policy {self.name} {{\n{body}\n}}"
 
@@ -354,6 +363,16 @@ class _Gen:
         if kind in ("or_when", "per_or_when"):
             text += f" or when {self.formula(_Scope(), 'bool', 2).text}"
         return text
+
+    def slack_formula(self) -> _E:
+        """A slack: a fraction of the reserved job's estimate or wait, a constant, or any
+        number (negative ones count as 0)."""
+        return self.one_of([
+            (2, lambda: _E(f"job.estimate / {self.pick([2, 3, 10])}", "real")),
+            (1, lambda: _E(f"job.wait div {self.pick([1, 2])}", "int")),
+            (1, lambda: _E(str(self.pick([0, 1, 5, 20])), "int", True)),
+            (2, lambda: self.formula(_Scope(), "num", 2)),
+        ])
 
     def depth_param(self) -> str:
         for p in self.params:
@@ -855,7 +874,7 @@ class _Probe:
         return attrs.evolve(
             rt, order_key=w(rt.order_key), score=w(rt.score), size=w(rt.size),
             size_low=w(rt.size_low), backfill_when=w(rt.backfill_when),
-            reserve_key=w(rt.reserve_key), reserve_when=w(rt.reserve_when),
+            reserve_key=w(rt.reserve_key), reserve_when=w(rt.reserve_when), slack=w(rt.slack),
             invariants=tuple(attrs.evolve(i, check=w(i.check)) for i in rt.invariants))
 
 
@@ -1237,7 +1256,7 @@ def _exprs(policy: ir.Policy) -> list[ir.Expr]:
     found = [k.expr for k in policy.order] + [i.expr for i in policy.invariants]
     return found + [e for e in (policy.size, policy.size_low, policy.backfill.score,
                                 policy.backfill.condition, policy.reserve_per,
-                                policy.reserve_when) if e is not None]
+                                policy.reserve_when, policy.slack) if e is not None]
 
 
 def _why_no_replay(out: Outcome, invariants: Sequence[str]) -> str:

@@ -417,6 +417,27 @@ def test_design_case_conservative_and_none() -> None:
         assert symbolic == concrete, clauses
 
 
+def test_design_case_slack_lets_job_3_delay_the_reservation_by_at_most_the_slack() -> None:
+    # relaxed EASY: job 2 (earliest fit 100) is held from 100 plus its slack, if it fits
+    # there; job 3 runs to 1002, so it starts once the slack reaches 902 s. A negative slack
+    # counts as 0, a real one is floored.
+    for slack, expected in [("901", ({}, {2: 1001})), ("902", ({3: (4,)}, {2: 1002})),
+                            ("job.estimate * 9.025", ({3: (4,)}, {2: 1002})),
+                            ("job.estimate * 9.015", ({}, {2: 1001})),
+                            ("-5", ({}, {2: 100}))]:
+        concrete, symbolic = both_sides(f"reserve 1 backfill first_fit slack {slack}",
+                                        design_state())
+        assert concrete == expected, slack
+        assert symbolic == concrete, slack
+
+
+def test_design_case_slack_with_conservative_holds_each_reservation_late() -> None:
+    # reserve all: job 2 held from 100 + 50; job 3 fits from 150 + 100 (its earliest fit)
+    # and is held 50 later
+    concrete, symbolic = both_sides("reserve all backfill first_fit slack 50", design_state())
+    assert concrete == symbolic == ({}, {2: 150, 3: 300})
+
+
 def one_job_state() -> InitialState:
     return state_from_data({
         "now": 0, "capacity": {"cpus": 1}, "running": [],

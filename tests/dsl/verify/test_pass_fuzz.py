@@ -43,6 +43,16 @@ def test_random_dynp_policies_agree_candidate_by_candidate(seed: int) -> None:
     assert not check.mismatches, check.mismatches[0].what
 
 
+@pytest.mark.parametrize("seed", [1, 6, 9, 12, 13, 15, 18, 26])
+def test_random_slack_policies_agree_pass_by_pass(seed: int) -> None:
+    # relaxed backfilling: each of these seeds draws a `slack` clause at this rate
+    config = GenConfig(slack_rate=1)
+    assert "slack" in generate(seed, config).features
+    check = check_policy(seed, states=10, config=config)
+    assert check.skipped is None
+    assert not check.mismatches, check.mismatches[0].what
+
+
 @pytest.mark.parametrize("seed", [1000, 3095])
 def test_mismatches_found_by_campaigns_are_fixed(seed: int) -> None:
     # 1000: `choose`'s HIGH failed in the encoding where the simulator never evaluates it;
@@ -109,6 +119,12 @@ policy tuned { candidates fcfs, ljf metric artww decider advanced }
 def test_states_runs_reach_replay_and_agree(seed: int) -> None:
     check = check_reachable(seed, runs=6)
     assert not check.mismatches, check.mismatches[0].what
+
+
+@pytest.mark.parametrize("seed", [1, 15, 20, 22])
+def test_states_slack_runs_reach_replay_and_agree(seed: int) -> None:
+    check = check_reachable(seed, runs=4, config=GenConfig(slack_rate=1))
+    assert check.states > 0 and not check.mismatches, check.mismatches
 
 
 def test_a_reached_state_replays_the_run_pass() -> None:

@@ -33,6 +33,7 @@ PLANTED = {
     "divide-by-free.pol": ("well-defined", "division by zero"),
     "short-waits.pol": ("invariant `job.wait <= 1h`", "invariant `job.wait <= 1h`"),
     "short-only.pol": ("progress", "no progress"),
+    "slack-when-short.pol": ("reservation-safety", "plus its slack of 300 s) delayed"),
 }
 
 
@@ -93,6 +94,14 @@ GOLDEN = {
     "short-waits.pol": {
         "now": 3601, "capacity": {"cpus": 1}, "params": {}, "running": [],
         "queue": [_job(0, 0, 1, 1)], "pass": {"started": [0], "reservations": {}}},
+    # 2 cpus, 1 busy until 1: job 0 (2 cpus) fits from 1 and is held from 1 + 300 (its
+    # slack); job 1 (1 cpu, 302 s, at most 10 min) fits the free cpu and starts, running to
+    # 302, past the window the slack allows
+    "slack-when-short.pol": {
+        "now": 0, "capacity": {"cpus": 2}, "params": {},
+        "running": [_job(2, 0, 1, 1, start=0)],
+        "queue": [_job(0, 0, 1, 2), _job(1, 0, 302, 1)],
+        "pass": {"started": [1], "reservations": {"0": 301}}},
 }
 
 

@@ -44,6 +44,7 @@ def test_run_json_on_design_example(capsys, three_jobs: Path, tmp_path: Path) ->
     assert result["machine"] == {"cpus": 10}
     assert result["metrics"]["jobs"] == 3
     header, rows = read_csv(jobs_csv)
+    assert header.pop("capacity") == {"cpus": 10}
     assert header == result["provenance"]
     starts = {int(r["job_id"]): int(r["start"]) for r in rows}
     # The head (job 2) is reserved at t=100; the 4-proc job would delay it, so it waits.

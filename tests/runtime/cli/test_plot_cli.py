@@ -187,3 +187,45 @@ def test_plot_run_of_a_state(tmp_path: Path, capsys) -> None:
     code, _, err = run_cli(capsys, "plot", "run", EASY, "--state", path, "--limit", "1",
                            "-o", tmp_path / "h.svg")
     assert code == 2 and "--limit does not apply with --state" in err
+
+
+def test_plot_run_draws_a_time_window_of_the_gantt_chart(tmp_path: Path, capsys,
+                                                         monkeypatch) -> None:
+    from schedc.runtime.plots import run as run_plots
+
+    drawn = []
+    gantt = run_plots.gantt_figure
+
+    def kept(result, window=(None, None)):
+        drawn.append(fig := gantt(result, window=window))
+        return fig
+
+    monkeypatch.setattr(run_plots, "gantt_figure", kept)
+    out = tmp_path / "gantt.png"
+    code, _, err = run_cli(capsys, "plot", "run", EASY, "--limit", "500", "--from", "1d",
+                           "--to", "36h", "-o", out)
+    assert code == 0, err
+    ax = drawn[0].axes[0]
+    assert ax.get_xlim() == (24.0, 36.0) and "(hours)" in ax.get_xlabel()
+    assert "from 1.0 d to 1.5 d" in ax.get_title()
+    # only the jobs that run in the window are drawn
+    whole = gantt(_easy_500())
+    assert len(ax.collections[0].get_paths()) < len(whole.axes[0].collections[0].get_paths())
+
+
+def _easy_500():
+    from schedc.runtime.run import RunOptions, run_policy
+
+    return run_policy(EASY, None, RunOptions(limit=500))
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--from", "2d", "--to", "1d"], "--from 172800 s is not before --to 86400 s"),
+    (["--from", "1x"], "'1x' is not a time"),
+    (["--from", "1d", "--kind", "waits"], "--from and --to choose the Gantt chart's"),
+])
+def test_plot_run_refuses_a_window_that_is_not_one(tmp_path: Path, capsys, argv,
+                                                   message) -> None:
+    code, _, err = run_cli(capsys, "plot", "run", EASY, "--limit", "50", *argv, "-o",
+                           tmp_path / "g.png")
+    assert code == 2 and message in err

@@ -129,8 +129,11 @@ def test_a_table_in_hundredths_reports_the_metrics_of_the_same_table_in_seconds(
     a, b = in_s.metrics(), in_cs.metrics()
     assert a["max_wait"] == 19 and b["max_wait"] == 19.0  # 1900 units of 1/100 s
     for key in ("mean_wait", "mean_response", "makespan", "artww", "weighted_response",
-                "mean_bounded_slowdown", "utilisation", "mean_queue", "category_jobs"):
+                "mean_bounded_slowdown", "utilisation", "mean_queue", "category_jobs",
+                "median_wait", "p99_wait", "p95_response", "p90_bounded_slowdown",
+                "class_jobs", "class_mean_response", "class_mean_bounded_slowdown"):
         assert b[key] == pytest.approx(a[key]), key
+    assert a["p99_wait"] == 19 and b["p99_wait"] == 19.0
     assert compute_metrics(in_cs.schedule).makespan == 25.0
     assert [r.start for r in in_cs.schedule.records] == [0, 2000]  # simulated in units
 

@@ -140,3 +140,23 @@ def test_argparse_mistakes_are_located_diagnostics(capsys, argv, message, caret_
     else:
         assert shown[start:start + len(caret_under)] == caret_under
         assert caret.count("^") == len(caret_under)
+
+
+@pytest.mark.parametrize(("argv", "help"), [
+    (["run", EASY, "--trace", "t.swf"], "did you mean `--workload`?"),  # not `--state`
+    (["compare", EASY, "--swf=t.swf"], "did you mean `--workload`?"),
+    (["run", EASY, "--cpus", "128"], "did you mean `--capacity`?"),
+    (["run", EASY, "--seed", "3"], "did you mean `--load-seed`?"),
+    (["sweep", "s.toml", "--output-dir", "o"], "did you mean `--out`?"),
+    (["verify", EASY, "--properties", "capacity"], "did you mean `--property`?"),
+])
+def test_a_common_wrong_name_suggests_the_option_meant(argv, help, capsys) -> None:
+    status, _, err = _main(argv, capsys)
+    assert status == 2
+    assert f"help: {help}" in err
+
+
+def test_an_alias_is_suggested_only_where_the_command_has_the_option(capsys) -> None:
+    # `check` reads no workload: an alias must not point at an option the command lacks
+    status, _, err = _main(["check", EASY, "--trace", "t.swf"], capsys)
+    assert status == 2 and "--workload" not in err

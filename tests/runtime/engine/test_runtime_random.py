@@ -114,3 +114,40 @@ def test_easy_head_never_waits_on_an_idle_machine(w):
         drained = max([e for e in ends if e <= r.start] + [r.job.submit])
         assert r.start >= r.job.submit
         assert drained <= r.start
+
+
+@st.composite
+def overrunning(draw, k: int) -> Workload:
+    """Workloads of `--overrun extend`: a job may run past its estimate (up to 4 times it)."""
+    n = draw(st.integers(1, 14))
+    jobs = []
+    t = 0
+    for i in range(n):
+        t += draw(st.integers(0, 6))
+        est = draw(st.integers(1, 12))
+        run = draw(st.integers(0, 4 * est))
+        req = tuple(draw(st.integers(1 if r == 0 else 0, CAPS[r])) for r in range(k))
+        jobs.append(Job(i + 1, i, t, run, est, req))
+    return Workload(tuple(jobs), NAMES[:k], CAPS[:k], overrun="extend")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data(), policies, st.sampled_from([1, 2, 3]))
+def test_extend_feasible_monitored_and_optimisations_agree(data, p, k):
+    """Jobs past their estimate: every schedule is feasible, the monitor (on) never stops
+    (each pass plans overdue jobs to end after now), and the optimisations change nothing."""
+    w = data.draw(overrunning(k))
+    policy = make(k, *p)
+    ref = simulate(policy, w, incremental=False, fast=False)
+    replay_check(ref)
+    for kw in (dict(), dict(incremental=False), dict(fast=False)):
+        assert starts(simulate(policy, w, **kw)) == starts(ref), kw
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data(), st.sampled_from([1, 2, 3]))
+def test_extend_easy_and_conservative_equal_the_oracles(data, k):
+    w = data.draw(overrunning(k))
+    assert starts(simulate(make(k, 1, "first_fit", "fcfs"), w)) == classic_easy_starts(w)
+    assert starts(simulate(make(k, None, "first_fit", "fcfs"), w)) == \
+        classic_conservative_starts(w)

@@ -72,3 +72,24 @@ def test_dynp_verdicts_name_the_candidate_and_every_candidates_status() -> None:
     assert "<code>t=0: no job started</code>" in page
     assert "Z3 gave up: timeout" in page  # an unknown verdict's reason
     assert "3 verdicts: 1 proved, 1 violated, 1 unknown." in page
+
+
+def test_a_counterexample_is_the_terminal_s_table_with_its_json_folded() -> None:
+    cex = {"now": 5, "capacity": {"cpus": 4}, "params": {"depth": 1},
+           "running": [{"id": 1, "submit": 0, "start": 0, "estimate": 100,
+                        "request": {"cpus": 3}}],
+           "queue": [{"id": 2, "submit": 1, "estimate": 50, "request": {"cpus": 2}},
+                     {"id": 3, "submit": 2, "estimate": 10, "request": {"cpus": 1}}],
+           "pass": {"started": [3], "reservations": {"2": 100}}}
+    verdict = Verdict("reservation-safety", "violated", 0.2, BOUND, counterexample=cex,
+                      reason="a job started in the pass delays a reservation")
+    page = verify_page([PolicyReport("p.pol", "p", (verdict,))],
+                       VerifyRun("0.1.0", None, "N=8, R=8", {})).html()
+    assert ("<caption>counterexample for reservation-safety: now=5, cpus=4, depth=1"
+            "</caption>") in page
+    assert "<th scope=\"col\">in the pass</th>" in page
+    assert "<tr><td>2</td><td>queued</td><td>1</td><td></td><td>50</td><td>cpus=2</td>" \
+        "<td>reserved at 100</td></tr>" in page
+    assert "<td>starts</td>" in page and "<td>running</td>" in page
+    # the JSON is there to be saved as a state file, but folded
+    assert page.index("<details>") < page.index("&quot;reservations&quot;")

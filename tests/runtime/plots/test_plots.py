@@ -201,3 +201,31 @@ def test_compare_of_one_run_shows_its_mean_response_per_category() -> None:
     assert ax.get_ylabel() == "mean response (s)"
     heights = [p.get_height() for p in ax.patches]
     assert heights[-1] == pytest.approx(easy_200().metrics()["mean_response"])
+
+
+class _Stub:
+    """What `metrics_figure` reads of a run: its metrics and its workload's source."""
+
+    def __init__(self, **metrics: float) -> None:
+        base = {"mean_wait": 1.0, "mean_response": 10.0, "mean_bounded_slowdown": 1.0,
+                "utilisation": 0.5, "artww": 10.0, "sldwa": 1.0}
+        self._metrics = {**base, **metrics}
+        self.workload = type("W", (), {"source": "k.swf"})()
+
+    def metrics(self) -> dict[str, float]:
+        return self._metrics
+
+
+def test_a_panel_spanning_more_than_two_decades_is_log_scaled_and_says_so() -> None:
+    from schedc.runtime.plots.compare import metrics_figure
+
+    fig = metrics_figure([_Stub(mean_wait=2.0), _Stub(mean_wait=5_000.0, utilisation=0.6),
+                          _Stub(mean_wait=3.0)], ["a", "b", "c"])
+    panels = {ax.get_title(): ax for ax in fig.axes}
+    assert panels["mean wait (s)"].get_yscale() == "log"
+    assert "log" in panels["mean wait (s)"].get_ylabel()
+    assert panels["utilisation (fraction of cpus)"].get_yscale() == "linear"
+    assert panels["mean response (s)"].get_ylabel() == ""
+    # a zero has no place on a log axis: linear then
+    fig = metrics_figure([_Stub(mean_wait=0.0), _Stub(mean_wait=5_000.0)], ["a", "b"])
+    assert {ax.get_title(): ax for ax in fig.axes}["mean wait (s)"].get_yscale() == "linear"

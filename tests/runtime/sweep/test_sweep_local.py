@@ -105,7 +105,7 @@ def test_parquet_holds_the_csv_rows(swept) -> None:
     import pyarrow.parquet as pq
 
     _, out, _ = swept
-    for name in ("results", "categories"):
+    for name in ("results", "categories", "classes"):
         table = pq.read_table(out / f"{name}.parquet")
         assert table.to_pylist() == read_rows(str(out / f"{name}.csv"))
         facts = json.loads(table.schema.metadata[b"schedc.provenance"])
@@ -113,6 +113,23 @@ def test_parquet_holds_the_csv_rows(swept) -> None:
     categories = read_rows(str(out / "categories.csv"))
     assert {c["category"] for c in categories} <= set(range(10))
     assert all(c["jobs"] > 0 for c in categories)
+
+
+def test_the_width_length_categories_are_run_policy_s(swept) -> None:
+    from schedc.runtime.metrics import CLASSES
+
+    spec, out, _ = swept
+    classes = read_rows(str(out / "classes.csv"))
+    assert {c["class"] for c in classes} <= set(CLASSES) and all(c["jobs"] > 0 for c in classes)
+    desc = plan(read_spec(str(spec))).runs[0]
+    m = run_policy(desc.policy_file, desc.workload_file, desc.options()).metrics()
+    mine = [c for c in classes if c["key"] == desc.key]
+    assert [(c["class"], c["jobs"], c["mean_response"], c["mean_bounded_slowdown"])
+            for c in mine] == [
+        (name, n, m["class_mean_response"][k], m["class_mean_bounded_slowdown"][k])
+        for k, (name, n) in enumerate(zip(CLASSES, m["class_jobs"], strict=True)) if n]
+    assert not {"class_jobs", "category_jobs"} & set(metric_names())
+    assert {"p95_wait", "user_bsld_std", "measured"} <= set(metric_names())
 
 
 def test_a_rerun_makes_nothing_and_writes_the_same_bytes(swept, scheduler, capsys) -> None:

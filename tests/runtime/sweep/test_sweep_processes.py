@@ -135,3 +135,27 @@ def test_kill_9_of_the_sweep_loses_nothing_and_redoes_nothing(cluster, tmp_path:
     after = _stored(out)
     assert len(after) == RUNS
     assert all(after[name] == before[name] for name in before)  # not one rewritten
+
+
+def test_ctrl_c_prints_one_line_exits_130_and_the_rerun_resumes(tmp_path: Path) -> None:
+    """Ctrl-C on a terminal signals the whole process group: the local cluster's workers
+    too, which printed tracebacks of their own (30 lines each) before "interrupted"."""
+    spec = write_spec(tmp_path, SPEC)
+    out = tmp_path / "spec.out"
+    sweep = _sweep(spec, "--workers", "2", start_new_session=True)
+    try:
+        _wait_until(out, 2, sweep)
+        os.killpg(sweep.pid, signal.SIGINT)
+        _, stderr = sweep.communicate(timeout=60)
+    finally:
+        _stop(sweep)
+    assert sweep.returncode == 130
+    assert stderr.strip() == "interrupted", stderr
+    before = _stored(out)
+    assert 2 <= len(before) < RUNS
+    rerun = _sweep(spec, "--workers", "2", "--json")
+    stdout, stderr = rerun.communicate(timeout=180)
+    assert rerun.returncode == 0, stderr
+    facts = json.loads(stdout)
+    assert facts["stored_before"] == len(before) and facts["failed"] == 0
+    assert facts["made"] == RUNS - len(before)

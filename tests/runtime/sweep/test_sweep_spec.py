@@ -90,7 +90,8 @@ params = { depth = 3 }
 """
     runs = plan(read_spec(str(write_spec(tmp_path, text))))
     assert len(runs.runs) == 12 + 2  # the first [[run]] is one of the product's
-    sjf = [r for r in runs.runs if r.policy == "depth_sjf"]
+    # (runs are submitted in an order their keys break ties in: compare by seed)
+    sjf = sorted((r for r in runs.runs if r.policy == "depth_sjf"), key=lambda r: r.seed)
     assert [(r.params, r.seed) for r in sjf] == [((("depth", 3),), 0), ((("depth", 3),), 1)]
     assert sjf[0].policy_name == "depth_sjf" and sjf[0].policy_file == str(DEPTH_SJF)
 

@@ -1,0 +1,43 @@
+"""The bundled sweep example reads the archive traces where the README's Traces step puts
+them (`traces/` of the clone) when $SCHEDC_TRACES is not set."""
+
+from __future__ import annotations
+
+import re
+
+from repo import ROOT
+
+from schedc.dsl.diagnostics import DiagnosticError
+from schedc.runtime.sweep.spec import read_spec
+
+SPEC = ROOT / "examples" / "sweeps" / "easy-depth.toml"
+
+
+def _readme_folder() -> str:
+    """The folder the README's Traces step downloads into (`mkdir -p DIR && cd DIR`)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (folder,) = set(re.findall(r"mkdir -p (\S+) && cd \1", readme))
+    return folder
+
+
+def test_the_example_sweep_looks_for_traces_where_the_readme_puts_them(monkeypatch) -> None:
+    monkeypatch.delenv("SCHEDC_TRACES", raising=False)
+    where = ROOT / _readme_folder()
+    try:
+        spec = read_spec(str(SPEC))
+    except DiagnosticError as error:  # not downloaded here: looked for there all the same
+        looked = [d.message for d in error.diagnostics]
+        assert looked and all(f"(looked for {where}/" in m for m in looked), looked
+    else:
+        archive = [w.file for w in spec.workloads if w.text != "bundled"]
+        assert archive and all(f.startswith(f"{where}/") for f in archive)
+
+
+def test_the_readme_spec_reads_the_same_folder() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Sweeps"):]
+    (block,) = re.findall(r"```toml\n(.*?)```", section, re.DOTALL)[:1]
+    example = SPEC.read_text(encoding="utf-8")
+    for text in (block, example):
+        defaults = re.findall(r"\$\{SCHEDC_TRACES:-([^}]*)\}", text)
+        assert defaults and set(defaults) == {f"../../{_readme_folder()}"}
