@@ -123,7 +123,8 @@ def check_capacity(now: int, policy: str, resources: Sequence[str], capacity: Se
 def check_reservations(now: int, policy: str, resources: Sequence[str],
                        capacity: Sequence[int], used: Sequence[int],
                        running: Sequence[RunningJob], keys: Sequence[int], M: int,
-                       reservations: Sequence[Reservation], started: Sequence[Job]) -> None:
+                       reservations: Sequence[Reservation], started: Sequence[Job],
+                       slack: bool = False) -> None:
     """Usage never exceeds capacity over any reservation's window.
 
     ``running`` is sorted by expected end, ``keys[i]`` is ``running[i]``'s expected end x M
@@ -135,7 +136,8 @@ def check_reservations(now: int, policy: str, resources: Sequence[str],
     merged sweep over the running jobs and the sorted reservations, O(R + n log n).
     """
     K = len(capacity)
-    _check_slack(now, policy, reservations)
+    if slack:  # a `slack` policy's (a loop over every reservation: only where it can fail)
+        _check_slack(now, policy, reservations)
     if len(reservations) == 1:
         _check_one(now, policy, resources, capacity, used, running, keys, M, reservations[0],
                    started)

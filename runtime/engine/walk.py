@@ -75,7 +75,7 @@ class PassWalk:
         # fixed for a run
         "policy", "machine", "resources", "depth", "backfill", "use_shadow", "profile1",
         "fast", "packing", "packed", "rigid", "waits_when_full", "exact_queue", "monitor",
-        "record", "full",
+        "record", "full", "slack",
         # the pass in progress (and its end state)
         "now", "free", "profile", "shadow", "nres", "blocked", "reservations", "started",
         "check_res", "candidates", "complete", "per_key", "decisions",
@@ -89,6 +89,7 @@ class PassWalk:
         self.resources = resources
         self.depth = policy.depth
         self.backfill = policy.backfill
+        self.slack = policy.slack  # read at every reservation: one attribute, not two
         # A size choice reads the whole plan: the shadow plan does not keep it; nor does it
         # hold a reservation after its earliest fit (`slack`).
         self.use_shadow = (fast and policy.depth == 1 and policy.backfill != "none"
@@ -139,7 +140,7 @@ class PassWalk:
         # every queued job was visited (or could be skipped safely). A `slack` policy's
         # reservations lie off its earliest fits, which a continuation's argument needs
         # (simulator._continue_pass): its passes are never resumed.
-        self.complete = self.policy.slack is None
+        self.complete = self.slack is None
         self.per_key: dict[Any, int] = {}  # `reserve D per KEY`: reservations per key value
         self.decisions: list[Decision] | None = [] if self.record else None
 
@@ -340,7 +341,7 @@ class PassWalk:
             if self.profile is None:
                 self.profile = self.new_profile()
             start = self.profile.earliest(est, req)
-            if self.policy.slack is not None:
+            if self.slack is not None:
                 self.reserve_late(job, start, est, req)
                 return
             self.profile.add(start, start + est, req)
@@ -359,7 +360,7 @@ class PassWalk:
         """
         profile = self.profile
         assert profile is not None
-        slack = max(0, math.floor(self.call(self.policy.slack, job, "slack")))
+        slack = max(0, math.floor(self.call(self.slack, job, "slack")))
         start = earliest
         if slack:
             late = earliest + slack
@@ -486,7 +487,8 @@ class PassWalk:
                 check_capacity(self.now, name, self.resources, m.cap, m.used, self.started)
         if self.check_res and self.reservations:
             check_reservations(self.now, name, self.resources, m.cap, m.used, m.running,
-                               m.run_keys, m.M, self.reservations, self.started)
+                               m.run_keys, m.M, self.reservations, self.started,
+                               self.slack is not None)
 
 
 def share_packing(walkers: Sequence[PassWalk], jobs: tuple[Job, ...] | list[Job]) -> None:
