@@ -15,6 +15,8 @@ from schedc.runtime.cli.errors import EXIT_OK, UserError
 from schedc.runtime.cli.run import parse_assignments
 from schedc.runtime.engine.policy import RuntimePolicy
 from schedc.runtime.run import RunOptions
+from schedc.runtime.workloads.overrun import DEFAULT as OVERRUN_DEFAULT
+from schedc.runtime.workloads.overrun import MODES as OVERRUN_MODES
 
 PLANNING_HELP = ("a planning policy plans every waiting job: `reserve all` and a backfill "
                  "other than `none`, e.g. examples/conservative.pol")
@@ -63,6 +65,9 @@ def add_parser(commands: Any, finite: Any) -> None:
                      help="value of a policy parameter (repeatable)")
     sub.add_argument("--lenient", action="store_true",
                      help="skip and count malformed workload lines")
+    sub.add_argument("--overrun", choices=OVERRUN_MODES, default=OVERRUN_DEFAULT,
+                     help="with --workload: jobs recorded past their requested time, as "
+                     "`schedc run --overrun` (default estimate)")
     sub.add_argument("--plan", action="store_true",
                      help="print the optimal plan (start per job); always with --state")
     sub.add_argument("--json", action="store_true", help="print results as JSON")
@@ -115,7 +120,8 @@ def cmd_optimal(args: argparse.Namespace) -> int:
     times = parse_times(args.at) if args.at is not None else None
     entries = [parse_entry(e) for e in args.policy_files]
     base = RunOptions(params=parse_assignments(args.param, "--param"), lenient=args.lenient,
-                      state=args.state, command=getattr(args, "argv", None))
+                      state=args.state, command=getattr(args, "argv", None),
+                      overrun=args.overrun)
     first = prepare_run(entries[0].file, args.workload,
                         evolve(base, policy_name=entries[0].policy))
     given: list[RuntimePolicy] = [first.policy]

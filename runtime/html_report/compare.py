@@ -1,7 +1,7 @@
 """The page of a comparison (`schedc compare --report`): the comparison table as `compare`
 prints it, every scalar metric side by side, mean response per area category and per width x
-length category (with mean bounded slowdown) side by side, the figures, and the provenance
-the runs share, then each run's own."""
+length category (with mean bounded slowdown) side by side, the warnings (each once), the
+figures, and the provenance the runs share, then each run's own."""
 
 from __future__ import annotations
 
@@ -36,6 +36,11 @@ def compare_page(results: Sequence[RunResult], labels: Sequence[str],
         rows = _class_table(results, key)
         if rows:
             page.table(f"{what} {title}", ["category", *names], rows)
+    warnings = dict.fromkeys(w for r in results for w in r.warnings)  # each once
+    if warnings:
+        from schedc.dsl import render_diagnostics
+
+        page.preformatted(render_diagnostics(warnings), title="Warnings")
     if figures:
         from schedc.runtime.plots import compare_figures
 

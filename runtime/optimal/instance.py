@@ -86,7 +86,10 @@ def state_at(schedule: Schedule, t: int, source: str) -> InitialState:
             running.append(r)
         elif r.job.submit <= t <= r.start:
             queued.append(r.job)
-    held = [RunningJob(evolve(r.job, index=i), r.start, r.alloc) for i, r in enumerate(running)]
+    # a job past its estimate (`--overrun extend`) as the pass at ``t`` plans it: ending at
+    # t + 1 (``Machine.extend_overdue``)
+    held = [RunningJob(evolve(r.job, index=i, estimate=max(r.job.estimate, t + 1 - r.start)),
+                       r.start, r.alloc) for i, r in enumerate(running)]
     base = len(held)
     waiting = tuple(evolve(j, index=base + i) for i, j in enumerate(queued))
     return InitialState(now=t, resources=schedule.resources, capacities=schedule.capacities,

@@ -48,6 +48,7 @@ class RunDesc:
     seed: int
     capacities: tuple[tuple[str, int], ...] = ()
     lenient: bool = False
+    measure: tuple[tuple[str, Scalar], ...] = ()  # the spec's `[metrics]`
     # the params' column values where the spec wrote a number as text ("1h": 3600), so that
     # the tables hold numbers that plot and sort by value; the text stays in `param.N.text`
     values: tuple[tuple[str, Scalar], ...] = ()
@@ -68,7 +69,7 @@ class RunDesc:
             moldable=moldable, limit=t.limit,
             speeds=tuple(parse_speeds(t.speeds)) if t.speeds is not None else None,
             background_load=t.background_load or 0.0, load_seed=self.seed,
-            overrun=t.overrun or OVERRUN_DEFAULT)
+            overrun=t.overrun or OVERRUN_DEFAULT, **measure_options(self.measure))
 
     def inputs(self, params: Sequence[str], transforms: Sequence[str],
                labels: Sequence[str] = ()) -> dict[str, Any]:
@@ -89,6 +90,20 @@ class RunDesc:
         t = self.transforms
         return (self.workload_file, str(t.resources), t.limit or 0, self.policy_file,
                 self.policy_name or "", self.key)
+
+
+def measure_options(measure: Sequence[tuple[str, Scalar]]) -> dict[str, Any]:
+    """A spec's `[metrics]` as `RunOptions` fields (read as the run flags read them)."""
+    from schedc.runtime.metrics import parse_cut, parse_tau
+
+    given = dict(measure)
+    out: dict[str, Any] = {}
+    if "bsld_tau" in given:
+        out["bsld_tau"] = parse_tau(str(given["bsld_tau"]))
+    for name in ("warmup", "cooldown"):
+        if name in given:
+            out[name] = parse_cut(str(given[name]))
+    return out
 
 
 @frozen
@@ -367,6 +382,7 @@ class _Planner:
             "seed": seed,
             # the mode always: a store made before `--overrun` (jobs killed) is not reused
             "overrun": transforms.overrun or OVERRUN_DEFAULT,
+            **({"metrics": dict(self.spec.measure)} if self.spec.measure else {}),
         }
         raw = self.raw[(ref.file, ref.name, params)]
         values = tuple((n, v) for n, written in params
@@ -374,7 +390,7 @@ class _Planner:
         return RunDesc(run_key(facts), names[f"p:{ref.file}:{ref.name}"],
                        names[f"w:{workload.file}"], ref.file, ref.name, workload.file,
                        params, transforms, seed, self.spec.capacities, self.spec.lenient,
-                       values)
+                       measure=self.spec.measure, values=values)
 
 
 def _file_name(w: WorkloadRef) -> str:

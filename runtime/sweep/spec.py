@@ -22,7 +22,9 @@ from schedc.dsl.diagnostics import Diagnostic, DiagnosticError, did_you_mean
 from schedc.runtime.sweep.locate import Locator, Path_
 
 TOP_KEYS = ("out", "policies", "params", "workloads", "transforms", "seeds", "capacity",
-            "lenient", "run")
+            "lenient", "metrics", "run")
+# `[metrics]`: how every run is measured, as `run --bsld-tau/--warmup/--cooldown`
+METRIC_KEYS = ("bsld_tau", "warmup", "cooldown")
 TRANSFORMS = ("load_factor", "range_factor", "sigma", "resources", "speeds",
               "background_load", "limit", "overrun")
 RUN_KEYS = ("policy", "workload", "params", "seed", *TRANSFORMS)
@@ -91,6 +93,8 @@ class Spec:
     lenient: bool
     runs: tuple[ExplicitRun, ...]
     locator: Locator
+    # `[metrics]` as written (bsld_tau, warmup, cooldown), each checked; () measures as `run`
+    measure: tuple[tuple[str, Scalar], ...] = ()
 
 
 def read_spec(path: str) -> Spec:
@@ -158,6 +162,7 @@ class _Reader:
         lenient = data.get("lenient", False)
         if not self.check_type(("lenient",), lenient, bool, "true or false"):
             lenient = False
+        measure = self.measure(data.get("metrics", {}))
         runs = self.explicit_runs(data.get("run", []))
         if not policies and not runs and not self.errors:
             self.fail((), "the spec runs nothing: it has no `policies` and no [[run]]",
@@ -167,7 +172,8 @@ class _Reader:
         if self.errors:
             raise DiagnosticError(self.errors)
         return Spec(self.path, str(self.folder), self.resolve(out) if out else None, policies,
-                    params, workloads, transforms, seeds, capacities, lenient, runs, self.at)
+                    params, workloads, transforms, seeds, capacities, lenient, runs, self.at,
+                    measure)
 
     # --- shapes -------------------------------------------------------------------------
 
@@ -364,6 +370,35 @@ class _Reader:
         if not values:
             self.fail(("seeds",), "`seeds` lists no seed", help="e.g. seeds = [0, 1, 2]")
         return tuple(dict.fromkeys(good)) or (0,)
+
+    def measure(self, value: object) -> tuple[tuple[str, Scalar], ...]:
+        """`[metrics]`: bsld_tau (seconds, or a duration text), warmup and cooldown (a
+        number of jobs, or a duration text), read as the run flags read them."""
+        from schedc.runtime.metrics import parse_cut, parse_tau
+
+        if not self.check_type(("metrics",), value, dict, "a table (bsld_tau, warmup, "
+                               "cooldown)"):
+            return ()
+        self.known(value, ("metrics",), METRIC_KEYS, "`[metrics]` keys are")  # type: ignore[arg-type]
+        out = []
+        for name in METRIC_KEYS:
+            given = value.get(name)  # type: ignore[union-attr]
+            if given is None:
+                continue
+            parse = parse_tau if name == "bsld_tau" else parse_cut
+            try:
+                if isinstance(given, bool) or not isinstance(given, int | float | str):
+                    raise ValueError(f"{given!r} is not a number or a duration")
+                parse(str(given))
+            except ValueError as error:
+                self.fail(("metrics", name), f"metrics.{name}: {error}", literal=given,
+                          help={"bsld_tau": "seconds, e.g. 10 or \"1min\"",
+                                "warmup": "jobs, e.g. 1000, or a duration, e.g. \"2d\"",
+                                "cooldown": "jobs, e.g. 1000, or a duration, e.g. \"2d\""
+                                }[name])
+                continue
+            out.append((name, given))
+        return tuple(out)
 
     def capacities(self, value: object) -> tuple[tuple[str, int], ...]:
         if not self.check_type(("capacity",), value, dict, "a table (resource = capacity)"):

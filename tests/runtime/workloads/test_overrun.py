@@ -247,3 +247,31 @@ def test_lanl_cm5_extend_keeps_the_monitor_quiet(capsys: pytest.CaptureFixture[s
                      "--overrun", "extend"]) == 0
         over = json.loads(capsys.readouterr().out)["overrun"]
         assert over["work_simulated"] == over["recorded_work"] and over["jobs_over_estimate"]
+
+
+def test_optimal_plans_an_overdue_job_to_end_a_second_later(over_swf: Path) -> None:
+    """`schedc optimal` in extend mode: at t=60 job 1 (estimate 50) still runs; the instance
+    plans it as the pass does, ending at 61, never before now."""
+    from schedc.runtime.optimal.instance import state_at
+
+    result = run_policy(EASY.parent / "conservative.pol", over_swf, RunOptions(overrun="extend"))
+    state = state_at(result.schedule, 60, "over.swf")
+    (held,) = state.running
+    assert held.job.id == 1 and held.expected_end == 61
+
+
+def test_optimal_takes_the_mode(over_swf: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["optimal", str(EASY.parent / "conservative.pol"), "--workload",
+                 str(over_swf), "--at", "60", "--overrun", "extend", "--json",
+                 "--time-limit", "2"]) == 0
+    assert json.loads(capsys.readouterr().out)
+
+
+def test_compare_report_shows_the_warnings(over_swf: Path, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    page = tmp_path / "c.html"
+    assert main(["compare", str(EASY.parent / "fcfs.pol"), str(EASY), "--workload",
+                 str(over_swf), "--overrun", "kill", "--report", str(page)]) == 0
+    capsys.readouterr()
+    html = page.read_text()
+    assert "Warnings" in html and html.count("ran past their requested time") == 1
