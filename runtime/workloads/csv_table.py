@@ -278,7 +278,9 @@ def _capacity_line(name: str, lineno: int, text: str) -> dict[str, int]:
         res, _, value = word.partition("=")
         number = whole_number(value)
         if not res or number is None or number < 1:
-            raise WorkloadError(name, lineno, text.find(word) + 1,
+            at = text.find(word)  # the `NAME=N` form, else the JSON form's "NAME"
+            raise WorkloadError(name, lineno, (at if at >= 0 else max(0, text.find(f'"{res}"')))
+                                + 1,
                                 f"bad capacity `{word}`",
                                 help="write `# capacity cpus=256 r2=256`: names and "
                                 "positive integers", source_line=text)

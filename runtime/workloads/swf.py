@@ -38,8 +38,9 @@ F_ID, F_SUBMIT, F_RUN, F_PROCS, F_USED_MEM, F_REQ_PROCS, F_REQ_TIME, F_REQ_MEM =
     0, 1, 3, 4, 6, 7, 8, 9)
 # user, group, executable, queue, partition (fields 12-16): the jobs' labels (``Job.user``...)
 F_LABELS = (11, 12, 13, 14, 15)
+F_STATUS = 10  # 1 completed, 0 failed, 5 cancelled, -1 unknown: what `--swf-out` writes back
 NEEDED = (F_ID, F_SUBMIT, F_RUN, F_PROCS, F_USED_MEM, F_REQ_PROCS, F_REQ_TIME, F_REQ_MEM,
-          *F_LABELS)
+          F_STATUS, *F_LABELS)
 SUPPORTED = ("cpus", "memory")
 
 
@@ -65,10 +66,10 @@ def read_swf(
             text = raw.decode("utf-8", errors="replace").split("\n")
             cols, numbers = _columns_slow(name, text, lenient, skipped)
             lines = _Lines(name, text, numbers, lenient)
-        jobs, runs, unrequested = _admit(cols, resources, capacity, skipped, lines)
+        jobs, runs, unrequested, status = _admit(cols, resources, capacity, skipped, lines)
     return Workload(jobs=jobs, resources=tuple(resources), capacities=capacity,
                     skipped=dict(sorted(skipped.items())), source=name, header=header,
-                    recorded_runs=runs, unrequested=unrequested)
+                    recorded_runs=runs, unrequested=unrequested, recorded_status=status)
 
 
 def _header_end(raw: bytes) -> int:
@@ -150,6 +151,7 @@ def _columns_fast(body: bytes, memory: bool,
             cols.append([0] * nlines)  # never read: every line has allocated procs
         cols.append(list(map(int, tokens[F_REQ_TIME::width])))
         cols.append([0] * nlines if not memory else list(map(int, tokens[F_REQ_MEM::width])))
+        cols.append(_same_or_ints(tokens[F_STATUS::width]))
         cols += [_same_or_ints(tokens[f::width]) if labels is None or name in labels
                  else [-1] * nlines for f, name in zip(F_LABELS, LABEL_ATTRS, strict=True)]
     except ValueError:
@@ -249,12 +251,12 @@ def _field_col(line: str, field: int) -> int:
 
 def _admit(cols: list[list[int]], resources: tuple[str, ...], capacity: tuple[int, ...],
            skipped: dict[str, int], lines: _Lines | None = None
-           ) -> tuple[tuple[Job, ...], tuple[int, ...], tuple[int, ...]]:
+           ) -> tuple[tuple[Job, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
     """Apply DESIGN's skip and estimate rules, then (careful path: ``lines``) check the input
     assumptions of the jobs that pass them; list comprehensions, as this runs per line.
-    Returns the jobs (killed at their estimate), their recorded run times and the indices of
-    the jobs with no requested time."""
-    ids, submits, runs, procs, used_mem, req_procs, req_time, req_mem, *labels = cols
+    Returns the jobs (killed at their estimate), their recorded run times, the indices of
+    the jobs with no requested time and their recorded statuses (field 11)."""
+    ids, submits, runs, procs, used_mem, req_procs, req_time, req_mem, status, *labels = cols
     # allocated procs (field 5), else requested procs (field 8)
     low = _where((1).__gt__, procs)
     if low:
@@ -285,8 +287,9 @@ def _admit(cols: list[list[int]], resources: tuple[str, ...], capacity: tuple[in
         keep = [True] * len(ids)
         for i in bad:
             keep[i] = False
-        ids, submits, runs, req_time, requests, *labels = (
-            list(compress(c, keep)) for c in (ids, submits, runs, req_time, requests, *labels))
+        ids, submits, runs, req_time, requests, status, *labels = (
+            list(compress(c, keep)) for c in (ids, submits, runs, req_time, requests, status,
+                                               *labels))
     unrequested: list[int] = []
     if min(req_time, default=1) > 0:
         ests = req_time  # every line has a requested time
@@ -299,7 +302,7 @@ def _admit(cols: list[list[int]], resources: tuple[str, ...], capacity: tuple[in
               for col in labels]
     jobs = _make_jobs(ids, range(len(ids)), submits, caps, ests, requests,
                       repeat(None, len(ids)), *labels)
-    return jobs, tuple(runs), tuple(unrequested)
+    return jobs, tuple(runs), tuple(unrequested), tuple(status)
 
 
 _JOB_FIELDS = ("id", "index", "submit", "run_time", "estimate", "request", "moldable", "user",
@@ -352,8 +355,10 @@ def write_swf(schedule: Schedule, path: str | os.PathLike[str],
               provenance: Mapping[str, Any] | None = None) -> None:
     """Write the simulated schedule as an SWF v2.2 log (atomically); ``provenance`` (a run's
     facts) as header comments `; Schedc-KEY: VALUE`, VALUE in JSON, after the standard ones.
-    Field 11 (status) keeps SWF's meaning: 1 the job completed, 0 the run ended it at its
-    estimate (`--overrun kill`: the trace records a longer run)."""
+    Field 11 (status) keeps SWF's meaning: 0 (failed) for a job the run ended at its estimate
+    (`--overrun kill`: the trace records a longer run); a job that ran its recorded time
+    ended as the trace says it did (0 failed, 1 completed, 5 cancelled...), 1 where the trace
+    does not say (-1, or not an SWF trace)."""
     write_atomic(path, lambda out: _write(schedule, out, provenance or {}))
 
 
@@ -362,6 +367,7 @@ def _write(schedule: Schedule, out: TextIO, provenance: Mapping[str, Any]) -> No
 
     mem_at = schedule.resources.index("memory") if "memory" in schedule.resources else -1
     ends = killed(schedule.workload)
+    statuses = schedule.workload.recorded_status
     out.write("; Version: 2.2\n")
     out.write("; Computer: schedc simulation\n")
     out.write(f"; Note: schedule of policy {schedule.policy_name} on {schedule.workload.source}\n")
@@ -377,7 +383,15 @@ def _write(schedule: Schedule, out: TextIO, provenance: Mapping[str, Any]) -> No
         procs = rec.alloc[0]
         mem = rec.alloc[mem_at] // procs if mem_at >= 0 else -1
         fields = (job.id, job.submit, rec.start - job.submit, rec.end - rec.start, procs, -1,
-                  mem, job.procs, job.estimate, mem, 0 if ends[job.index] else 1, job.user,
+                  mem, job.procs, job.estimate, mem, _status(ends[job.index], statuses, job.index),
+                  job.user,
                   job.group, job.executable,
                   job.queue, job.partition, -1, -1)
         out.write(" ".join(map(str, fields)) + "\n")
+
+
+def _status(killed: bool, recorded: Sequence[int], index: int) -> int:
+    """A job's SWF status in the simulated schedule (see ``write_swf``)."""
+    if killed:
+        return 0
+    return recorded[index] if recorded and recorded[index] >= 0 else 1

@@ -33,6 +33,8 @@ class Workload:
     # estimate as read. Empty: the jobs are as recorded (a generated or state workload).
     recorded_runs: tuple[int, ...] = ()
     recorded_estimates: tuple[int, ...] = ()
+    # an SWF trace's status of each job (field 11: 1 completed, 0 failed, 5 cancelled, -1)
+    recorded_status: tuple[int, ...] = ()
     # indices of the jobs whose file gave no requested time: their estimate is their run
     # time (a perfect one)
     unrequested: tuple[int, ...] = ()

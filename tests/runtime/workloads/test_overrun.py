@@ -275,3 +275,23 @@ def test_compare_report_shows_the_warnings(over_swf: Path, tmp_path: Path,
     capsys.readouterr()
     html = page.read_text()
     assert "Warnings" in html and html.count("ran past their requested time") == 1
+
+
+def test_swf_out_keeps_the_trace_s_status(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """Field 11: a job that ran its recorded time ended as the trace says (failed 0,
+    cancelled 5; 1 where it says nothing); one the run killed at its estimate is 0."""
+    trace = tmp_path / "status.swf"
+    trace.write_text("; MaxProcs: 4\n"
+                     "1 0 -1 10 1 -1 -1 1 20 -1 0 1 1 -1 -1 -1 -1 -1\n"
+                     "2 0 -1 10 1 -1 -1 1 20 -1 5 1 1 -1 -1 -1 -1 -1\n"
+                     "3 0 -1 10 1 -1 -1 1 20 -1 -1 1 1 -1 -1 -1 -1 -1\n"
+                     "4 0 -1 30 1 -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1 -1\n")
+    for mode, want in (("estimate", ["0", "5", "1", "1"]), ("kill", ["0", "5", "1", "0"])):
+        out = tmp_path / f"{mode}.swf"
+        assert main(["run", str(EASY), "--workload", str(trace), "--overrun", mode,
+                     "--swf-out", str(out)]) == 0
+        status = [ln.split()[10] for ln in out.read_text().splitlines()
+                  if not ln.startswith(";")]
+        assert status == want, mode
+    capsys.readouterr()
