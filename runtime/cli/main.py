@@ -137,7 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Prove, for one scheduling pass over every state within the bounds, that "
         "no resource is overcommitted (capacity), sizes are in range (size-bounds), no "
         "formula divides by zero or takes sqrt/log of a bad value (well-defined), no backfill "
-        "delays a reservation (reservation-safety), an idle machine starts a job (progress), "
+        "delays a reservation more than the policy's `slack` allows, none without one "
+        "(reservation-safety), an idle machine starts a job (progress), "
         "and every `invariant`. Exit status: 0 all proved, 1 a property violated, 2 a user "
         "error, 3 some verdict unknown.")
     verify.add_argument("files", nargs="+", metavar="FILE", help=".pol file(s)")
