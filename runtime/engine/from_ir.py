@@ -25,7 +25,10 @@ def to_runtime(policy: ir.Policy, params: Mapping[str, str] | None = None) -> Ru
         candidates = tuple(to_runtime(c, params_for(c, params))
                            for c in candidate_policies(policy))
         own = to_runtime(evolve(policy, tuning=None), params)
-        return evolve(own, tuning=RuntimeTuning(candidates, t.metric, t.decider, t.step))
+        # the labels any candidate reads: a run loads them all, whichever candidate decides
+        read = {a for p in (own, *candidates) for a in p.labels_read or ()}
+        return evolve(own, tuning=RuntimeTuning(candidates, t.metric, t.decider, t.step),
+                      labels_read=tuple(a for a in ir.LABEL_ATTRS if a in read))
     values = bind_params(policy, params)  # the language's rules (dsl/params.py)
     depth = policy.depth
     if isinstance(depth, ir.ParamRef):
