@@ -36,7 +36,8 @@ from policy_fuzz import (  # noqa: E402
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     gen = GenConfig(patterns=tuple(args.patterns.split(",")) if args.patterns else PATTERNS,
-                    tuned_rate=args.tuned_rate, slack_rate=args.slack_rate)
+                    tuned_rate=args.tuned_rate, slack_rate=args.slack_rate,
+                    kept_rate=args.kept_rate)
     cfg = HarnessConfig(bounds=(args.queued, args.running), rlimit=args.rlimit,
                         triage=not args.no_triage)
     seeds = range(args.seed, args.seed + args.count)
@@ -47,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     figures |= {"seconds": round(elapsed, 1), "first_seed": args.seed, "count": args.count,
                 "jobs": args.jobs, "bounds": list(cfg.bounds), "rlimit": cfg.rlimit,
                 "patterns": list(gen.patterns), "tuned_rate": gen.tuned_rate,
-                "slack_rate": gen.slack_rate}
+                "slack_rate": gen.slack_rate, "kept_rate": gen.kept_rate}
     _print(figures, results)
     if args.out:
         _write(Path(args.out), results, figures, cfg)
@@ -71,6 +72,9 @@ def _parser() -> argparse.ArgumentParser:
                         "earlier campaigns)")
     p.add_argument("--slack-rate", type=float, default=0.0, metavar="P",
                    help="chance that a policy that reserves gets a `slack` clause (default 0)")
+    p.add_argument("--kept-rate", type=float, default=0.0, metavar="P",
+                   help="chance that a dynP candidate sizing `size fixed` states its kept "
+                   "size is its own rule's (with --tuned-rate; default 0)")
     p.add_argument("--no-triage", action="store_true", help="skip shrinking and classifying")
     p.add_argument("--quiet", action="store_true", help="no line per policy")
     return p

@@ -209,7 +209,8 @@ TAILS = ("any", "copies")
 def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool = False,
                 depth_value: int | None | str = "policy", exact: bool = True,
                 earliest: bool = True, tail: str = "any",
-                resized: bool | None = None) -> SymbolicPass:
+                resized: bool | None = None,
+                kept: tuple[ir.Invariant, ...] | None = None) -> SymbolicPass:
     """Encode one pass of ``policy``. ``idle``: no running job (for the progress property);
     ``exact``: with the exact equations (else the step facts only, see the module's doc);
     ``earliest``: with the equations that make a reservation the earliest fit (the costliest
@@ -218,11 +219,14 @@ def encode_pass(policy: ir.Policy, bounds: Bounds | None = None, *, idle: bool =
     (``QueueTail``): ``tail="any"`` lets each aggregate see arbitrary ones (every queue is
     covered: proofs), ``"copies"`` makes them copies of one job (a counterexample's state).
     ``resized``: a running rigid job may hold other cpus than it asked, as a size rule gives
-    them (default: if the policy has one; a dynP candidate's, if any candidate has)."""
+    them (default: if the policy has one; a dynP candidate's, if any candidate has).
+    ``kept``: the invariants a size kept from an earlier pass satisfies (`size fixed`;
+    default: the policy's own, proved of every size it chooses; a dynP candidate's kept size
+    may come from another candidate: those every `size fixed` candidate has)."""
     return PassEncoder(policy, bounds or Bounds(), idle=idle, depth_value=depth_value,
                        exact=exact, earliest=earliest, tail=tail,
-                       resized=policy.size is not None if resized is None else resized
-                       ).encode()
+                       resized=policy.size is not None if resized is None else resized,
+                       kept=kept).encode()
 
 
 Terms = Callable[[int, int], list[z3.ArithRef]]
@@ -238,8 +242,10 @@ class PassEncoder:
 
     def __init__(self, policy: ir.Policy, bounds: Bounds, *, idle: bool,
                  depth_value: int | None | str, exact: bool, earliest: bool,
-                 tail: str, resized: bool) -> None:
+                 tail: str, resized: bool,
+                 kept: tuple[ir.Invariant, ...] | None = None) -> None:
         self.policy, self.bounds, self.resized = policy, bounds, resized
+        self.kept = policy.invariants if kept is None else kept
         self.idle, self.depth_value, self.exact, self.earliest = idle, depth_value, exact, earliest
         self.tail = tail
         self.K = len(policy.machine.resources)
@@ -631,8 +637,9 @@ class PassEncoder:
                                 kept <= z3.If(job.moldable, job.max_size, capacity_t[0]),
                                 kept <= capacity_t[0])))
                 # Invariants of the job and its size alone were proved of every size computed
-                # (``fresh_sizes``, verify.py), in any earlier state: they hold of a kept one.
-                for inv in policy.invariants:
+                # (``fresh_sizes``, verify.py), in any earlier state: they hold of a kept one
+                # (a dynP candidate's: those of every candidate that keeps sizes, ``kept``).
+                for inv in self.kept:
                     if ir.dependencies(inv.expr) <= {"job", "param"}:
                         result = sym_eval(inv.expr, job=job, state=self.start_state,
                                           params=self.params, size=kept, fresh=self.fresh)

@@ -77,7 +77,8 @@ def verify_policy(policy: ir.Policy, bounds: Bounds | None = None, limits: Limit
                   replay: Replay | None = None,
                   replay_for: Callable[[ir.Policy], Replay] | None = None,
                   resized: bool | None = None,
-                  progress: Progress | None = None) -> list[Verdict]:
+                  progress: Progress | None = None,
+                  kept: tuple[ir.Invariant, ...] | None = None) -> list[Verdict]:
     """Every property of ``policy`` (or those named in ``only``), in a fixed order.
 
     Each property is first proved from the step facts alone (``encode_pass(exact=False)``:
@@ -97,10 +98,14 @@ def verify_policy(policy: ir.Policy, bounds: Bounds | None = None, limits: Limit
         if replay is not None and replay_for is None:
             raise ValueError("a dynP policy's counterexamples replay with their candidate's "
                              "pass: give replay_for, not replay")
+        from schedc.dsl.tuning import candidate_policies
         from schedc.dsl.verify.tuned import verify_tuned
 
         # a job another candidate started on a size of its rule runs on in this one's passes
         sized = any(c.size is not None for c in policy.tuning.candidates)
+        # a size one candidate kept, another starts the job on (one table of kept sizes):
+        # it satisfies the invariants every candidate that keeps sizes proves of its own
+        kept = kept_invariants(candidate_policies(policy))
 
         def one(candidate: ir.Policy) -> list[Verdict]:
             # the candidates plan the tuned policy's machine (one machine, checked when
@@ -108,29 +113,40 @@ def verify_policy(policy: ir.Policy, bounds: Bounds | None = None, limits: Limit
             candidate = attrs.evolve(candidate, machine=policy.machine)
             return verify_policy(candidate, bounds, limits, only,
                                  replay_for(candidate) if replay_for else None,
-                                 resized=sized, progress=progress)
+                                 resized=sized, progress=progress, kept=kept)
 
         return verify_tuned(policy, one)
     if resized is None:
         resized = policy.size is not None
     with fresh_context():
         return _verify(policy, bounds or Bounds(), limits or Limits(), only, replay, resized,
-                       progress)
+                       progress, kept)
+
+
+def kept_invariants(candidates: tuple[ir.Policy, ...]) -> tuple[ir.Invariant, ...]:
+    """The invariants a kept size satisfies in a dynP run: those every `size fixed`
+    candidate has (each proves them of the sizes it keeps; the others keep none)."""
+    fixed = [c for c in candidates if c.size_fixed]
+    if not fixed:
+        return ()
+    return tuple(i for i in fixed[0].invariants
+                 if all(any(i.expr == j.expr for j in c.invariants) for c in fixed[1:]))
 
 
 def _verify(policy: ir.Policy, bounds: Bounds, limits: Limits, only: Iterable[str] | None,
             replay: Replay | None, resized: bool,
-            progress: Progress | None = None) -> list[Verdict]:
+            progress: Progress | None = None,
+            kept: tuple[ir.Invariant, ...] | None = None) -> list[Verdict]:
     wanted = set(only) if only is not None else None
     bound = (f"N={bounds.queued} queued, R={bounds.running} running, "
              f"K={len(policy.machine.resources)}")
     try:
-        sym = encode_pass(policy, bounds, exact=False, resized=resized)
+        sym = encode_pass(policy, bounds, exact=False, resized=resized, kept=kept)
     except Unsupported as exc:
         names = [*PROPERTIES, *(f"invariant `{i.text}`" for i in policy.invariants)]
         return [Verdict(name, "unknown", 0.0, bound, reason=str(exc)) for name in names
                 if wanted is None or _base(name) in wanted]
-    checker = _Checker(policy, bounds, limits, bound, replay, resized, progress)
+    checker = _Checker(policy, bounds, limits, bound, replay, resized, progress, kept)
 
     def want(name: str) -> bool:
         return wanted is None or name in wanted
@@ -188,7 +204,8 @@ def _verify(policy: ir.Policy, bounds: Bounds, limits: Limits, only: Iterable[st
         measured("reservation-safety", lambda: _reservation_safety(checker, sym))
     if want("progress"):
         # The step facts never force a start: progress is a fact of the exact decisions.
-        idle = encode_pass(policy, bounds, idle=True, earliest=False, resized=resized)
+        idle = encode_pass(policy, bounds, idle=True, earliest=False, resized=resized,
+                           kept=kept)
         measured("progress", lambda: checker.prove(
             idle, "progress", [("", None, _after_the_pass(_progress))],
             location=policy.backfill.span, idle=True))
@@ -473,9 +490,11 @@ class _Checker:
 
     def __init__(self, policy: ir.Policy, bounds: Bounds, limits: Limits, bound: str,
                  replay: Replay | None = None, resized: bool = False,
-                 progress: Progress | None = None):
+                 progress: Progress | None = None,
+                 kept: tuple[ir.Invariant, ...] | None = None):
         self.policy, self.bounds, self.limits, self.bound = policy, bounds, limits, bound
         self.resized = resized
+        self.kept = kept
         self.replay = replay
         self.progress = progress
         self.deadline: float | None = None  # the property's (perf_counter), see `start`
@@ -652,7 +671,7 @@ class _Checker:
         key = (*bounds, idle, tail)
         if key not in self._exact:
             self._exact[key] = encode_pass(self.policy, Bounds(*bounds), idle=idle, tail=tail,
-                                           resized=self.resized)
+                                           resized=self.resized, kept=self.kept)
             self.prepare(self._exact[key])
         return self._exact[key]
 

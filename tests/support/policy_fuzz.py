@@ -93,6 +93,10 @@ class GenConfig:
     # chance that a plain policy that reserves with `backfill first_fit` or `when` gets a
     # `slack` clause (relaxed backfilling); 0 by default for the same reason (no draw)
     slack_rate: float = 0.0
+    # chance that a dynP candidate sizing `size fixed` by a formula states that its kept size
+    # is its own rule's (`invariant job.size == RULE`): broken where another candidate's kept
+    # size is started (one table of kept sizes); 0 by default for the same reason
+    kept_rate: float = 0.0
 
 
 @frozen
@@ -274,12 +278,21 @@ class _Gen:
         names = [f"{self.name}_c{i + 1}" for i in range(self.pick([2, 2, 3]))]
         parts = []
         for name in names:
-            size_kind = self.pick(["none"] * 6 + ["expr", "prelude", "choose", "fixed"])
+            # with kept_rate, most candidates keep sizes: a kept size then often comes from
+            # another candidate (the class kept_rate is for)
+            size_kind = self.pick(["none"] * 6 + ["expr", "prelude", "choose", "fixed"]
+                                  + ["fixed"] * (10 if self.cfg.kept_rate else 0))
             backfill = "first_fit" if size_kind in ("choose", "fixed") else \
                 self.pick(["first_fit", "first_fit", "best", "when"])
             clauses = ["machine m"] if self.own_machine else []
+            size = self.size_clause(size_kind)
+            own = []  # drawn only at a rate above 0: every other seed keeps its policy
+            if (self.cfg.kept_rate and size_kind == "fixed" and not size.startswith(
+                    "size fixed choose") and self.chance(self.cfg.kept_rate)):
+                own = [f"invariant job.size == {size.removeprefix('size fixed ')}"]
+                self.features.add("kept-invariant")
             clauses += [self.order_clause(), "reserve all", self.backfill_clause(backfill),
-                        self.size_clause(size_kind), *self.invariant_clauses(size_kind != "none")]
+                        size, *self.invariant_clauses(size_kind != "none"), *own]
             body = "\n".join(f"  {c}" for c in clauses if c)
             parts.append(f"policy {name} {{\n{body}\n}}")
         clauses = ["candidates " + ", ".join(names),

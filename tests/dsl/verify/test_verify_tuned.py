@@ -146,3 +146,40 @@ def test_the_written_counterexample_replays_from_the_command_line(tmp_path: Path
     assert "not a candidate of policy d" in capsys.readouterr().err
     assert main(["run", str(src), "--policy", "fcfs", "--state", str(state)]) == 2
     assert "does not tune" in capsys.readouterr().err
+
+
+# One table of kept sizes serves every candidate: `wide` keeps max_size, and `half`, whose own
+# invariant bounds its sizes by half of that, then starts the job on the size `wide` kept
+# (KTH-SP2 with --range-factor 2 stops there). Proving `half`, a kept size satisfies only what
+# every `size fixed` candidate proves of its sizes: here nothing but the range.
+KEPT = """
+policy wide { order job.submit asc  reserve all  backfill first_fit  size fixed job.max_size }
+policy half extends wide {
+  size fixed max(job.min_size, job.max_size div 2)
+  invariant job.size <= max(job.min_size, job.max_size div 2)
+}
+policy d { candidates wide, half  metric artww }
+"""
+
+
+def test_a_size_another_candidate_kept_is_not_assumed_to_keep_this_one_s_invariants() -> None:
+    policy = compile_source(KEPT, "<t>", "d")
+    (v,) = verify_policy(policy, SMALL, NO_CLOCK, only=["invariant"], replay_for=replayer)
+    assert v.status == "violated" and v.candidate == "half", v
+    assert any("size" in job for job in v.counterexample["queue"])  # started on a kept size
+    half = candidate_policies(policy)[1]
+    assert replay_stop(half, v.counterexample).kind == (
+        "invariant `job.size <= max(job.min_size, job.max_size div 2)`")
+    # alone, `half` keeps only its own sizes: proved
+    alone = compile_source(KEPT, "<t>", "half")
+    (own,) = verify_policy(alone, SMALL, NO_CLOCK, only=["invariant"])
+    assert own.status == "proved"
+
+
+def test_kept_invariants_are_those_of_every_fixed_candidate() -> None:
+    from schedc.dsl.verify.prover import kept_invariants
+
+    policy = compile_source(KEPT.replace("metric artww", "metric artww  invariant "
+                                         "job.size >= 1"), "<t>", "d")
+    kept = kept_invariants(candidate_policies(policy))
+    assert [i.text for i in kept] == ["job.size >= 1"]  # the tuned one, every candidate's
