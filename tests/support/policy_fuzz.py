@@ -285,14 +285,15 @@ class _Gen:
             backfill = "first_fit" if size_kind in ("choose", "fixed") else \
                 self.pick(["first_fit", "first_fit", "best", "when"])
             clauses = ["machine m"] if self.own_machine else []
+            # (the draws in this order: a seed names the policy it named before kept_rate)
+            clauses += [self.order_clause(), "reserve all", self.backfill_clause(backfill)]
             size = self.size_clause(size_kind)
-            own = []  # drawn only at a rate above 0: every other seed keeps its policy
+            clauses += [size, *self.invariant_clauses(size_kind != "none")]
+            # drawn last, only at a rate above 0: every other seed keeps its policy
             if (self.cfg.kept_rate and size_kind == "fixed" and not size.startswith(
                     "size fixed choose") and self.chance(self.cfg.kept_rate)):
-                own = [f"invariant job.size == {size.removeprefix('size fixed ')}"]
+                clauses.append(f"invariant job.size == {size.removeprefix('size fixed ')}")
                 self.features.add("kept-invariant")
-            clauses += [self.order_clause(), "reserve all", self.backfill_clause(backfill),
-                        size, *self.invariant_clauses(size_kind != "none"), *own]
             body = "\n".join(f"  {c}" for c in clauses if c)
             parts.append(f"policy {name} {{\n{body}\n}}")
         clauses = ["candidates " + ", ".join(names),
