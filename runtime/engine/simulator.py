@@ -22,6 +22,7 @@ loop that joins them. Per-event work stays proportional to what changed:
 from __future__ import annotations
 
 from collections.abc import Callable
+from operator import attrgetter, gt
 
 from schedc.dsl.semantics.decisions import PassDecisions
 from schedc.runtime.engine import one_resource
@@ -42,6 +43,7 @@ from schedc.runtime.workloads.workload import Workload, WorkloadError
 __all__ = ["JobRecord", "Schedule", "machine_at", "machine_for", "simulate", "size_candidates"]
 
 Progress = Callable[[int, int], None]
+_RUN, _ESTIMATE = attrgetter("run_time"), attrgetter("estimate")
 
 
 def simulate(policy: RuntimePolicy, workload: Workload, progress: Progress | None = None, *,
@@ -161,7 +163,8 @@ class _Simulation:
         self.monitor = monitor
         # some job runs past its estimate (`--overrun extend`): each instant, running jobs
         # past theirs are planned anew (``Machine.extend_overdue``)
-        self.overdue = any(j.run_time > j.estimate for j in workload.jobs)
+        jobs = workload.jobs
+        self.overdue = any(map(gt, map(_RUN, jobs), map(_ESTIMATE, jobs)))  # at C speed
         self.passes = 0
         self.on_pass = on_pass
         # The walker's end state is the last pass's, complete: a continuation may resume it.

@@ -78,8 +78,23 @@ def _rounded(x: float | None) -> float | None:
     return None if x is None else round(x, 4)
 
 
+# The last workload's facts: a run asks for them three times (its warnings, its provenance,
+# its JSON), a comparison once per policy on the same (shared, immutable) workload.
+_last: tuple[Workload | None, OverrunFacts | None] = (None, None)
+
+
 def overrun_facts(workload: Workload) -> OverrunFacts:
     """What ``workload``'s file recorded, whatever the mode it is run in."""
+    global _last
+    seen, facts = _last
+    if seen is workload and facts is not None:
+        return facts
+    facts = _count(workload)
+    _last = (workload, facts)
+    return facts
+
+
+def _count(workload: Workload) -> OverrunFacts:
     over = work = work_over = 0
     ratios = []
     for job in workload.jobs:

@@ -18,17 +18,20 @@ NAMES = ("cpus", "memory", "disk")
 
 
 @st.composite
-def workloads(draw, k: int) -> Workload:
+def workloads(draw, k: int, overrun: bool = False) -> Workload:
+    """Jobs killed at their estimate; ``overrun``: jobs of `--overrun extend`, which may run
+    past it (up to 4 times it)."""
     n = draw(st.integers(1, 14))
     jobs = []
     t = 0
     for i in range(n):
         t += draw(st.integers(0, 6))  # clustered submits: many jobs share an instant
         est = draw(st.integers(1, 12))
-        run = draw(st.integers(0, est + 3))
+        run = draw(st.integers(0, 4 * est if overrun else est + 3))
+        run = run if overrun else min(run, est)
         req = tuple(draw(st.integers(1 if r == 0 else 0, CAPS[r])) for r in range(k))
-        jobs.append(Job(i + 1, i, t, min(run, est), est, req))
-    return Workload(tuple(jobs), NAMES[:k], CAPS[:k])
+        jobs.append(Job(i + 1, i, t, run, est, req))
+    return Workload(tuple(jobs), NAMES[:k], CAPS[:k], overrun="extend" if overrun else "kill")
 
 
 policies = st.builds(
@@ -65,6 +68,14 @@ def replay_check(s: Schedule) -> None:
             assert use[k] <= s.capacities[k]
 
 
+def check_optimisations(policy: RuntimePolicy, w: Workload) -> None:
+    """The reference run is feasible, and the optimisations change no start."""
+    ref = simulate(policy, w, incremental=False, fast=False)
+    replay_check(ref)
+    for kw in (dict(), dict(incremental=False), dict(fast=False)):
+        assert starts(simulate(policy, w, **kw)) == starts(ref), kw
+
+
 def starts(s: Schedule) -> list[int]:
     return [r.start for r in s.records]
 
@@ -72,12 +83,7 @@ def starts(s: Schedule) -> list[int]:
 @settings(max_examples=300, deadline=None)
 @given(st.data(), policies, st.sampled_from([1, 2, 3]))
 def test_feasible_and_optimisations_do_not_change_the_schedule(data, p, k):
-    w = data.draw(workloads(k))
-    policy = make(k, *p)
-    ref = simulate(policy, w, incremental=False, fast=False)
-    replay_check(ref)
-    for kw in (dict(), dict(incremental=False), dict(fast=False)):
-        assert starts(simulate(policy, w, **kw)) == starts(ref), kw
+    check_optimisations(make(k, *p), data.draw(workloads(k)))
 
 
 @settings(max_examples=200, deadline=None)
@@ -116,38 +122,19 @@ def test_easy_head_never_waits_on_an_idle_machine(w):
         assert drained <= r.start
 
 
-@st.composite
-def overrunning(draw, k: int) -> Workload:
-    """Workloads of `--overrun extend`: a job may run past its estimate (up to 4 times it)."""
-    n = draw(st.integers(1, 14))
-    jobs = []
-    t = 0
-    for i in range(n):
-        t += draw(st.integers(0, 6))
-        est = draw(st.integers(1, 12))
-        run = draw(st.integers(0, 4 * est))
-        req = tuple(draw(st.integers(1 if r == 0 else 0, CAPS[r])) for r in range(k))
-        jobs.append(Job(i + 1, i, t, run, est, req))
-    return Workload(tuple(jobs), NAMES[:k], CAPS[:k], overrun="extend")
-
 
 @settings(max_examples=300, deadline=None)
 @given(st.data(), policies, st.sampled_from([1, 2, 3]))
 def test_extend_feasible_monitored_and_optimisations_agree(data, p, k):
     """Jobs past their estimate: every schedule is feasible, the monitor (on) never stops
     (each pass plans overdue jobs to end after now), and the optimisations change nothing."""
-    w = data.draw(overrunning(k))
-    policy = make(k, *p)
-    ref = simulate(policy, w, incremental=False, fast=False)
-    replay_check(ref)
-    for kw in (dict(), dict(incremental=False), dict(fast=False)):
-        assert starts(simulate(policy, w, **kw)) == starts(ref), kw
+    check_optimisations(make(k, *p), data.draw(workloads(k, overrun=True)))
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.data(), st.sampled_from([1, 2, 3]))
 def test_extend_easy_and_conservative_equal_the_oracles(data, k):
-    w = data.draw(overrunning(k))
+    w = data.draw(workloads(k, overrun=True))
     assert starts(simulate(make(k, 1, "first_fit", "fcfs"), w)) == classic_easy_starts(w)
     assert starts(simulate(make(k, None, "first_fit", "fcfs"), w)) == \
         classic_conservative_starts(w)
