@@ -31,7 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
 
 from pass_fuzz import PolicyCheck, check_policy, check_reachable, tally  # noqa: E402
-from policy_fuzz import GenConfig  # noqa: E402
+from policy_fuzz import MORE_PATTERNS, PATTERNS, GenConfig  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,19 +52,29 @@ def main(argv: list[str] | None = None) -> int:
                         "seeds give the policies of earlier campaigns)")
     p.add_argument("--slack-rate", type=float, default=0.0, metavar="P",
                    help="chance that a policy that reserves gets a `slack` clause (default 0)")
+    p.add_argument("--kept-rate", type=float, default=0.0, metavar="P",
+                   help="chance that a dynP candidate keeping sizes states its own rule as an "
+                        "invariant (default 0)")
+    p.add_argument("--patterns", help=f"edge templates to use, of "
+                   f"{','.join(PATTERNS + MORE_PATTERNS)} (default: all but "
+                   f"{','.join(MORE_PATTERNS)})")
+    p.add_argument("--queued", type=int, default=3,
+                   help="queued jobs a state may hold, the encoded pass's slots (default 3)")
     args = p.parse_args(argv)
     started = time.perf_counter()
     seeds = range(args.seed, args.seed + args.count)
     check, each = ((check_reachable, args.reachable) if args.reachable
                    else (check_policy, args.states))
-    checks = _in_processes(check, seeds, each, GenConfig(tuned_rate=args.tuned_rate,
-                                                     slack_rate=args.slack_rate),
-                           args.jobs, args.seconds)
+    gen = GenConfig(tuned_rate=args.tuned_rate, slack_rate=args.slack_rate,
+                    kept_rate=args.kept_rate,
+                    patterns=tuple(args.patterns.split(",")) if args.patterns else PATTERNS)
+    checks = _in_processes(check, seeds, each, gen, args.jobs, args.seconds, args.queued)
     figures = tally(checks) | {"seconds": round(time.perf_counter() - started, 1),
                                  "first_seed": args.seed, "count": args.count,
                                  "states_each": args.states, "reachable_runs": args.reachable,
                                  "tuned_rate": args.tuned_rate,
-                                 "slack_rate": args.slack_rate}
+                                 "slack_rate": args.slack_rate, "kept_rate": args.kept_rate,
+                                 "patterns": list(gen.patterns), "queued": args.queued}
     for check in checks:
         for m in check.mismatches:
             print(f"seed {m.seed}: {m.what}\n{m.policy}\n{json.dumps(m.state, default=float)}\n")
@@ -86,8 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if figures["mismatches"] else 0
 
 
-def _one(check, seed: int, each: int, config: GenConfig, results) -> None:
-    results.put(check(seed, each, config))
+def _one(check, seed: int, each: int, config: GenConfig, results, queued: int) -> None:
+    results.put(check(seed, each, config, queued))
 
 
 def _collect(results, done: dict[int, PolicyCheck], wait: float) -> None:
@@ -102,7 +112,7 @@ def _collect(results, done: dict[int, PolicyCheck], wait: float) -> None:
 
 
 def _in_processes(check, seeds: range, each: int, config: GenConfig, jobs: int,
-                  seconds: float) -> list[PolicyCheck]:
+                  seconds: float, queued: int = 3) -> list[PolicyCheck]:
     """``check`` of each seed, in a fresh process each (Z3's context carries no state from
     one policy to the next), ``jobs`` at a time; a check running longer than ``seconds`` is
     stopped and counted as skipped."""
@@ -114,7 +124,8 @@ def _in_processes(check, seeds: range, each: int, config: GenConfig, jobs: int,
     while waiting or running:
         while waiting and len(running) < jobs:
             seed = waiting.pop(0)
-            proc = ctx.Process(target=_one, args=(check, seed, each, config, results))
+            proc = ctx.Process(target=_one, args=(check, seed, each, config, results,
+                                                      queued))
             proc.start()
             running[seed] = (proc, time.monotonic() + seconds)
         _collect(results, done, 0.5)

@@ -23,7 +23,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
 
 from policy_fuzz import (  # noqa: E402
+    MORE_PATTERNS,
     PATTERNS,
+    STATED_BOUNDS,
     GenConfig,
     HarnessConfig,
     PolicyResult,
@@ -65,7 +67,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--running", type=int, default=3, help="verifier job slots R (default 3)")
     p.add_argument("--rlimit", type=int, default=HarnessConfig().rlimit,
                    help="Z3 resource limit per property")
-    p.add_argument("--patterns", help=f"edge templates to use, of {','.join(PATTERNS)}")
+    p.add_argument("--patterns", help=f"edge templates to use, of "
+                   f"{','.join(PATTERNS + MORE_PATTERNS)} (default: all but "
+                   f"{','.join(MORE_PATTERNS)})")
     p.add_argument("--tuned-rate", type=float, default=0.0, metavar="P",
                    help="chance that a policy is a self-tuning dynP policy over 2-3 generated "
                         "planning candidates (default 0: the seeds give the policies of "
@@ -112,10 +116,12 @@ def _print(f: dict, results: list[PolicyResult]) -> None:
     print("\nverdicts          proved  violated  unknown")
     for prop, row in f["verdicts"].items():
         print(f"  {prop:<18} {row['proved']:>5} {row['violated']:>9} {row['unknown']:>8}")
-    print(f"\ndisagreements: {f['disagreements']} in {f['policies_disagreeing']} policies")
+    print(f"\ndisagreements: {f['disagreements']} in {f['policies_disagreeing']} policies"
+          f" (and {f['beyond_stated_bounds']} stops beyond the bounds a proof states)")
     for cat, n in f["by_category"].items():
         print(f"  {cat:<22} {n:>4}")
-    seeds = [r.seed for r in results if r.disagreements]
+    seeds = [r.seed for r in results
+             if any(d.category != STATED_BOUNDS for d in r.disagreements)]
     print(f"seeds with disagreements: {seeds}")
 
 

@@ -70,6 +70,10 @@ Replay = Callable[[dict[str, Any]], tuple[str | None, str]]
 # from the step facts, else the bounds (n queued, n running) of the counterexample search)
 Progress = Callable[[str, tuple[int, int] | None], None]
 REPLAY_TRIES = 4  # counterexample states tried before a violation that does not replay is unknown
+# A property whose step lemmas fail but whose exact pass holds up to the given N is searched
+# with up to BEYOND more queued jobs (never more than MAX_QUEUED, the CLI's largest --queued)
+BEYOND = 4
+MAX_QUEUED = 64
 
 
 def verify_policy(policy: ir.Policy, bounds: Bounds | None = None, limits: Limits | None = None,
@@ -500,6 +504,7 @@ class _Checker:
         self.deadline: float | None = None  # the property's (perf_counter), see `start`
         self.prepare: Callable[[SymbolicPass], object] = lambda s: None  # on each new pass
         self._exact: dict[tuple[int, int, bool, str], SymbolicPass] = {}
+        self.searched_past: int | None = None  # the last `_refute`'s search past N
         self._base_of: SymbolicPass | None = None
         self._base_solver: z3.Solver | None = None
         # Lemmas proved on a pass, premises of its later checks, with the assumptions each
@@ -533,7 +538,7 @@ class _Checker:
                                    f"{name} does not hold", idle)
             if verdict is None:  # the exact pass holds it at every bound, the given ones too
                 verdict = Verdict(name, "proved", 0.0, self.bound, location=location,
-                                  reason=note)
+                                  reason=note, caveats=self._bounded(idle, what))
             return attrs.evolve(verdict, seconds=time.perf_counter() - started)
         for formula, core in proved if learn else []:
             self.learn(sym, formula, core)
@@ -624,48 +629,99 @@ class _Checker:
                 idle: bool) -> Verdict | None:
         """The smallest bounds (n queued, n running, up to the given ones) at which the exact
         pass violates ``prop``; None if it holds at every bound. Rigid jobs only are tried
-        first for a few jobs: a rigid story is simpler than a moldable one."""
+        first for a few jobs: a rigid story is simpler than a moldable one. A lemma failed to
+        get here, and it covers a job with any number of jobs ahead of it: past the given
+        bounds, the search goes on with up to ``BEYOND`` more queued jobs (a job's rank in
+        the queue may matter only from the ninth on), as far as the property's time allows;
+        ``searched_past`` is then how far it got."""
         N, R = self.bounds.queued, self.bounds.running
         few = min(3, max(N, R))
         tries = [(n, True) for n in range(1, few + 1)]
         tries += [(n, False) for n in range(1, max(N, R) + 1)]
         searched: dict[bool, tuple[int, int]] = {}  # rigid only?: the largest bounds cleared
+        self.searched_past = None
         for n, rigid in tries:
             bounds = (min(n, N), min(n, R))
-            if self.progress is not None:
-                self.progress(name, bounds)
-            # any further queued jobs (sound: it decides), then copies of one (a state to show)
-            for tail in TAILS:
-                sym = self._exact_pass(bounds, idle, tail)
-                violated = z3.Not(prop(sym))
-                if rigid:
-                    violated = z3.And(violated, *(z3.Not(j.moldable)
-                                                  for j in (*sym.running, *sym.queue)))
-                solver = self._solver(sym, sym.definitions.all())
-                solver.add(violated)
-                spent, clock = _rlimit_count(solver), time.perf_counter()
-                result = solver.check()
-                if result == z3.unsat and tail == "any":
-                    searched[rigid] = bounds
-                    break  # it holds at these bounds, whatever waits after the slots
-                if result == z3.unknown:
-                    # the property's time ran out, however Z3 names a check it stopped
-                    why = ("timeout" if self.timeout_ms() == 1 else solver.reason_unknown())
-                    return Verdict(name, "unknown", 0.0, self.bound, location=location,
-                                   reason=_unknown_reason(
-                                       why, bounds, self.limits,
-                                       time.perf_counter() - clock,
-                                       _rlimit_count(solver) - spent) + _searched(searched))
-                if result == z3.unsat:  # only a tail of different jobs breaks it
-                    return Verdict(name, "unknown", 0.0, self.bound, location=location,
-                                   reason=f"{failure}, perhaps: at N={bounds[0]}, "
-                                   f"R={bounds[1]} the verifier cannot rule it out for long "
-                                   f"queues of different jobs after the first {bounds[0]}, "
-                                   f"nor find such a queue")
-                if sym.queue_tail is None or tail == "copies":
-                    return self._confirmed(name, sym, violated, solver.model(), location,
-                                           failure, bounds)
+            outcome = self._search_at(name, prop, bounds, rigid, idle, location, failure,
+                                      searched)
+            if outcome is not None:
+                return outcome
+        if idle:  # progress: a start among the first N is a start (see `_bounded`)
+            return None
+        for n in range(N + 1, min(N + BEYOND, MAX_QUEUED) + 1):
+            if self.timeout_ms() <= 1:
+                break
+            outcome = self._search_at(name, prop, (n, R), False, idle, location, failure,
+                                      searched, beyond=True)
+            if outcome is not None:
+                if outcome.status == "unknown":  # out of time or undecided: still bounded
+                    break
+                return outcome
+            self.searched_past = n
         return None
+
+    def _search_at(self, name: str, prop: Property, bounds: tuple[int, int], rigid: bool,
+                   idle: bool, location: Span | None, failure: str,
+                   searched: dict[bool, tuple[int, int]], beyond: bool = False
+                   ) -> Verdict | None:
+        """The exact pass at ``bounds``: None if ``prop`` holds there whatever waits after
+        the slots (``searched`` records it), else the verdict (violated if a counterexample
+        replays, else unknown, saying why)."""
+        if self.progress is not None:
+            self.progress(name, bounds)
+        # any further queued jobs (sound: it decides), then copies of one (a state to show)
+        for tail in TAILS:
+            sym = self._exact_pass(bounds, idle, tail)
+            violated = z3.Not(prop(sym))
+            if rigid:
+                violated = z3.And(violated, *(z3.Not(j.moldable)
+                                              for j in (*sym.running, *sym.queue)))
+            solver = self._solver(sym, sym.definitions.all())
+            solver.add(violated)
+            spent, clock = _rlimit_count(solver), time.perf_counter()
+            result = solver.check()
+            if result == z3.unsat and tail == "any":
+                searched[rigid] = bounds
+                return None  # it holds at these bounds, whatever waits after the slots
+            if result == z3.unknown:
+                # the property's time ran out, however Z3 names a check it stopped
+                why = ("timeout" if self.timeout_ms() == 1 else solver.reason_unknown())
+                return Verdict(name, "unknown", 0.0, self.bound, location=location,
+                               reason=_unknown_reason(
+                                   why, bounds, self.limits,
+                                   time.perf_counter() - clock,
+                                   _rlimit_count(solver) - spent) + _searched(searched))
+            if result == z3.unsat:  # only a tail of different jobs breaks it
+                return Verdict(name, "unknown", 0.0, self.bound, location=location,
+                               reason=f"{failure}, perhaps: at N={bounds[0]}, "
+                               f"R={bounds[1]} the verifier cannot rule it out for long "
+                               f"queues of different jobs after the first {bounds[0]}, "
+                               f"nor find such a queue")
+            if sym.queue_tail is None or tail == "copies":
+                verdict = self._confirmed(name, sym, violated, solver.model(), location,
+                                          failure, bounds)
+                if beyond and verdict.status == "violated":
+                    verdict = attrs.evolve(verdict, reason=(
+                        f"{failure} (only with more than {self.bounds.queued} queued jobs: "
+                        f"the counterexample has {bounds[0]})"))
+                return verdict
+        return None
+
+    def _bounded(self, idle: bool, what: str) -> tuple[str, ...]:
+        """What a proof by the exact pass covers: the decisions of its first N queued jobs,
+        each step's lemma (which covers a job with any number of jobs ahead of it) having
+        failed. On an idle machine (progress) a start among the first N is a start: no
+        caveat."""
+        if idle:
+            return ()
+        N, R = self.bounds.queued, self.bounds.running
+        searched = self.searched_past or N
+        lemma = f" ({what})" if what else ""
+        return (f"proved only for passes whose starts and reservations are among the first "
+                f"{N} queued jobs, with at most {R} running (raise --queued and --running to "
+                f"cover more): the step-by-step proof, which covers every queue length, does "
+                f"not go through{lemma}; no counterexample with up to {searched} queued "
+                f"jobs",)
 
     def _exact_pass(self, bounds: tuple[int, int], idle: bool, tail: str) -> SymbolicPass:
         key = (*bounds, idle, tail)

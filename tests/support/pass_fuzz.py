@@ -85,19 +85,20 @@ def _inexact(policy: ir.Policy) -> str | None:
 
 
 def random_state(rng: random.Random, policy: ir.Policy, params: dict[str, Any],
-                 resized: bool | None = None) -> dict[str, Any]:
+                 resized: bool | None = None, queued: int = QUEUED) -> dict[str, Any]:
     """A small state on the policy's machine: declared capacities kept, the others drawn;
     running jobs that fit, queued jobs (moldable ones with measured speedups over every size,
     sizes kept by `size fixed`), labels from few values so that jobs share them. ``resized``
     (default: the policy has a size rule): running rigid jobs may hold other cpus than they
-    asked."""
+    asked. ``queued``: at most this many queued jobs (the encoded pass's slots)."""
     if resized is None:
         resized = policy.size is not None
     res = [r.name for r in policy.machine.resources]
     caps = [r.capacity if r.capacity is not None else rng.choice([1, 2, 3, 4, 6, 8, 12])
             for r in policy.machine.resources]
     now = rng.choice([0, 1, 5, 20, 50])
-    ids = rng.sample(range(0, 12), QUEUED + RUNNING)
+    # (12 ids at the default slots: the draws of earlier campaigns)
+    ids = rng.sample(range(0, max(12, 2 * (queued + RUNNING))), queued + RUNNING)
 
     def small(lo: int, hi: int) -> int:
         return rng.randint(lo, max(lo, hi // 3)) if rng.random() < 0.5 else rng.randint(lo, hi)
@@ -130,7 +131,7 @@ def random_state(rng: random.Random, policy: ir.Policy, params: dict[str, Any],
             running[-1]["size"] = request[0]
             running[-1]["request"]["cpus"] = rng.randint(1, caps[0])
     queue = []
-    for _ in range(rng.randint(1, QUEUED)):
+    for _ in range(rng.randint(1, queued)):
         est = estimate()
         request = [small(1, caps[0])] + [small(0, c) for c in caps[1:]]
         job = {"id": ids.pop(), "submit": rng.randint(0, now), "estimate": est,
@@ -153,16 +154,19 @@ def _param_values(policy: ir.Policy, rng: random.Random) -> dict[str, Any]:
     return {k: Fraction(str(v)) if isinstance(v, float) else v for k, v in chosen.items()}
 
 
-def check_policy(seed: int, states: int = 20, config: GenConfig | None = None) -> PolicyCheck:
+def check_policy(seed: int, states: int = 20, config: GenConfig | None = None,
+                 queued: int = QUEUED) -> PolicyCheck:
     """The generated policy of ``seed`` on ``states`` random states."""
     generated = generate(seed, config)
-    return check_text(generated.text, seed, states, generated.name)
+    return check_text(generated.text, seed, states, generated.name, queued)
 
 
-def check_text(text: str, seed: int, states: int = 20, name: str | None = None
-               ) -> PolicyCheck:
+def check_text(text: str, seed: int, states: int = 20, name: str | None = None,
+               queued: int = QUEUED) -> PolicyCheck:
     """The policy ``name`` of the file ``text`` (None: its one policy) on ``states`` random
-    states of ``seed``."""
+    states of ``seed``, of up to ``queued`` queued jobs (the encoding's slots: more than a
+    proof's N, the passes start and reserve jobs past the N first, as the search past N
+    does)."""
     try:
         policy = compile_source(text, f"fuzz{seed}.pol", name)
     except DiagnosticError as exc:
@@ -175,7 +179,7 @@ def check_text(text: str, seed: int, states: int = 20, name: str | None = None
     sized = (any(c.size is not None for c in policy.tuning.candidates) if tuned
              else policy.size is not None)
     try:
-        encoded = [_Encoded.of(evolve(c, machine=policy.machine), sized)
+        encoded = [_Encoded.of(evolve(c, machine=policy.machine), sized, queued)
                    for c in candidate_policies(policy)]
     except Unsupported as exc:
         return PolicyCheck(seed, f"unsupported: {exc}", 0, 0, ())
@@ -188,7 +192,7 @@ def check_text(text: str, seed: int, states: int = 20, name: str | None = None
         which = rng.randrange(len(encoded)) if tuned else 0  # as rng.choice draws
         candidate = encoded[which].policy
         params = _param_values(policy, rng)
-        data = random_state(rng, candidate, params, resized=sized)
+        data = random_state(rng, candidate, params, resized=sized, queued=queued)
         if tuned:
             data["active"] = candidate.name
         key = tuple(sorted(params.items()))
@@ -219,9 +223,9 @@ class _Encoded:
     only_a_pass: bool  # `sqrt`/`log`: checked for a model only
 
     @classmethod
-    def of(cls, policy: ir.Policy, resized: bool) -> _Encoded:
+    def of(cls, policy: ir.Policy, resized: bool, queued: int = QUEUED) -> _Encoded:
         """Raises ``Unsupported`` where the encoding does."""
-        sym = encode_pass(policy, Bounds(QUEUED, RUNNING), resized=resized)
+        sym = encode_pass(policy, Bounds(queued, RUNNING), resized=resized)
         solver = pass_solver(sym)
         solver.set("timeout", 20_000)
         return cls(policy, sym, solver, completes(sym), _inexact(policy) is not None)
@@ -307,8 +311,8 @@ def random_workload(rng: random.Random, policy: ir.Policy) -> Workload:
                     source="fuzz")
 
 
-def check_reachable(seed: int, runs: int = 6, config: GenConfig | None = None
-                    ) -> PolicyCheck:
+def check_reachable(seed: int, runs: int = 6, config: GenConfig | None = None,
+                    queued: int = QUEUED) -> PolicyCheck:
     """The generated policy of ``seed`` on the states its runs of ``runs`` random workloads
     reach (each instant with a pass, as ``optimal.instance.state_at`` rebuilds it: the state
     file a counterexample would be): the state's replayed pass must make the run's pass, and
@@ -322,7 +326,7 @@ def check_reachable(seed: int, runs: int = 6, config: GenConfig | None = None
     if policy.tuning is not None or policy.size_fixed:
         return PolicyCheck(seed, "dynP or size fixed", 0, 0, ())
     try:
-        encoded = _Encoded.of(policy, policy.size is not None)
+        encoded = _Encoded.of(policy, policy.size is not None, queued)
     except Unsupported as exc:
         return PolicyCheck(seed, f"unsupported: {exc}", 0, 0, ())
     rng = random.Random(seed)
@@ -339,7 +343,7 @@ def check_reachable(seed: int, runs: int = 6, config: GenConfig | None = None
             continue  # the run stops: its states are not all rebuilt here
         for made in passes:
             state = evolve(state_at(schedule, made.now, "fuzz"), params=params)
-            if not state.queue or len(state.queue) > QUEUED or len(state.running) > RUNNING:
+            if not state.queue or len(state.queue) > queued or len(state.running) > RUNNING:
                 continue
             checked += 1
             stop, record, message = first_pass(rpolicy, state)
