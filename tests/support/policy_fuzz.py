@@ -416,6 +416,11 @@ class _Gen:
             score = self.formula(fits, self.pick(["num", "num", "int", "bool"]))
             return f"backfill best by {score.text}" + self.pick(["", " asc", " desc"])
         if kind == "when":
+            if "rank" in self.cfg.patterns and self.chance(0.5):
+                # a job far enough back in the queue backfills anywhere: only a job past
+                # the proof's slots may delay a reservation
+                return (f"backfill when {self.rank()} {self.pick(['>=', '>'])} "
+                        f"{self.pick([2, 3, 4, 5, 9])}")
             return f"backfill when {self.formula(fits, 'bool').text}"
         return f"backfill {kind}"
 
@@ -457,7 +462,7 @@ class _Gen:
              lambda: _E(f"queue.count <= {self.pick([3, 4, 8, 50])}", "bool")),
             (1 if "ids" in self.cfg.patterns else 0,
              lambda: _E("count(k in running where k.id == job.id) == 1", "bool")),
-            (2 if "rank" in self.cfg.patterns else 0,
+            (6 if "rank" in self.cfg.patterns else 0,
              lambda: _E(f"{self.rank()} {self.pick(['<=', '<'])} {self.pick([2, 3, 4, 5, 9])}",
                         "bool")),
             (3, lambda: self.formula(scope, "bool", 2)),

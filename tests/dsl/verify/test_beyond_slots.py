@@ -109,3 +109,13 @@ def test_the_default_bounds_refute_what_kth_sp2_refutes() -> None:
         with pytest.raises(MonitorViolation) as stop:
             simulate(to_runtime(policy, {}), workload)
         assert stop.value.kind == v.property
+
+
+def test_a_formula_that_fails_only_for_a_later_job_states_its_bound_when_proved() -> None:
+    # a division by zero at rank 7: beyond the 3 + BEYOND queued jobs searched
+    _, v = verdict("""
+policy p { order job.submit asc  reserve 1
+  backfill when 1 / (7 - count(j in queue where j.submit < job.submit)) > 0 }""",
+                   "well-defined")
+    assert v.status == "proved"
+    assert any("among the first 3 queued jobs" in c for c in v.caveats), v

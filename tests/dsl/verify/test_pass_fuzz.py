@@ -141,3 +141,16 @@ def test_a_reached_state_replays_the_run_pass() -> None:
     for made in passes:
         stop, record, _ = first_pass(to_runtime(policy), state_at(schedule, made.now, "w"))
         assert stop is None and record == made
+
+
+@pytest.mark.parametrize("seed", [4, 16, 17, 20, 25])
+def test_queue_rank_policies_agree_on_states_past_the_proofs_slots(seed: int) -> None:
+    # formulas over a job's place in the queue, on states of up to 5 queued jobs (the
+    # passes start and reserve jobs past the 3 slots a campaign's proofs have)
+    from policy_fuzz import MORE_PATTERNS
+
+    config = GenConfig(patterns=(*MORE_PATTERNS, "count"))
+    assert "rank" in generate(seed, config).features
+    check = check_policy(seed, states=6, config=config, queued=5)
+    assert check.skipped is None and check.states == 6
+    assert not check.mismatches, check.mismatches[0].what
