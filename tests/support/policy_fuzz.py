@@ -349,6 +349,11 @@ class _Gen:
         return self.num(scope, self.cfg.depth if depth is None else depth, want)
 
     def order_clause(self) -> str:
+        if "rank" in self.cfg.patterns and self.chance(0.6):
+            # first come, first served (the default order, or keys that tie): a job's rank
+            # by submit time is then its place in the pass, which N slots bound
+            return self.pick(["", "order job.submit asc", "order job.id asc",
+                              "order job.submit asc, job.procs desc"])
         n = self.pick([0, 1, 1, 1, 2, 3])
         keys = []
         for _ in range(n):

@@ -143,7 +143,7 @@ def test_a_reached_state_replays_the_run_pass() -> None:
         assert stop is None and record == made
 
 
-@pytest.mark.parametrize("seed", [4, 16, 17, 20, 25])
+@pytest.mark.parametrize("seed", [7, 17, 22, 25, 26, 28])
 def test_queue_rank_policies_agree_on_states_past_the_proofs_slots(seed: int) -> None:
     # formulas over a job's place in the queue, on states of up to 5 queued jobs (the
     # passes start and reserve jobs past the 3 slots a campaign's proofs have)
