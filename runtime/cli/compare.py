@@ -8,7 +8,7 @@ import argparse
 import itertools
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from attrs import evolve, frozen
@@ -17,11 +17,11 @@ from schedc.dsl.diagnostics import Diagnostic, DiagnosticError, did_you_mean
 from schedc.runtime.cli.errors import EXIT_OK, UserError
 from schedc.runtime.cli.errors import report as report_diagnostics
 from schedc.runtime.cli.run import (
-    outputs_checked,
     parse_assignments,
-    report_checked,
+    report_output,
     run_options,
 )
+from schedc.runtime.outputs import Input, Output, check_outputs, policy_inputs, workload_inputs
 from schedc.runtime.run import PreparedRun, RunOptions, WorkloadCache
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -50,8 +50,9 @@ class Run:
 def cmd_compare(args: argparse.Namespace) -> int:
     from schedc.runtime import report
 
-    to_stdout = outputs_checked(args, ("csv_out",))
-    report_checked(args.report)
+    to_stdout = check_outputs(
+        [Output("--csv", args.csv_out, "compare.csv"), report_output(args.report)],
+        compare_inputs(args), stdout="--json" if args.json else None)
     options = run_options(args)
     runs = planned_runs([parse_entry(e) for e in args.policy_files],
                         parse_variations(args.vary, options.params), options)
@@ -73,6 +74,18 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
         compare_page(results, labels).write(args.report)
     return EXIT_OK
+
+
+def compare_inputs(args: argparse.Namespace) -> Iterator[Input]:
+    """What `compare` (and `plot compare`, `optimal`) reads: each entry's policy file with
+    its imports, and the workload (the bundled trace by default) or a state file."""
+    for text in dict.fromkeys(args.policy_files):
+        try:
+            file = parse_entry(text).file
+        except UserError:  # reported when the entries are read
+            file = text
+        yield from policy_inputs(file)
+    yield from workload_inputs(args.workload, getattr(args, "state", None))
 
 
 def parse_entry(text: str) -> Entry:

@@ -32,9 +32,11 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
     require_file(args.file, "policy")
     if args.output:
-        from schedc.runtime.atomicio import check_output
+        from schedc.runtime.outputs import Output, check_outputs, policy_inputs
 
-        check_output(args.output)
+        # never onto the policy or one of its imports
+        check_outputs([Output("-o", args.output, "policy.json")],
+                      policy_inputs(args.file, "FILE"))
     policy = compile_file(args.file, args.policy)
     text = json.dumps(policy_to_json(policy), indent=2) + "\n"
     if args.output:

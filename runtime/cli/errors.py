@@ -5,6 +5,7 @@ traceback."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Iterable
 
@@ -25,6 +26,41 @@ UserError = OptionError
 
 def err(text: str) -> None:
     sys.stderr.write(text if text.endswith("\n") else text + "\n")
+
+
+def closed_streams() -> int | None:
+    """Exit status 2 if standard output or standard error is closed (`schedc run ... >&-`),
+    said on the one that is open; None when both are. Checked before anything else: the
+    results or the diagnostics would be lost, and a file the command opens would take the
+    closed descriptor's number, so that what it prints would go into that file."""
+    out, error = _closed(sys.stdout), _closed(sys.stderr)
+    if not out and not error:
+        return None
+    if not error:  # standard output is closed
+        err("error: standard output is closed: schedc prints its results there\n"
+            "help: run it with standard output open: > FILE, or > /dev/null to discard it")
+    elif not out:
+        sys.stdout.write("error: standard error is closed: schedc reports its errors there\n"
+                         "help: run it with standard error open: 2> FILE, or 2> /dev/null "
+                         "to discard them\n")
+        sys.stdout.flush()
+    return EXIT_USER_ERROR
+
+
+def _closed(stream: object) -> bool:
+    """Whether a standard stream has no open file: Python makes it None when its descriptor
+    was closed at start; a stream without a descriptor (a test's capture) is open."""
+    if stream is None:
+        return True
+    try:
+        fd = stream.fileno()  # type: ignore[attr-defined]
+    except (AttributeError, ValueError, OSError):
+        return False
+    try:
+        os.fstat(fd)
+    except OSError:
+        return True
+    return False
 
 
 def report(diagnostics: Iterable[Diagnostic]) -> None:
@@ -74,8 +110,6 @@ def _cluster_error() -> type[Exception]:
 
 def _silence_stdout() -> None:
     """Point standard output at /dev/null so that Python's flush at exit raises nothing."""
-    import os
-
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
     os.close(devnull)

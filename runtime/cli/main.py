@@ -17,7 +17,13 @@ from collections.abc import Sequence
 from schedc.runtime.cli import compare as compare_cmd
 from schedc.runtime.cli import compile as compile_cmd
 from schedc.runtime.cli import optimal, plot, run, sweep, verify, workload
-from schedc.runtime.cli.errors import EXIT_INTERNAL, EXIT_USER_ERROR, err, handled
+from schedc.runtime.cli.errors import (
+    EXIT_INTERNAL,
+    EXIT_USER_ERROR,
+    closed_streams,
+    err,
+    handled,
+)
 from schedc.runtime.cli.usage import (
     ArgumentsError,
     Parser,
@@ -139,7 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
         "formula divides by zero or takes sqrt/log of a bad value (well-defined), no backfill "
         "delays a reservation more than the policy's `slack` allows, none without one "
         "(reservation-safety), an idle machine starts a job (progress), "
-        "and every `invariant`. Exit status: 0 all proved, 1 a property violated, 2 a user "
+        "and every `invariant`; and, across two passes, that a reserved job is never "
+        "reserved later at the next pass (reservations-kept; policies that reserve). "
+        "Exit status: 0 all proved, 1 a property violated, 2 a user "
         "error, 3 some verdict unknown.")
     verify.add_argument("files", nargs="+", metavar="FILE", help=".pol file(s)")
     verify.add_argument("--policy", help="which policy of the file (if it defines several)")
@@ -153,7 +161,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "then generic ones with symbolic capacities (default: the machine's)")
     verify.add_argument("--property", action="append", dest="properties", metavar="NAME",
                         help="check only this property (repeatable): capacity, size-bounds, "
-                        "well-defined, reservation-safety, progress, invariant")
+                        "well-defined, reservation-safety, progress, invariant, "
+                        "reservations-kept")
     verify.add_argument("--rlimit", type=int, default=50_000_000,
                         help="Z3 resource limit per property (machine-independent; "
                         "default 50,000,000)")
@@ -345,6 +354,9 @@ def _add_simulation_options(sub: argparse.ArgumentParser, several: bool = False,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    closed = closed_streams()  # `schedc run ... >&-`: said at once, on the stream still open
+    if closed is not None:
+        return closed
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else [os.fspath(a) for a in argv]
     if any("\0" in a for a in argv):  # only a program can pass one; no path holds it

@@ -10,10 +10,11 @@ from typing import Any
 
 from attrs import evolve
 
-from schedc.runtime.cli.compare import parse_entry
+from schedc.runtime.cli.compare import compare_inputs, parse_entry
 from schedc.runtime.cli.errors import EXIT_OK, UserError
 from schedc.runtime.cli.run import parse_assignments
 from schedc.runtime.engine.policy import RuntimePolicy
+from schedc.runtime.outputs import check_outputs
 from schedc.runtime.run import RunOptions
 from schedc.runtime.workloads.overrun import DEFAULT as OVERRUN_DEFAULT
 from schedc.runtime.workloads.overrun import MODES as OVERRUN_MODES
@@ -117,6 +118,8 @@ def cmd_optimal(args: argparse.Namespace) -> int:
     from schedc.runtime.run import prepare_run, prepared_policy
 
     _check_options(args)
+    # it writes standard output only: compared with the inputs if it is a file
+    check_outputs([], compare_inputs(args))
     times = parse_times(args.at) if args.at is not None else None
     entries = [parse_entry(e) for e in args.policy_files]
     base = RunOptions(params=parse_assignments(args.param, "--param"), lenient=args.lenient,

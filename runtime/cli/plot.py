@@ -10,15 +10,18 @@ from __future__ import annotations
 import argparse
 import re
 import shlex
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from schedc.dsl.diagnostics import Diagnostic, DiagnosticError, did_you_mean
 from schedc.runtime.cli.errors import EXIT_OK, UserError
 from schedc.runtime.cli.errors import report as report_diagnostics
 from schedc.runtime.cli.usage import COMMAND_LINE
+
+if TYPE_CHECKING:
+    from schedc.runtime.outputs import Input
 
 RUN_KINDS = ("gantt", "utilisation", "waits")
 COMPARE_KINDS = ("metrics", "categories")
@@ -136,10 +139,12 @@ def chosen_kinds(args: argparse.Namespace, kinds: Sequence[str]) -> list[str]:
     return [k for k in kinds if k in asked] if asked else [kinds[0]]
 
 
-def output_paths(args: argparse.Namespace, kinds: Sequence[str]) -> dict[str, str]:
+def output_paths(args: argparse.Namespace, kinds: Sequence[str],
+                 inputs: Iterable[Input]) -> dict[str, str]:
     """Each kind's file: OUT itself for one kind, OUT-KIND.SUFFIX for several; checked (a
-    suffix of .png or .svg, a folder that exists) before any work."""
-    from schedc.runtime.atomicio import STDOUT, check_output
+    suffix of .png or .svg, a folder that exists, none of the ``inputs``) before any work."""
+    from schedc.runtime.atomicio import STDOUT
+    from schedc.runtime.outputs import Output, check_outputs
     from schedc.runtime.plots.save import FORMATS
 
     out = args.output
@@ -152,8 +157,8 @@ def output_paths(args: argparse.Namespace, kinds: Sequence[str]) -> dict[str, st
     else:
         base = out[:-len(suffix)]
         paths = {k: f"{base}-{k}{Path(out).suffix}" for k in kinds}
-    for path in paths.values():
-        check_output(path)
+    check_outputs([Output("-o", path, f"figure{suffix}") for path in paths.values()],
+                  inputs, stdout="the names of the figures written")
     return paths
 
 
@@ -170,12 +175,12 @@ def _save_all(figures: Mapping[str, Any], paths: Mapping[str, str]) -> None:
 
 
 def _plot_run(args: argparse.Namespace) -> int:
-    from schedc.runtime.cli.run import run_options
+    from schedc.runtime.cli.run import run_inputs, run_options
     from schedc.runtime.plots import run as plots
     from schedc.runtime.run import run_policy
 
     kinds = chosen_kinds(args, RUN_KINDS)
-    paths = output_paths(args, kinds)
+    paths = output_paths(args, kinds, run_inputs(args))
     window = (getattr(args, "window_from", None), getattr(args, "window_to", None))
     if window[0] is not None and window[1] is not None and window[0] >= window[1]:
         raise UserError(f"--from {window[0]:g} s is not before --to {window[1]:g} s",
@@ -207,6 +212,7 @@ def _instant(text: str) -> float:
 
 def _plot_compare(args: argparse.Namespace) -> int:
     from schedc.runtime.cli.compare import (
+        compare_inputs,
         parse_entry,
         parse_variations,
         planned_runs,
@@ -216,7 +222,7 @@ def _plot_compare(args: argparse.Namespace) -> int:
     from schedc.runtime.plots import compare as plots
 
     kinds = chosen_kinds(args, COMPARE_KINDS)
-    paths = output_paths(args, kinds)
+    paths = output_paths(args, kinds, compare_inputs(args))
     options = run_options(args)
     runs = planned_runs([parse_entry(e) for e in args.policy_files],
                         parse_variations(args.vary, options.params), options)
@@ -236,9 +242,11 @@ def _plot_compare(args: argparse.Namespace) -> int:
 
 
 def _plot_sweep(args: argparse.Namespace) -> int:
+    from schedc.runtime.outputs import Input
     from schedc.runtime.plots import sweep_figure
 
-    paths = output_paths(args, ["sweep"])
+    summary = Input(f"{args.directory}'s summary", str(Path(args.directory) / "summary.csv"))
+    paths = output_paths(args, ["sweep"], [summary])
     rows = read_summary(args.directory)
     columns = list(rows[0]) if rows else []
     metrics = sorted({c.removesuffix("_mean") for c in columns if c.endswith("_mean")})

@@ -6,11 +6,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from schedc.runtime.cli.errors import EXIT_OK, UserError
 from schedc.runtime.cli.errors import report as report_diagnostics
+from schedc.runtime.outputs import (
+    Input,
+    Output,
+    check_outputs,
+    policy_inputs,
+    workload_inputs,
+)
 from schedc.runtime.run import RunOptions
 
 
@@ -18,11 +25,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     from schedc.runtime import report
     from schedc.runtime.run import run_policy
 
-    to_stdout = outputs_checked(args, ("jobs_out", "swf_out", "switches_out"))
+    to_stdout = check_outputs(
+        [Output("--jobs-out", args.jobs_out, "jobs.csv"),
+         Output("--swf-out", args.swf_out, "schedule.swf"),
+         Output("--switches-out", args.switches_out, "switches.csv"),
+         report_output(args.report)],
+        run_inputs(args), stdout="--json" if args.json else None)
     if args.jobs_out_format != "schedc" and not args.jobs_out:
         raise UserError(f"--jobs-out-format {args.jobs_out_format} needs --jobs-out",
                         help="give the file to write, e.g. --jobs-out jobs.csv")
-    report_checked(args.report)
     options = run_options(args)
     if args.switches_out or args.timing:
         _check_tuned(args, options)
@@ -95,39 +106,23 @@ def _declaration(file: str, name: str) -> dict[str, Any]:
     return {"file": file}
 
 
-def outputs_checked(args: argparse.Namespace, flags: Sequence[str]) -> bool:
-    """Check the output files before the run (a wrong path is found in a second, not after
-    the simulation); return whether one of them is standard output (`-`), in which case the
-    report's table goes to standard error."""
-    from schedc.runtime.atomicio import STDOUT, check_output
+def run_inputs(args: argparse.Namespace) -> Iterator[Input]:
+    """What `run` (and `plot run`) reads: the policy with its imports, the workload (the
+    bundled trace by default) or the state file."""
+    yield from policy_inputs(args.policy_file)
+    yield from workload_inputs(args.workload, getattr(args, "state", None))
 
-    given = [(f, getattr(args, f)) for f in flags if getattr(args, f)]
-    for _, path in given:
-        check_output(path)
-    on_stdout = [f for f, path in given if path == STDOUT]
-    names = {"jobs_out": "--jobs-out", "swf_out": "--swf-out", "csv_out": "--csv",
-             "switches_out": "--switches-out"}
-    if len(on_stdout) > 1:
-        raise UserError(f"{' and '.join(names[f] for f in on_stdout)} both write to standard "
-                        "output", help="give at most one of them as `-`, the others a file")
-    if on_stdout and args.json:
-        raise UserError(f"{names[on_stdout[0]]} - and --json both write to standard output",
-                        help=f"write one of them to a file, e.g. {names[on_stdout[0]]} out.csv")
-    return bool(on_stdout)
+
+def report_output(path: str | None) -> Output:
+    """`--report FILE.html`. Not `-`: a page is read in a browser, and standard output has
+    the table or the JSON; a pipe or /dev/stdout given by name is streamed to."""
+    return Output("--report", path, "report.html", file_only="the page")
 
 
 def report_checked(path: str | None) -> None:
-    """`--report FILE.html` can be written (checked before the work, as the other outputs).
-    Not `-`: a page is read in a browser, and standard output has the table or the JSON; a
-    pipe or /dev/stdout given by name is streamed to."""
-    from schedc.runtime.atomicio import STDOUT, check_output
-
-    if path is None:
-        return
-    if path == STDOUT:
-        raise UserError("--report -: the page is written to a file, not to standard output",
-                        help="give a file name, e.g. --report report.html")
-    check_output(path)
+    """`--report FILE.html` can be written (`schedc verify`'s check; the other commands
+    check it with their other outputs)."""
+    check_outputs([report_output(path)])
 
 
 def run_options(args: argparse.Namespace) -> RunOptions:

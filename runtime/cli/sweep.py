@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from schedc.runtime.cli.errors import EXIT_OK, EXIT_VIOLATION, UserError
 from schedc.runtime.cli.errors import report as report_diagnostics
-from schedc.runtime.cli.run import report_checked
+from schedc.runtime.cli.run import report_output
+from schedc.runtime.outputs import Input, Output, check_outputs, policy_inputs
 
 # The metrics the summary names a best configuration for: (metric, lower is better, label).
 # Not utilisation: on a fixed workload it is its work over the makespan, which a policy
@@ -67,9 +69,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.workers is not None and args.scheduler:
         raise UserError("--workers is for the local cluster, not with --scheduler",
                         help="an existing cluster has its own workers: drop --workers")
-    report_checked(args.report)
     spec = read_spec(args.spec)
     out = args.out or spec.out or str(Path(args.spec).with_suffix(".out"))
+    check_outputs([*_written(args, spec, out), report_output(args.report)],
+                  _inputs(args, spec), stdout="--json" if args.json else "the summary")
     _make_folder(out)
     runs = plan(spec)
     warning = repeated_seeds(spec, runs)
@@ -101,6 +104,31 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         _write_report(args.report, facts, out, figures, shared_facts(runs, records, args.spec))
     allow_quick_exit()  # every file above is written and closed
     return EXIT_VIOLATION if failed else EXIT_OK
+
+
+def _written(args: argparse.Namespace, spec: Any, out: str) -> list[Output]:
+    """The output folder and the tables written into it (the figures and the store are
+    in folders of their own)."""
+    from schedc.runtime.sweep.tables import CATEGORIES, CLASSES, RESULTS, SUMMARY
+
+    flag = "--out" if args.out else "the spec's out" if spec.out else "the default --out"
+    tables = [f"{name}.{kind}" for name in (RESULTS, CATEGORIES, CLASSES)
+              for kind in ("csv", "parquet")] + [SUMMARY]
+    return [Output(flag, folder, "sweep.out", checked=False)
+            for folder in (out, *(os.path.join(out, t) for t in tables))]
+
+
+def _inputs(args: argparse.Namespace, spec: Any) -> Iterator[Input]:
+    """The spec, and every policy (with its imports) and workload it names."""
+    yield Input("SPEC.toml", args.spec)
+    explicit = spec.runs
+    policies = {p.file: p.text.removesuffix(f":{p.name}" if p.name else "")
+                for p in (*spec.policies, *(r.policy for r in explicit))}
+    for file, shown in policies.items():
+        yield from policy_inputs(file, "the spec's policy", shown)
+    for file in dict.fromkeys([*(w.file for w in spec.workloads),
+                               *(r.workload.file for r in explicit)]):
+        yield Input("the spec's workload", file)
 
 
 def _cluster_up(bar: _progress) -> None:

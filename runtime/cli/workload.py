@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,16 +14,19 @@ from schedc.runtime.cli.errors import EXIT_OK, UserError
 from schedc.runtime.run import bundled_trace, require_file
 
 if TYPE_CHECKING:
+    from schedc.runtime.outputs import Input
     from schedc.runtime.workloads.info import WorkloadInfo
 
 
 def cmd_workload(args: argparse.Namespace) -> int:
-    from schedc.runtime.atomicio import check_output
+    from schedc.runtime.outputs import Output, check_outputs
     from schedc.runtime.workloads import synthetic
 
-    if args.workload_command == "info":  # reads only: no output to check
+    # info writes standard output only: compared with the trace if it is a file
+    outputs = [] if args.workload_command == "info" else [Output("-o", args.output)]
+    check_outputs(outputs, _inputs(args))
+    if args.workload_command == "info":
         return cmd_info(args)
-    check_output(args.output)
     if args.workload_command == "kresource":
         return cmd_kresource(args)
 
@@ -48,6 +52,20 @@ def cmd_workload(args: argparse.Namespace) -> int:
     summary(args, f"wrote {len(jobs)} jobs to {args.output}: mean inter-arrival {mean:.4g} "
             f"{unit}; offered utilisation {offered:.3f} on {args.processors} processors (eq. 9)")
     return EXIT_OK
+
+
+def _inputs(args: argparse.Namespace) -> Iterator[Input]:
+    """What a `workload` command reads: info's trace, kresource's trace and baseline
+    policy (the bundled trace when none is given); generate reads nothing."""
+    from schedc.runtime.outputs import Input, policy_inputs
+
+    if args.workload_command == "generate":
+        return
+    flag = "TRACE" if args.workload_command == "info" else "--from"
+    given = args.trace if args.workload_command == "info" else args.source
+    yield Input(flag if given else "the bundled trace", given or str(bundled_trace()))
+    if args.workload_command == "kresource":
+        yield from policy_inputs(args.baseline, "--baseline")
 
 
 # The calibration's default baseline: examples/ff-easy.pol, here so that an installed
@@ -251,4 +269,6 @@ def _percent(share: object) -> str:
 
 def summary(args: argparse.Namespace, text: str) -> None:
     """What was written: on standard output, or standard error when the table went there."""
-    print(text, file=sys.stderr if args.output == "-" else sys.stdout)
+    from schedc.runtime.atomicio import standard_stream
+
+    print(text, file=sys.stderr if standard_stream(args.output) == 1 else sys.stdout)

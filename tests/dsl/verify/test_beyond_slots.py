@@ -21,8 +21,8 @@ from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.monitor import MonitorViolation
 from schedc.runtime.replay import replay_stop, replayer
-from schedc.runtime.workloads.load import load_workload
 from schedc.runtime.run import bundled_trace
+from schedc.runtime.workloads.load import load_workload
 
 SMALL = Bounds(queued=3, running=3)
 NO_CLOCK = Limits(timeout_ms=3_600_000)
