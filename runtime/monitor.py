@@ -6,6 +6,13 @@ overcommitted now and that every reservation still fits, i.e. no job started aft
 reservation was made pushed it back. With `slack` (relaxed backfilling) a reservation is held
 up to its slack after its earliest fit: it must still fit there, so no start moved it more
 than the policy allows.
+
+One check relates a pass to the next and is opt-in (a state file's ``check``, or
+``ReservationsKept`` handed to ``simulate(on_pass=...)``), never on in ordinary runs:
+``reservations-kept``, a job that holds a reservation and still waits gets, at a later pass,
+a reservation or a start no later than the one it held (``dsl/verify/across.py`` proves it
+for EASY; conservative backfilling re-planned at every pass breaks it). It assumes jobs end
+by their estimates: `--overrun extend` plans overdue jobs anew and may move a reservation.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from typing import Any
 
 from attrs import frozen
 
+from schedc.dsl.semantics.decisions import PassDecisions, Started
 from schedc.dsl.semantics.numbers import SizeError
 from schedc.runtime.engine.policy import PassState, RuntimePolicy
 from schedc.runtime.jobs import Job, RunningJob
@@ -34,6 +42,8 @@ class MonitorViolation(Exception):
 
 
 PROPERTY_KINDS = ("capacity", "size-bounds", "well-defined", "reservation-safety", "progress")
+KEPT = "reservations-kept"  # the property across passes (dsl/verify/across.py)
+OPT_IN_CHECKS = (KEPT,)  # the checks a state file may turn on (`check`)
 
 
 def call_policy(policy: RuntimePolicy, fn: Callable[[Job, PassState], Any], job: Job,
@@ -206,3 +216,47 @@ def _check_one(now: int, policy: str, resources: Sequence[str], capacity: Sequen
                 f"t={now}: policy {policy}: reservation of job {res.job.id} at t={t}"
                 f"{res.allowed()} delayed: resource `{resources[k]}` needs {u + a} of {c} "
                 f"after starting jobs [{ids}]", "reservation-safety")
+
+
+class ReservationsKept:
+    """The opt-in check across passes, fed each pass's decisions (``simulate``'s
+    ``on_pass``): a job reserved at t by one pass is, at each later pass that decides about
+    it, started by t or reserved no later than t. A pass that does not reach the job (its
+    walk stopped because nothing later could start, or it was skipped because nothing
+    fits) decides nothing about it: the job keeps holding t for the next pass that does
+    (the verifier proves the property of the full walk, whose reservations for a job the
+    walk reaches are the same, so this check never refutes a proof). ``then`` gets every
+    pass's decisions too (a caller's own ``on_pass``)."""
+
+    def __init__(self, policy: str,
+                 then: Callable[[PassDecisions], None] | None = None) -> None:
+        self.policy = policy
+        self.then = then
+        self.held: dict[int, tuple[int, int]] = {}  # job id -> (its time, the pass's now)
+
+    def __call__(self, decided: PassDecisions) -> None:
+        if self.then is not None:
+            self.then(decided)
+        now = decided.now
+        for d in decided.decisions:
+            was = self.held.pop(d.job, None)
+            if isinstance(d, Started):
+                if was is not None and now > was[0]:
+                    raise MonitorViolation(
+                        f"t={now}: policy {self.policy}: job {d.job} started at {now}, after "
+                        f"its reservation at {was[0]} (held since the pass at {was[1]})", KEPT)
+                continue
+            if was is not None and d.time > was[0]:
+                raise MonitorViolation(
+                    f"t={now}: policy {self.policy}: job {d.job}'s reservation moved from "
+                    f"{was[0]} to {d.time} between the passes at {was[1]} and {now}", KEPT)
+            self.held[d.job] = (d.time, now)
+
+
+def opt_in_checks(policy: str, checks: Sequence[str],
+                  on_pass: Callable[[PassDecisions], None] | None
+                  ) -> Callable[[PassDecisions], None] | None:
+    """``on_pass`` with the opt-in checks a state asks for (``checks``) run after it."""
+    if KEPT in checks:
+        return ReservationsKept(policy, on_pass)
+    return on_pass

@@ -34,10 +34,11 @@ class Stop:
 
 
 def replay_stop(policy: ir.Policy, counterexample: Mapping[str, Any]) -> Stop:
-    """Run ``policy`` from the counterexample's state (its `pass` record is ignored)."""
+    """Run ``policy`` from the counterexample's state (its records of what the passes
+    decided, `pass` and `next_pass`, are ignored; a two-pass one's `check` turns on the
+    monitor check across passes)."""
     # through JSON text, as the user's file: numbers read back as the decimals written
-    data = json.loads(json.dumps({k: v for k, v in counterexample.items() if k != "pass"}),
-                      parse_float=Fraction)
+    data = json.loads(json.dumps(state_part(counterexample)), parse_float=Fraction)
     resources = tuple(r.name for r in policy.machine.resources)
     try:
         state = state_from_data(data, resources, "<counterexample>")
@@ -51,6 +52,16 @@ def replay_stop(policy: ir.Policy, counterexample: Mapping[str, Any]) -> Stop:
     except MonitorViolation as exc:
         return Stop(exc.kind, str(exc))
     return Stop(None, "the run ended without a monitor stop")
+
+
+# What a counterexample records beside its state: the decisions of its pass (and, for a
+# property across passes, of the next one); not part of the state file
+RECORDS = ("pass", "next_pass")
+
+
+def state_part(counterexample: Mapping[str, Any]) -> dict[str, Any]:
+    """The counterexample without its records: the state file `schedc run --state` reads."""
+    return {k: v for k, v in counterexample.items() if k not in RECORDS}
 
 
 def replayer(policy: ir.Policy) -> Callable[[Mapping[str, Any]], tuple[str | None, str]]:

@@ -40,6 +40,7 @@ the agreement tests need them.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from fractions import Fraction
 from typing import Any
 
 import z3
@@ -49,7 +50,15 @@ from schedc.dsl import ir
 from schedc.dsl.exact import show
 from schedc.dsl.params import depth_param
 from schedc.dsl.semantics.decisions import Decision, PassDecisions, Reserved, Started
-from schedc.dsl.verify.symbolic import FreshNames, Obligation, QueueTail, SymJob, SymState, sym_eval
+from schedc.dsl.verify.symbolic import (
+    FreshNames,
+    Obligation,
+    ParamTerms,
+    QueueTail,
+    SymJob,
+    SymState,
+    sym_eval,
+)
 
 
 @frozen
@@ -1229,7 +1238,7 @@ def _assume_jobs(running: Sequence[SymJob], queue: Sequence[SymJob], now, capaci
             for i, x in enumerate(jobs) for y in jobs[i + 1:]])
 
 
-def _params(policy: ir.Policy, assume) -> dict[str, z3.ExprRef]:
+def _params(policy: ir.Policy, assume) -> ParamTerms:
     out: dict[str, z3.ExprRef] = {}
     for p in policy.params:
         var = {"int": z3.Int, "real": z3.Real, "bool": z3.Bool}[p.type](f"param_{p.name}")
@@ -1243,7 +1252,11 @@ def _params(policy: ir.Policy, assume) -> dict[str, z3.ExprRef]:
             assume(f"param `{p.name}` lies in [{show(p.lo)}, {show(p.hi)}]", bounds)
         elif p.name == depth_param(policy):  # `run` rejects a negative depth (dsl/params.py)
             assume(f"param `{p.name}` is a reservation depth: at least 0", [var >= 0])
-    return out
+    # the domains, for the range analysis of formulas (dsl/verify/ranges.py)
+    domains = {p.name: (None if p.lo is None else Fraction(p.lo),
+                        None if p.hi is None else Fraction(p.hi))
+               for p in policy.params if p.type != "bool"}
+    return ParamTerms(out, domains)
 
 
 def _depth(policy: ir.Policy, params: dict[str, z3.ExprRef],

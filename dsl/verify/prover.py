@@ -8,7 +8,9 @@ pass, searched at growing bounds so that the first one found is small. Assumptio
 by name, so a proof reports which of them it used (the unsat core). Z3's ``rlimit`` bounds the
 work, so a verdict does not depend on the machine's speed (a wall-clock timeout is a second
 guard), and each verification has its own Z3 context (``dsl/verify/z3context.py``), so a
-verdict does not depend on what the process verified before.
+verdict does not depend on what the process verified before. Nor on which other properties
+are asked: the lemmas learned as premises of later checks (``_learn_pass_facts``) are
+learned first, the same for every selection, and each property runs on a fresh solver.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from schedc.dsl.diagnostics import Span
 from schedc.dsl.exact import json_number
 from schedc.dsl.machines import with_resources  # noqa: F401  (re-exported for callers)
 from schedc.dsl.verify.pass_encoding import TAILS, Bounds, SymbolicPass, Unsupported, encode_pass
-from schedc.dsl.verify.symbolic import Obligation, describe
+from schedc.dsl.verify.ranges import sums_held
+from schedc.dsl.verify.symbolic import Obligation, describe, running_total
 from schedc.dsl.verify.z3context import fresh_context
 
 PROPERTIES = ("capacity", "size-bounds", "well-defined", "reservation-safety", "progress")
@@ -168,21 +171,16 @@ def _verify(policy: ir.Policy, bounds: Bounds, limits: Limits, only: Iterable[st
         spent = _context_work()
         verdicts.append(attrs.evolve(verdict(), work=_context_work() - spent))
 
+    # The facts every check on the pass may use, learned first and whatever properties are
+    # asked: a verdict must not depend on which others were asked (nor their order)
+    _learn_pass_facts(checker, sym)
     if want("capacity"):
-        # by induction over the steps, as reservation-safety
-        lemmas = [("", -1, lambda s: s.capacity_ok(0))]
-        lemmas += [("", c, lambda s, c=c: z3.Implies(s.capacity_ok(c), s.capacity_ok(c + 1)))
-                   for c in range(sym.steps)]
+        # by induction over the steps, as reservation-safety (its lemmas are learned facts
+        # already, if they hold)
+        lemmas = [("", step, lemma) for step, lemma in _capacity_steps(sym)]
         measured("capacity", lambda: checker.prove(
-            sym, "capacity", lemmas, learn=True, whole=_after_the_pass(_capacity),
+            sym, "capacity", lemmas, whole=_after_the_pass(_capacity),
             failure="a resource is overcommitted after the pass"))
-    # Not a property: a fact later lemmas on a formula that reads the use may need (a
-    # utilisation is not negative), learned if it is proved (a size below 0 would break
-    # it: then `size-bounds` reports that)
-    if _reads_use(policy):
-        checker.learn_lemmas(sym, [lambda s: s.use_nonnegative(0)] + [
-            lambda s, c=c: z3.Implies(s.use_nonnegative(c), s.use_nonnegative(c + 1))
-            for c in range(sym.steps)], steps=[-1, *range(sym.steps)])
     if want("size-bounds"):
         note = None if sym.size_results else "rigid sizes: the requests"
         # one lemma a step: its size formulas' evaluations, with the step's equations
@@ -226,9 +224,52 @@ def _verify(policy: ir.Policy, bounds: Bounds, limits: Limits, only: Iterable[st
                f"--running to cover more): the policy reads every running job in "
                f"{', '.join(reads)}"] if reads else []
     caveats += _depth_unreached(policy, bounds)
-    return [attrs.evolve(v, bounded_by=reads, caveats=tuple(caveats))
+    return [attrs.evolve(v, bounded_by=reads,
+                         caveats=tuple(dict.fromkeys((*caveats, *v.caveats))))
             if caveats and v.status == "proved" and v.property != "progress" else v
             for v in verdicts]
+
+
+def _capacity_steps(sym: SymbolicPass) -> list[tuple[int, Property]]:
+    """No step overcommits, by induction: (step, lemma) pairs."""
+    return [(-1, lambda s: s.capacity_ok(0))] + [
+        (c, lambda s, c=c: z3.Implies(s.capacity_ok(c), s.capacity_ok(c + 1)))
+        for c in range(sym.steps)]
+
+
+def _learn_pass_facts(checker: _Checker, sym: SymbolicPass) -> None:
+    """Small linear lemmas, each chain learned if all of it is proved (a premise of every
+    later check on ``sym``): no step overcommits (what `capacity` proves); the use is not
+    negative, where a formula reads it (a utilisation is not; a size below 0 would break
+    it: then `size-bounds` reports that); and the use at each walk step is what the
+    running jobs ask, where a formula sums their requests (``ranges.sums_held``: the sum
+    is then within the capacity). A chain that fails is no fact: its property, if asked,
+    finds out why."""
+    steps = [-1, *range(sym.steps)]
+    checker.learn_lemmas(sym, [lemma for _, lemma in _capacity_steps(sym)], steps=steps)
+    if _reads_use(sym.policy):
+        checker.learn_lemmas(sym, [lambda s: s.use_nonnegative(0)] + [
+            lambda s, c=c: z3.Implies(s.use_nonnegative(c), s.use_nonnegative(c + 1))
+            for c in range(sym.steps)], steps=steps)
+    if _sums_held(sym.policy):
+        walk = len(sym.queue)  # the walk's steps (not the rounds of `best`)
+        checker.learn_lemmas(sym, [lambda s: _use_is_held(s, 0)] + [
+            lambda s, a=a: z3.Implies(_use_is_held(s, a), _use_is_held(s, a + 1))
+            for a in range(walk)], steps=[-1, *range(walk)])
+
+
+def _use_is_held(sym: SymbolicPass, a: int) -> z3.BoolRef:
+    """When the walk reaches slot a, the use of each resource is what the running jobs
+    (those of the state and those started so far) ask of it: false where a size rule gave
+    a rigid job other cpus than it asked (never learned then)."""
+    state = sym.state_at(a)
+    return z3.And([u == running_total(state, k) for k, u in enumerate(state.used)])
+
+
+def _sums_held(policy: ir.Policy) -> bool:
+    """A formula sums the running jobs' requests (``ranges.sums_held``)."""
+    return any(isinstance(node, ir.Aggregate) and sums_held(node) is not None
+               for node in _formula_nodes(policy))
 
 
 def _depth_unreached(policy: ir.Policy, bounds: Bounds) -> list[str]:
@@ -436,7 +477,7 @@ def _reservation_safety(checker: _Checker, sym: SymbolicPass) -> Verdict:
                for c in range(n)]
     lemmas.append(("a start delays a reservation", -1,
                    lambda s: z3.Implies(s.profile_ok(n), _reservations_hold(s))))
-    return checker.prove(sym, "reservation-safety", lemmas, learn=True,
+    return checker.prove(sym, "reservation-safety", lemmas,
                          location=sym.policy.backfill.span,
                          whole=_after_the_pass(_reservations_hold),
                          failure="a job started in the pass delays a reservation"
@@ -448,6 +489,7 @@ def _well_defined(checker: _Checker, sym: SymbolicPass) -> Verdict:
     is searched for in the exact pass among the operations of the same formula node."""
     started = time.perf_counter()
     cores: set[str] = set()
+    caveats: dict[str, None] = {}
     # One check per formula node and step: a node evaluated for every job of an aggregate
     # repeats its condition under many guards.
     groups: dict[tuple, list[Obligation]] = {}
@@ -484,9 +526,10 @@ def _well_defined(checker: _Checker, sym: SymbolicPass) -> Verdict:
         if verdict.status != "proved":
             return attrs.evolve(verdict, seconds=time.perf_counter() - started)
         cores.update(verdict.core)
+        caveats.update(dict.fromkeys(verdict.caveats))  # a node proved within bounds only
     note = None if sym.obligations else "no partial operation in any formula"
     return Verdict("well-defined", "proved", time.perf_counter() - started, checker.bound,
-                   core=tuple(sorted(cores)), reason=note)
+                   core=tuple(sorted(cores)), reason=note, caveats=tuple(caveats))
 
 
 class _Checker:
@@ -546,8 +589,10 @@ class _Checker:
                        location=location, core=tuple(sorted(cores)), reason=note)
 
     def start(self, name: str) -> None:
-        """A property starts: its time limit runs from now, over all of its checks."""
+        """A property starts: its time limit runs from now, over all of its checks, on a
+        fresh solver (what the others' checks left in one must not change its verdict)."""
         self.deadline = time.perf_counter() + self.limits.timeout_ms / 1000
+        self._base_of = self._base_solver = None
         if self.progress is not None:
             self.progress(name, None)
 

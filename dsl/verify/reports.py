@@ -22,6 +22,9 @@ RULES = {
                           "more than the policy allows (its `slack`; none without one).",
     "progress": "On an idle machine with a non-empty queue, a pass starts a job.",
     "invariant": "A user invariant holds for every job started.",
+    "reservations-kept": "A job reserved by a pass that still waits at the next pass is "
+                         "started or reserved there no later (jobs ending by their "
+                         "estimates).",
 }
 
 
@@ -230,15 +233,44 @@ def counterexample_rows(v: Verdict) -> tuple[str, tuple[str, ...], list[tuple[st
     of = f" (candidate {v.candidate})" if v.candidate else ""
     title = f"counterexample for {v.property}{of}: now={cex['now']}, {machine}"
     rows = [(str(job["id"]), "running", str(job["submit"]), str(job["start"]),
-             str(job["estimate"]), _request(job), "") for job in cex["running"]]
+             str(job["estimate"]), _request(job), _ends(job, job["start"]).lstrip("; "))
+            for job in cex["running"]]
     decided = cex["pass"]
     for job in cex["queue"]:
         outcome = ("starts" if job["id"] in decided["started"] else
                    f"reserved at {decided['reservations'][str(job['id'])]}"
                    if str(job["id"]) in decided["reservations"] else "waits")
+        if job["id"] in decided["started"]:
+            outcome += _ends(job, cex["now"])
         rows.append((str(job["id"]), "queued", str(job["submit"]), "", str(job["estimate"]),
                      _request(job), outcome))
-    return title + (f", {params}" if params else ""), COUNTEREXAMPLE_COLUMNS, rows
+    title += f", {params}" if params else ""
+    after = cex.get("next_pass")
+    if after is None:
+        return title, COUNTEREXAMPLE_COLUMNS, rows
+    # a property across passes: the arrivals, and what the next pass decided
+    rows += [(str(job["id"]), f"arrives at {job['submit']}", str(job["submit"]), "",
+              str(job["estimate"]), _request(job), "") for job in cex.get("arrivals", [])]
+    rows = [(*row, _next(row[0], after)) for row in rows]
+    return (f"{title}; next pass at {after['now']}", (*COUNTEREXAMPLE_COLUMNS,
+                                                      f"at {after['now']}"), rows)
+
+
+def _ends(job: dict[str, Any], start: int) -> str:
+    """A job that ends before its estimate (a two-pass counterexample's event)."""
+    run = job.get("run_time", job["estimate"])
+    if run < job["estimate"]:
+        return f"; ends at {start + run}"
+    return ""
+
+
+def _next(job: str, after: dict[str, Any]) -> str:
+    """What the next pass of a two-pass counterexample did to ``job``."""
+    if int(job) in after["started"]:
+        return "starts"
+    if job in after["reservations"]:
+        return f"reserved at {after['reservations'][job]}"
+    return ""
 
 
 def _request(job: dict[str, Any]) -> str:

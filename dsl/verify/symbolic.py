@@ -13,12 +13,20 @@ a proof about the code the simulator runs. What Z3 does differently is made expl
 - `sqrt` rounds its root to 53 significant bits (``numbers.sqrt``): the exact root s is a
   fresh Real with `s >= 0 and s * s == x`, the result y a fresh Real within a relative 2**-53
   of it, with the facts of that rounding that proofs need (y is 0 iff x is, y >= 1 iff
-  s >= 1). A proof holds for every such y, so for the simulator's; a counterexample may pick
-  another y than the simulator's (the verifier replays every counterexample it reports).
-- Z3 has no log: `LOG` is an uninterpreted Real -> Real function with `LOG(1) == 0`. A proof
-  ("unsat") is then valid for every function, so for `log` too; a model (counterexample) is
-  valid only for the function Z3 picked, so ``SymResult.uses_log`` tells the caller to replay
-  it before reporting it.
+  s >= 1, y <= x from x = 1 on) and of its monotonicity (y between the simulator's roots of
+  the ends of x's interval). A proof holds for every such y, so for the simulator's; a
+  counterexample may pick another y than the simulator's (the verifier replays every
+  counterexample it reports).
+- Z3 has no log: `LOG` is an uninterpreted Real -> Real function with `LOG(1) == 0`, and
+  `LOG(n) >= 0` for an int n >= 1 (the simulator's is; of a real above 1 it may be 0, or
+  below: no fact). A proof ("unsat") is then valid for every such function, so for `log`
+  too; a model (counterexample) is valid only for the function Z3 picked, so
+  ``SymResult.uses_log`` tells the caller to replay it before reporting it.
+- A nonlinear product is a fresh constant defined as the product; it, each quotient and each
+  sum of the running jobs' requests come with linear facts of their sign and range, from the
+  range analysis of ``dsl/verify/ranges.py`` ("if the operands lie in their intervals, the
+  result lies in this one": theorems of exact arithmetic), so that a proof about a weighted
+  sum of shares rarely needs the nonlinear solver.
 
 Definitions are conservative: for any values of the other variables there are values of the
 fresh ones that satisfy them, so conjoining them never makes a property vacuously true.
@@ -38,12 +46,14 @@ from attrs import define, field, frozen
 
 from schedc.dsl import ir
 from schedc.dsl.exact import number_text
+from schedc.dsl.verify import ranges
+from schedc.dsl.verify.ranges import Interval
 
 __all__ = [
     "DIV_ZERO", "EMPTY_AGGREGATE", "LOG", "LOG_NONPOSITIVE", "SQRT_NEGATIVE", "UTIL_ZERO",
     "log_function",
-    "FreshNames", "Obligation", "SymJob", "SymResult", "SymState", "SymbolicError",
-    "describe", "sym_eval",
+    "FreshNames", "Obligation", "ParamTerms", "SymJob", "SymResult", "SymState",
+    "SymbolicError", "describe", "running_total", "sym_eval",
 ]
 
 DIV_ZERO = "division by zero"
@@ -66,6 +76,21 @@ def LOG(x: z3.ArithRef) -> z3.ArithRef:  # noqa: N802 (it stands for the functio
 
 # `sqrt`'s rounding (``numbers.sqrt``: 53 significant bits): |result - root| <= this * root
 SQRT_ERROR = Fraction(1, 2 ** 53)
+
+
+def _sqrt_facts(x: z3.ArithRef, y: z3.ArithRef, i: Interval) -> list[z3.BoolRef]:
+    """Facts of y, the simulator's `sqrt` of x (``numbers.sqrt``: the exact root rounded to
+    53 bits, half to even, a monotone function): at most x from 1 on (the rounding never
+    passes x: tests/dsl/verify/test_ranges.py), and between its values at the ends of x's
+    interval (``ranges.sqrt_interval``; each end a separate fact, as monotonicity gives)."""
+    facts = [z3.Implies(x >= 1, y <= x)]
+    roots = ranges.sqrt_interval(i)
+    lo, hi = roots.lo, roots.hi
+    if i.lo is not None and i.lo.resource is None and lo is not None and lo.value > 0:
+        facts.append(z3.Implies(x >= z3.RealVal(i.lo.value), y >= z3.RealVal(lo.value)))
+    if i.hi is not None and i.hi.resource is None and hi is not None:
+        facts.append(z3.Implies(x <= z3.RealVal(i.hi.value), y <= z3.RealVal(hi.value)))
+    return facts
 
 
 class SymbolicError(ValueError):
@@ -130,6 +155,23 @@ class SymState:
 
     def in_queue(self, i: int) -> z3.BoolRef:
         return self.queue[i].present if self.queue_member is None else self.queue_member[i]
+
+
+def running_total(state: SymState, k: int) -> z3.ArithRef:
+    """What the running jobs of ``state`` ask of resource k, summed: the term a sum over
+    `running` of a request is bounded by (``_Eval._held_sum``), and the pass relates it to
+    the use (prover.py's learned facts)."""
+    return _sum([z3.If(j.present, j.request[k], 0) for j in state.running], "int")
+
+
+class ParamTerms(dict):
+    """The params' Z3 terms by name, with their domains (lo, hi; None: open), which the
+    range analysis reads (``dsl/verify/ranges.py``)."""
+
+    def __init__(self, terms: Mapping[str, z3.ExprRef],
+                 domains: Mapping[str, tuple[Fraction | None, Fraction | None]]) -> None:
+        super().__init__(terms)
+        self.domains = dict(domains)
 
 
 @frozen(eq=False)
@@ -350,18 +392,63 @@ class _Eval:
         self.state, self.job, self.params, self.size, self.fresh = state, job, params, size, fresh
         self.obligations: list[Obligation] = []
         self.definitions: list[z3.BoolRef] = []
-        self._products: set[int] = set()  # products, quotients whose facts are in ``definitions``
+        self._products: set[int] = set()  # quotients whose facts are in ``definitions``
+        self._named: dict[int, z3.ArithRef] = {}  # each product's name (``_product``)
         self.uses_log = False
+        domains = params.domains if isinstance(params, ParamTerms) else {}
+        capacities = tuple(c.as_long() if z3.is_int_value(c) else None for c in state.capacity)
+        self.ranges = ranges.Analysis(ranges.Context(domains, capacities))
 
-    def _product(self, a: z3.ArithRef, b: z3.ArithRef) -> z3.ArithRef:
+    def interval(self, e: ir.Expr, env: _Env) -> Interval:
+        """``e``'s interval (``dsl/verify/ranges.py``), its aggregate vars bound as in ``env``."""
+        kinds = {v: ("resources" if isinstance(b, int) else "running" if b[1] else "queue")
+                 for v, b in env.items()}
+        return self.ranges.of(e, kinds)
+
+    def _bound_term(self, b: ranges.Bound) -> z3.ArithRef:
+        value = b.value
+        c = z3.IntVal(int(value)) if value.denominator == 1 else z3.RealVal(value)
+        return c if b.resource is None else c * self.state.capacity[b.resource]
+
+    def within(self, t: z3.ArithRef, i: Interval | None) -> list[z3.BoolRef]:
+        """``t`` lies in ``i``, as linear atoms."""
+        if i is None:
+            return []
+        return ([t >= self._bound_term(i.lo)] if i.lo is not None else []) + \
+            ([t <= self._bound_term(i.hi)] if i.hi is not None else [])
+
+    def _range_fact(self, t: z3.ArithRef, operands: Sequence[tuple[z3.ArithRef, Interval | None]],
+                    result: Interval) -> None:
+        """If the operands lie in their intervals, ``t`` lies in ``result``: a theorem of
+        exact arithmetic (interval arithmetic is; capacities are at least 1), so it holds for
+        any values, whatever the analysis assumed of the operands."""
+        conclusion = self.within(t, result)
+        if not conclusion:
+            return
+        premises = [atom for x, i in operands for atom in self.within(x, i)]
+        premises += [c >= 1 for c in self.state.capacity if not z3.is_int_value(c)]
+        self.definitions.append(z3.Implies(z3.And(premises), z3.And(conclusion)))
+
+    def _product(self, a: z3.ArithRef, b: z3.ArithRef, ia: Interval | None = None,
+                 ib: Interval | None = None) -> z3.ArithRef:
         """``a * b``; for two non-constant factors, with the facts of its sign and size in
         linear arithmetic (valid for any values), so that a proof about a product (a job's
-        area is positive) rarely needs the nonlinear solver, whose search is fragile."""
-        p = a * b
+        area is positive) rarely needs the nonlinear solver, whose search is fragile; with
+        the factors' intervals, the product's (``ranges.product``). The product is a fresh
+        constant defined as ``a * b``, the facts about it: a sum of products then stays a
+        linear sum for Z3 (its rewriter spreads a product of sums into many monomials: a
+        weighted sum of three shares took seconds a step, 0.05 s named)."""
+        product = a * b
         if z3.is_rational_value(a) or z3.is_int_value(a) or z3.is_rational_value(b) \
-                or z3.is_int_value(b) or p.get_id() in self._products:
-            return p
-        self._products.add(p.get_id())
+                or z3.is_int_value(b):
+            return product
+        if product.get_id() in self._named:
+            return self._named[product.get_id()]
+        p = self._named[product.get_id()] = self.fresh.const(
+            "product", "int" if z3.is_int(product) else "real")
+        self.definitions.append(p == product)
+        if ia is not None and ib is not None:
+            self._range_fact(p, [(a, ia), (b, ib)], ranges.product(ia, ib))
         self.definitions += [
             z3.Implies(z3.And(a >= 0, b >= 0), p >= 0),
             z3.Implies(z3.And(a <= 0, b <= 0), p >= 0),
@@ -372,14 +459,18 @@ class _Eval:
         ]
         return p
 
-    def _quotient(self, a: z3.ArithRef, b: z3.ArithRef) -> z3.ArithRef:
+    def _quotient(self, a: z3.ArithRef, b: z3.ArithRef, ia: Interval | None = None,
+                  ib: Interval | None = None) -> z3.ArithRef:
         """``a / b`` (reals); for a non-constant divisor, with the facts of its sign and size
         in linear arithmetic where b != 0 (as `_product`'s): a share of a positive total
-        is in [0, 1], a utilisation at most 1 where use is within capacity."""
+        is in [0, 1], a utilisation at most 1 where use is within capacity; with the
+        operands' intervals, the quotient's (``ranges.quotient``: b's excludes 0)."""
         q = a / b
         if z3.is_rational_value(b) or q.get_id() in self._products:
             return q
         self._products.add(q.get_id())
+        if ia is not None and ib is not None:
+            self._range_fact(q, [(a, ia), (b, ib)], ranges.quotient(ia, ib))
         self.definitions += [
             z3.Implies(z3.And(b > 0, a >= 0), q >= 0),
             z3.Implies(z3.And(b > 0, a > 0), q > 0),
@@ -441,7 +532,7 @@ class _Eval:
                 va = self.expr(a, g, env)
                 return z3.Or(va, self.expr(b, _and(g, z3.Not(va)), env))
             case ir.Binary(op=op, left=a, right=b):
-                return self._binary(e, op, self.expr(a, g, env), self.expr(b, g, env), g)
+                return self._binary(e, op, self.expr(a, g, env), self.expr(b, g, env), g, env)
             case ir.Call(fn="min" | "max" as fn, args=args):
                 vs = [_as(e.type, self.expr(a, g, env)) for a in args]
                 acc = vs[0]
@@ -527,12 +618,16 @@ class _Eval:
                 return cap - used
             case "util":
                 self.oblige(UTIL_ZERO, g, cap != 0, e, f"`{describe(e)}`")
-                return self._quotient(_real(used), _real(cap))
+                return self._quotient(_real(used), _real(cap), *self._use_and_capacity(k))
             case "bpu":
                 return _real(cap) if self.state.bpu is None else self.state.bpu[k]
             case "power":
                 return _real(cap) if self.state.power is None else self.state.power[k]
         raise SymbolicError(f"unknown resource attribute {attr}")
+
+    def _use_and_capacity(self, k: int) -> tuple[Interval, Interval]:
+        """The intervals of resource k's use and capacity (`util` is their quotient)."""
+        return self.ranges.resource("used", k), self.ranges.resource("capacity", k)
 
     def _power(self, e: ir.Binary, a: z3.ExprRef) -> z3.ExprRef:
         """``a ^ n`` as a product of n factors, each with `_product`'s facts (n is a literal:
@@ -549,7 +644,7 @@ class _Eval:
         return acc
 
     def _binary(self, e: ir.Binary, op: str, a: z3.ExprRef, b: z3.ExprRef,
-                g: z3.BoolRef) -> z3.ExprRef:
+                g: z3.BoolRef, env: _Env) -> z3.ExprRef:
         if op == "^":
             return self._power(e, a)
         if op in _CMP:
@@ -558,13 +653,15 @@ class _Eval:
             if e.type == "real":
                 a, b = _real(a), _real(b)
             if op == "*":
-                return self._product(a, b)
+                return self._product(a, b, self.interval(e.left, env),
+                                     self.interval(e.right, env))
             return _ARITH[op](a, b)
         if op in ("/", "//", "%"):
             where = {"/": "a division", "//": "a `div`", "%": "a `%`"}[op]
             self.oblige(DIV_ZERO, g, b != 0, e, f"`{describe(e.right)}` in {where}")
             if op == "/":
-                return self._quotient(_real(a), _real(b))
+                return self._quotient(_real(a), _real(b), self.interval(e.left, env),
+                                      self.interval(e.right, env))
             if not (z3.is_int(a) and z3.is_int(b)):
                 raise SymbolicError(f"`{op}` on a non-int operand")
             return _floordiv(a, b) if op == "//" else _floormod(a, b)
@@ -594,12 +691,16 @@ class _Eval:
                 self.definitions.append(z3.Implies(x_r > 0, y > 0))
                 self.definitions.append(z3.Implies(x_r >= 1, y >= 1))
                 self.definitions.append(z3.Implies(z3.And(x_r >= 0, x_r <= 1), y <= 1))
+                self.definitions += _sqrt_facts(x_r, y, self.interval(x, env))
                 self.oblige(SQRT_NEGATIVE, g, x_r >= 0, e, f"`{describe(x)}` in a sqrt")
                 return y
             case "log":
                 x_r = _real(v)
                 self.uses_log = True
                 self.definitions.append(LOG(z3.RealVal(1)) == 0)
+                if x.type == "int":  # the simulator's log of an int n >= 1 is at least 0
+                    # (ranges.log_lower); of a real above 1, it may be 0, or less
+                    self.definitions.append(z3.Implies(v >= 1, LOG(x_r) >= 0))
                 self.oblige(LOG_NONPOSITIVE, g, x_r > 0, e, f"`{describe(x)}` in a log")
                 return LOG(x_r)
         raise SymbolicError(f"unknown function {fn}")
@@ -643,7 +744,9 @@ class _Eval:
         if part is not None and e.fn in ("sum", "avg"):
             terms.append(_as(e.type, part.total))
         if e.fn == "sum":
-            return _sum(terms, e.type)
+            total = _sum(terms, e.type)
+            self._held_sum(e, values, total)
+            return total
         nonempty = z3.Or(ins) if ins else z3.BoolVal(False)
         if e.fn == "avg":
             if part is not None:
@@ -666,6 +769,22 @@ class _Eval:
             return value
         default = _as(e.type, self.expr(e.default, _and(g, z3.Not(nonempty)), env))
         return z3.If(nonempty, value, default)
+
+    def _held_sum(self, e: ir.Aggregate, values: Sequence[z3.ExprRef],
+                  total: z3.ExprRef) -> None:
+        """A sum over `running` of their requests of resource k (``ranges.sums_held``) lies
+        between 0 and what all running jobs ask (``running_total``): a theorem where each
+        present job asks at least 0 (each element in is present). The pass knows that
+        total within the capacity (the use: prover.py's learned facts)."""
+        k = ranges.sums_held(e)
+        jobs = self.state.running
+        if k is None or len(values) != len(jobs) or not all(
+                v.eq(j.request[k]) for v, j in zip(values, jobs, strict=True)):
+            return
+        # (each element in is present: its `in` is `present` and the filter, ``_members``)
+        nonnegative = [z3.Implies(j.present, j.request[k] >= 0) for j in jobs]
+        self.definitions.append(z3.Implies(z3.And(nonnegative), z3.And(
+            total >= 0, total <= running_total(self.state, k))))
 
     def _tail(self, e: ir.Aggregate, g: z3.BoolRef, env: _Env, tail: QueueTail) -> _TailPart:
         """What the tail adds to the aggregate ``e`` (see ``QueueTail``)."""

@@ -24,6 +24,7 @@ VERIFY_RUNNING = 8
 def cmd_verify(args: argparse.Namespace) -> int:
     from schedc.dsl import compile_file
     from schedc.dsl.verify import reports as vr
+    from schedc.dsl.verify.across import KEPT, makes_reservations, verify_across
     from schedc.dsl.verify.pass_encoding import Bounds
     from schedc.dsl.verify.prover import PROPERTIES, Limits, verify_policy, with_resources
     from schedc.runtime.replay import replayer
@@ -46,19 +47,20 @@ def cmd_verify(args: argparse.Namespace) -> int:
                         help="the machine's own resources, then generic ones, up to 8")
     from schedc.runtime.workloads.workload import choices_help
 
-    known = (*PROPERTIES, "invariant")
+    known = (*PROPERTIES, "invariant", KEPT)
     for name in args.properties or ():
         if name not in known:
             raise UserError(f"--property {name}: no such property",
                             help=choices_help(name, known, "the properties are"))
 
-    if args.output:
-        from schedc.runtime.atomicio import check_output
+    from schedc.runtime.cli.run import report_output
+    from schedc.runtime.outputs import Output, check_outputs, policy_inputs
 
-        check_output(args.output)  # before minutes of proving, not after
-    from schedc.runtime.cli.run import report_checked
-
-    report_checked(args.report)
+    check_outputs(  # before minutes of proving, not after; never onto a policy or import
+        [Output("-o", args.output, "verdicts.json"), report_output(args.report),
+         Output("--counterexamples", args.counterexamples, "cex", checked=False)],
+        (i for file in args.files for i in policy_inputs(file, "FILE")),
+        stdout=None if args.output else "the verdicts")
     if args.counterexamples:
         _check_folder(Path(args.counterexamples))
 
@@ -88,6 +90,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
                                      replay=None if tuned else replayer(policy),
                                      replay_for=replayer if tuned else None,
                                      progress=status)
+            if _across_wanted(args.properties, policy) and makes_reservations(policy):
+                # the property across passes, after the one-pass ones
+                verdicts += verify_across(policy, Bounds(args.queued, args.running),
+                                          Limits(args.rlimit, int(args.timeout * 1000)),
+                                          replay=None if tuned else replayer(policy),
+                                          progress=status)
             reports.append(vr.PolicyReport(file, policy.name, tuple(verdicts)))
             policies.append(policy)
         return reports
@@ -116,6 +124,18 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if "violated" in statuses:
         return EXIT_VIOLATION
     return EXIT_UNKNOWN if "unknown" in statuses else EXIT_OK
+
+
+def _across_wanted(properties: list[str] | None, policy) -> bool:
+    """``reservations-kept`` when asked for by name; with every property, where its proof
+    applies (a rigid policy, order keys of the job alone, no `backfill best`: then it is
+    proved, or violated with a replayed two-pass counterexample), never to add an unknown
+    verdict to the policies it does not cover (a dynP policy, sizes, a dynamic order)."""
+    from schedc.dsl.verify.across import KEPT, proof_blocked
+
+    if properties is not None:
+        return KEPT in properties
+    return policy.tuning is None and proof_blocked(policy) is None
 
 
 T = TypeVar("T")
@@ -277,12 +297,13 @@ def _counterexample_path(folder: Path, r, v) -> Path:
 
 def _write_counterexamples(reports, folder: Path) -> None:
     from schedc.runtime.atomicio import write_text_atomic
+    from schedc.runtime.replay import state_part
 
     folder.mkdir(parents=True, exist_ok=True)
     for r in reports:
         for v in r.verdicts:
             if v.counterexample:
-                state = {k: val for k, val in v.counterexample.items() if k != "pass"}
+                state = state_part(v.counterexample)
                 if v.candidate:  # `schedc run DYNP --state FILE` runs that candidate's pass
                     state["active"] = v.candidate
                 write_text_atomic(_counterexample_path(folder, r, v),

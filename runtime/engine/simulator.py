@@ -35,7 +35,7 @@ from schedc.runtime.engine.policy import RuntimePolicy
 from schedc.runtime.engine.tuning import Tuner
 from schedc.runtime.engine.walk import PassWalk, share_packing, size_candidates
 from schedc.runtime.jobs import Job
-from schedc.runtime.monitor import MonitorViolation, call_policy
+from schedc.runtime.monitor import MonitorViolation, call_policy, opt_in_checks
 from schedc.runtime.schedule import JobRecord, Schedule
 from schedc.runtime.workloads.state_file import InitialState
 from schedc.runtime.workloads.workload import Workload, WorkloadError
@@ -71,8 +71,11 @@ def simulate(policy: RuntimePolicy, workload: Workload, progress: Progress | Non
     time order; a pass skipped because nothing could start decides nothing and is not
     reported. A continuation reports the reservations it keeps from the pass it resumes,
     then its own decisions. With ``on_pass`` the general walk runs (not the one-resource
-    kernel).
+    kernel). A state's opt-in monitor checks (``initial.checks``: `reservations-kept`,
+    ``monitor.ReservationsKept``) read those decisions after ``on_pass``.
     """
+    if initial is not None and initial.checks and monitor:
+        on_pass = opt_in_checks(policy.name, initial.checks, on_pass)
     with paused_gc():
         sim = _Simulation(policy, workload, incremental, fast, monitor, initial, cluster, on_pass)
         if (fast and on_pass is None and initial is None and cluster is None

@@ -33,10 +33,19 @@ at the value's line and column):
   ``max_size`` (min_size <= request.cpus <= max_size <= capacity) and optionally
   ``speedup`` (``runtime/speedup.py``'s spec, default ``linear``); ``size`` (optional) is
   the size a `size fixed` policy chose for it at an earlier pass (within its range, or
-  [1, capacity] for a rigid job), kept by the replay.
+  [1, capacity] for a rigid job), kept by the replay;
+* ``arrivals`` (optional, default empty): jobs submitted after ``now`` (submit > now), as
+  queued jobs are written (no ``size``): they join the queue at their submit times. With
+  the running and queued jobs' ``run_time``s (a job ending before its estimate) they say
+  what happens after ``now``: a two-pass counterexample of ``reservations-kept`` is the
+  state before its first pass plus these events;
+* ``check`` (optional, default none): opt-in monitor checks for this replay, a list of
+  names: ``"reservations-kept"`` stops the run when a job's reservation moves later (or it
+  starts after it) from one pass to the next (``runtime/monitor.py``, ``ReservationsKept``).
 
 The state's jobs form a workload (``InitialState.workload``): the running ones first, then
-the queued ones, each in file order; their positions are their ``Job.index``.
+the queued ones, then the arrivals, each in file order; their positions are their
+``Job.index``.
 """
 
 from __future__ import annotations
@@ -55,12 +64,13 @@ from attrs import field, frozen
 from schedc.dsl.exact import json_number, number_text, parse_real
 from schedc.dsl.ir import LABEL_ATTRS
 from schedc.runtime.jobs import Job, Moldable, RunningJob
+from schedc.runtime.monitor import OPT_IN_CHECKS
 from schedc.runtime.speedup import USAGE, SpeedupError, format_speedup, parse_speedup
 from schedc.runtime.workloads.workload import Workload, WorkloadError, choices_help, read_source
 
 ParamValue = int | Fraction | bool
 
-_TOP = ("now", "capacity", "params", "running", "queue", "active")
+_TOP = ("now", "capacity", "params", "running", "queue", "active", "arrivals", "check")
 _JOB = ("id", "submit", "estimate", "run_time", "request")
 _LABELS = LABEL_ATTRS  # optional on every job, integers >= -1 (-1: unknown, the default)
 _MOLDABLE = ("min_size", "max_size", "speedup")
@@ -81,11 +91,15 @@ class InitialState:
     # A dynP policy's active candidate at ``now`` (a counterexample of one candidate's pass):
     # then no self-tuning step happens at ``now``, and the pass there is that candidate's
     active: str | None = None
+    # jobs submitted after ``now`` (indices after the queue's), in file order
+    arrivals: tuple[Job, ...] = ()
+    # opt-in monitor checks of this replay (``monitor.OPT_IN_CHECKS``)
+    checks: tuple[str, ...] = ()
 
     @property
     def workload(self) -> Workload:
         """Every job of the state, by index: what ``simulate`` reports on."""
-        jobs = tuple(rj.job for rj in self.running) + self.queue
+        jobs = tuple(rj.job for rj in self.running) + self.queue + self.arrivals
         return Workload(jobs=jobs, resources=self.resources, capacities=self.capacities,
                         source=self.source)
 
@@ -164,7 +178,9 @@ def state_to_data(state: InitialState) -> dict[str, Any]:
                      **({"size": rj.alloc[0]} if rj.alloc[0] != rj.job.request[0] else {})}
                     for rj in state.running],
         "queue": [job(j) for j in state.queue],
-    } | ({"active": state.active} if state.active is not None else {})
+    } | ({"active": state.active} if state.active is not None else {}) | (
+        {"arrivals": [job(j) for j in state.arrivals]} if state.arrivals else {}) | (
+        {"check": list(state.checks)} if state.checks else {})
 
 
 class _Where(tuple):
@@ -235,6 +251,11 @@ class _Reader:
             queue.append(job)
             if "size" in item:
                 sizes[job.index] = self.fixed_size(item["size"], where / "size", job, caps)
+        arrivals = [self.arrival(item, _ROOT / "arrivals" / i,
+                                 len(running) + len(queue) + i, now, caps, seen)
+                    for i, item in enumerate(self.job_list(data.get("arrivals", []),
+                                                           _ROOT / "arrivals"))]
+        checks = self.checks(data.get("check", []))
         for k, res in enumerate(self.resources):
             used = sum(rj.alloc[k] for rj in running)
             if used > caps[k]:
@@ -244,7 +265,33 @@ class _Reader:
                                 "or raise the capacity", _ROOT / "running")
         return InitialState(now=now, resources=self.resources, capacities=caps,
                             running=tuple(running), queue=tuple(queue), params=params,
-                            source=self.source, sizes=sizes, active=active)
+                            source=self.source, sizes=sizes, active=active,
+                            arrivals=tuple(arrivals), checks=checks)
+
+    def arrival(self, item: Any, where: _Where, index: int, now: int, caps: tuple[int, ...],
+                seen: dict[int, _Where]) -> Job:
+        """A job submitted after ``now``: a queued job's fields, without a kept size."""
+        job = self.moldable(item, where, self.job(item, where, index, caps, seen, _MOLDABLE),
+                            caps)
+        if job.submit <= now:
+            raise self.fail(f"{where} (job {job.id}): submitted at {job.submit}, not after "
+                            f"now {now}",
+                            "an arrival comes after now (submit > now); a job submitted by "
+                            "now belongs in `queue`", where / "submit")
+        return job
+
+    def checks(self, value: Any) -> tuple[str, ...]:
+        """The opt-in monitor checks named in ``check``."""
+        where = _ROOT / "check"
+        if not isinstance(value, list):
+            raise self.fail("`check` must be a JSON list of check names",
+                            f"write e.g. [\"{OPT_IN_CHECKS[0]}\"]", where)
+        for i, name in enumerate(value):
+            if name not in OPT_IN_CHECKS:
+                raise self.fail(f"check[{i}]: {_text(name)} is not a check",
+                                choices_help(str(name), OPT_IN_CHECKS, "the checks are"),
+                                where / i)
+        return tuple(dict.fromkeys(value))
 
     def fixed_size(self, value: Any, where: _Where, job: Job, caps: tuple[int, ...]) -> int:
         size = self.integer(value, where, 1)

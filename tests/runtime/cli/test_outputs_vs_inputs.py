@@ -401,3 +401,14 @@ def test_compile_never_writes_over_its_policy_or_an_import(path: str, folder: Pa
     line = refused(capsys, ["compile", "main.pol", "-o", path])
     assert "an output never replaces an input" in line
     assert snapshot(folder) == before
+
+
+@pytest.mark.parametrize("flags", [["-o", "main.pol"], ["-o", "lib.pol"],
+                                   ["--report", "main.pol"],
+                                   ["--counterexamples", "lib.pol"]])
+def test_verify_never_writes_over_its_policy_or_an_import(flags: list[str], folder: Path,
+                                                          capsys) -> None:
+    before = snapshot(folder)
+    line = refused(capsys, ["verify", "main.pol", *flags])
+    assert "an output never replaces an input" in line
+    assert snapshot(folder) == before
