@@ -267,6 +267,18 @@ def remove_temporaries() -> None:
         _held.discard(tmp)
 
 
+def remove_temporaries_at_termination() -> None:
+    """For a process whose other threads write files (a sweep's worker, whose runs write
+    their records): from now on SIGTERM and SIGHUP remove the temporary files being written
+    by any thread (``held_temporary``), then end the process as the signal does. Set from
+    the main thread only (where Python runs handlers), and only over the default action."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig in _TERMINATING:
+        if signal.getsignal(sig) is signal.SIG_DFL:
+            signal.signal(sig, _on_terminating_signal)
+
+
 def _on_terminating_signal(signum: int, frame: object) -> None:
     """Remove the temporary files, then die of the signal as if no handler had been set:
     the exit status stays the signal's (143 for SIGTERM) and the old target is untouched."""
@@ -296,6 +308,9 @@ def _held_temporary(target: Path) -> Iterator[tuple[int, str]]:
         _held.discard(tmp)
         if main:
             _release()
+
+
+held_temporary = _held_temporary  # for writers of their own: the sweep's store (fsynced)
 
 
 def _registered_temporary(target: Path, block: bool) -> tuple[int, str]:

@@ -47,6 +47,10 @@ def add_parser(commands: Any) -> None:
                      "local cluster (default: one per core)")
     sub.add_argument("--retry-failed", action="store_true",
                      help="make again the runs stored as failed")
+    sub.add_argument("--run-timeout", type=float, metavar="SECONDS",
+                     help="a run still going after this long is recorded failed (its worker "
+                     "ended) and the sweep goes on; --retry-failed makes it again (default: "
+                     "the spec's run_timeout, else 10800)")
     sub.add_argument("--report", metavar="FILE.html", help="also write a self-contained page: "
                      "the runs, failures, best configurations, figures, summary, provenance")
     sub.add_argument("--no-figures", action="store_true", help="do not draw OUT/figures/*.png "
@@ -57,7 +61,7 @@ def add_parser(commands: Any) -> None:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from schedc.runtime.cli.exit import allow_quick_exit
-    from schedc.runtime.sweep.execute import execute
+    from schedc.runtime.sweep.execute import RUN_TIMEOUT, execute
     from schedc.runtime.sweep.runs import plan, repeated_seeds
     from schedc.runtime.sweep.spec import read_spec
     from schedc.runtime.sweep.store import FAILED, Store
@@ -69,6 +73,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.workers is not None and args.scheduler:
         raise UserError("--workers is for the local cluster, not with --scheduler",
                         help="an existing cluster has its own workers: drop --workers")
+    if args.run_timeout is not None and not 0 < args.run_timeout < float("inf"):
+        raise UserError(f"--run-timeout {args.run_timeout:g}: give a positive number of "
+                        "seconds", help="e.g. --run-timeout 3600 (default 10800)")
     spec = read_spec(args.spec)
     out = args.out or spec.out or str(Path(args.spec).with_suffix(".out"))
     check_outputs([*_written(args, spec, out), report_output(args.report)],
@@ -83,8 +90,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     todo = [r for r in runs.runs if r.key not in stored
             or (args.retry_failed and stored[r.key]["status"] == FAILED)]
     with _progress(args, len(runs.runs), len(runs.runs) - len(todo)) as bar:
+        # the spec's `run_timeout` (None where the spec does not give one)
+        timeout = args.run_timeout or getattr(spec, "run_timeout", None) or RUN_TIMEOUT
         made = execute(todo, out, args.scheduler, args.workers, done=bar.update,
-                       ready=lambda: _cluster_up(bar))
+                       ready=lambda: _cluster_up(bar), timeout=timeout)
     records = store.records({r.key for r in runs.runs}) if made else stored
     paths = write_tables(out, runs, records, args.spec)
     failed = [r for r in runs.runs if records.get(r.key, {}).get("status") != "ok"]

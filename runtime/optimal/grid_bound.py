@@ -40,11 +40,23 @@ from schedc.runtime.optimal.instance import Instance
 GROWTH = 0.005
 MIN_SLOT = 10
 MAX_COLUMNS = 20_000  # above this the grid is coarsened: the LP stays at a few seconds
+CHECK_EVERY = 16  # jobs or slots between two looks at the clock while the LP is built
 # dual simplex: 3.7 s instead of the primal default's 51 s on a 20-job instance (README);
 # its costs perturbed: unperturbed, it cycled until the time limit on a degenerate LP of 5
 # jobs (the hypothesis test's example), and took the same time on the benchmark's instances
 PARAMS = "use_dual_simplex: true perturb_costs_in_dual_simplex: true"
 PRIMAL = "use_dual_simplex: false"  # when the dual simplex fails all the same
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+def _look(deadline: float | None, step: int) -> None:
+    """Give up at ``deadline`` (perf_counter), looked at every CHECK_EVERY steps: building
+    the LP of 200 jobs took seconds before GLOP's own limit began."""
+    if deadline is not None and step % CHECK_EVERY == 0 and time.perf_counter() > deadline:
+        raise _OutOfTime
 
 
 @frozen
@@ -105,10 +117,24 @@ def _overlap(s: int, p: int, a: int, b: int) -> int:
     return max(0, min(s + p, b) - max(s, a))
 
 
+def column_count(bounds: Sequence[int], earliest: Sequence[int], latest: Sequence[int]
+                 ) -> int:
+    """How many columns `columns` makes (the slots between each job's earliest and latest
+    start), counted without making them."""
+    last = len(bounds) - 2
+    total = 0
+    for lo, hi in zip(earliest, latest, strict=True):
+        if lo <= hi:
+            first = bisect.bisect_right(bounds, lo) - 1
+            total += max(0, min(bisect.bisect_right(bounds, hi) - 1, last) - first + 1)
+    return total
+
+
 def columns(instance: Instance, bounds: Sequence[int], earliest: Sequence[int],
-            latest: Sequence[int]) -> list[Column]:
+            latest: Sequence[int], deadline: float | None = None) -> list[Column]:
     out = []
     for n, job in enumerate(instance.jobs):
+        _look(deadline, n)
         w, p = job.request[0], job.estimate
         for k in range(len(bounds) - 1):
             lo, hi = max(bounds[k], earliest[n]), min(bounds[k + 1] - 1, latest[n])
@@ -133,24 +159,28 @@ def columns(instance: Instance, bounds: Sequence[int], earliest: Sequence[int],
 def grid_bound(instance: Instance, upper: int, seconds: float, *, growth: float | None = None,
                min_slot: int | None = None) -> int | None:
     """A lower bound of sum(w s) (absolute times) over the plans of ``instance`` whose
-    sum(w s) is at most ``upper``, or None when GLOP fails or needs more than ``seconds``.
-    Only the first resource (cpus) is modelled: dropping the others relaxes the problem."""
+    sum(w s) is at most ``upper``, or None when building the LP and GLOP together need more
+    than ``seconds``, or GLOP fails. Only the first resource (cpus) is modelled: dropping
+    the others relaxes the problem."""
     if not instance.jobs:
         return 0
+    deadline = time.perf_counter() + seconds
     growth = GROWTH if growth is None else growth
     min_slot = MIN_SLOT if min_slot is None else min_slot
     earliest = earliest_starts(instance)
     latest = latest_starts(instance, earliest, upper)
     end = max(s + j.estimate for s, j in zip(latest, instance.jobs, strict=True))
-    while True:
+    try:
         bounds = grid(instance, end, growth, min_slot)
-        cols = columns(instance, bounds, earliest, latest)
-        if len(cols) <= MAX_COLUMNS:
-            break
-        growth, min_slot = growth * 2, min_slot * 2
-    room = slot_room(instance, bounds)
-    cliques = clique_rows(instance, bounds)
-    duals = _solve_lp(bounds, room, cols, cliques, seconds)
+        while column_count(bounds, earliest, latest) > MAX_COLUMNS:  # counted, not made
+            growth, min_slot = growth * 2, min_slot * 2
+            bounds = grid(instance, end, growth, min_slot)
+        cols = columns(instance, bounds, earliest, latest, deadline)
+        room = slot_room(instance, bounds)
+        cliques = clique_rows(instance, bounds, deadline)
+        duals = _solve_lp(bounds, room, cols, cliques, deadline)
+    except _OutOfTime:
+        return None
     if duals is None:
         return None
     widths = sum(j.request[0] for j in instance.jobs)
@@ -169,7 +199,8 @@ def slot_room(instance: Instance, bounds: Sequence[int]) -> list[int]:
     return room
 
 
-def clique_rows(instance: Instance, bounds: Sequence[int]) -> list[Row]:
+def clique_rows(instance: Instance, bounds: Sequence[int], deadline: float | None = None
+                ) -> list[Row]:
     """Per slot, for k = 1, 2, ... while the k widest jobs that fit its free cpus F pairwise
     conflict (any two wider than F together): factor F / w for them (one runs at a time,
     so their rate is F), 1 for the other jobs wider than F minus the narrowest of them (none
@@ -179,6 +210,7 @@ def clique_rows(instance: Instance, bounds: Sequence[int]) -> list[Row]:
     widths = [j.request[0] for j in instance.jobs]
     rows = []
     for u, (a, b) in enumerate(zip(bounds, bounds[1:], strict=False)):
+        _look(deadline, u)
         free = cap - sum(rj.alloc[0] for rj in instance.running if rj.expected_end - now >= b)
         fit = sorted((n for n, w in enumerate(widths) if 0 < w <= free), key=lambda n: -widths[n])
         for k in range(1, len(fit) + 1):
@@ -193,7 +225,7 @@ def clique_rows(instance: Instance, bounds: Sequence[int]) -> list[Row]:
 
 
 def _solve_lp(bounds: Sequence[int], room: Sequence[int], cols: Sequence[Column],
-              cliques: Sequence[Row], seconds: float) -> list[float] | None:
+              cliques: Sequence[Row], deadline: float) -> list[float] | None:
     """GLOP's capacity duals, or None. A column's full slots enter through prefix sums
     P[j, k] = x[j, first column of j] + ... + x[j, k]: slot u's full coverers are a run of
     consecutive columns of a job, so two entries per job and slot instead of one per
@@ -202,7 +234,6 @@ def _solve_lp(bounds: Sequence[int], room: Sequence[int], cols: Sequence[Column]
 
     solver = pywraplp.Solver.CreateSolver("GLOP")
     solver.SetSolverSpecificParametersAsString(PARAMS)
-    solver.SetTimeLimit(max(1, int(seconds * 1000)))
     inf = solver.infinity()
     rows = [solver.Constraint(-inf, r) for r in room]
     extra = [solver.Constraint(-inf, r.rhs) for r in cliques]
@@ -210,7 +241,8 @@ def _solve_lp(bounds: Sequence[int], room: Sequence[int], cols: Sequence[Column]
     for row, r in zip(extra, cliques, strict=True):
         in_slot.setdefault(r.slot, []).append((row, r))
     objective = solver.Objective()
-    for _, group in itertools.groupby(cols, key=lambda c: c.job):
+    for n, (_, group) in enumerate(itertools.groupby(cols, key=lambda c: c.job)):
+        _look(deadline, n)
         mine = list(group)
         prefix, before = [], None
         for col in mine:
@@ -239,16 +271,17 @@ def _solve_lp(bounds: Sequence[int], room: Sequence[int], cols: Sequence[Column]
                 if first > 0:
                     row.SetCoefficient(prefix[first - 1], -f * area)
     objective.SetMinimization()
-    began = time.perf_counter()
     solved = (pywraplp.Solver.OPTIMAL, pywraplp.Solver.FEASIBLE)
-    if solver.Solve() not in solved:  # the primal simplex, in the time left
-        left = seconds - (time.perf_counter() - began)
+    for params in (PARAMS, PRIMAL):  # the primal simplex when the dual fails, in the time left
+        left = deadline - time.perf_counter()
         if left <= 0:
             return None
-        solver.SetSolverSpecificParametersAsString(PRIMAL)
+        solver.SetSolverSpecificParametersAsString(params)
         solver.SetTimeLimit(max(1, int(left * 1000)))
-        if solver.Solve() not in solved:
-            return None
+        if solver.Solve() in solved:
+            break
+    else:
+        return None
     return [min(0.0, r.dual_value()) for r in rows + extra]
 
 

@@ -11,6 +11,7 @@ event search (`search.py`) beside it.
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -32,6 +33,13 @@ SOLO_SHARE = 1 / 10  # of the time limit: the event search alone, before CP-SAT 
 # seconds the event search runs alone before the annealing (`local_search.py`) joins it for
 # the rest of SOLO_SHARE: the instances it ends at once (10 jobs, within 0.06 s) lose nothing
 ANNEAL_AFTER = 0.1
+# CP-SAT joins only when this much time is left: importing ortools (and pandas, which it
+# imports) takes 0.5-0.8 s the first time, building the model a few tenths more at 100 jobs
+IMPORT_SECONDS = 1.0
+CP_SAT_SECONDS = 0.2
+# literals of the left-justified constraints (jobs x (jobs + running ends)) at most: 200
+# jobs made 40,000, seconds to build and more for CP-SAT's presolve, in a second's limit
+LEFT_LITERALS = 10_000
 
 
 @frozen
@@ -83,7 +91,10 @@ def solve(instance: Instance, *, time_limit: float, workers: int,
 def _solve(instance: Instance, *, time_limit: float, workers: int,
            hint: Mapping[int, int] | None, left: bool, search: bool) -> Solution:
     begin = time.perf_counter()
+    deadline = begin + time_limit
     if not (search and applicable(instance)):
+        if not _cp_sat_fits(deadline):
+            return Solution("unknown", None, None, time.perf_counter() - begin, {})
         return _cp_sat(instance, time_limit=time_limit, workers=workers, hint=hint, left=left,
                        begin=begin)
     best = Incumbent(instance)
@@ -113,7 +124,13 @@ def _solve(instance: Instance, *, time_limit: float, workers: int,
         # better plans, for the search's pruning and CP-SAT's hint and upper bound; the two
         # threads share the GIL meanwhile
         anneal(instance, best, solo_end, stop=done.is_set)
-    if not done.wait(max(0.0, solo_end - time.perf_counter())):
+    if not done.wait(max(0.0, solo_end - time.perf_counter())) and not _cp_sat_fits(deadline):
+        # too little time left for CP-SAT to begin: annealing until the end instead, and
+        # the best plan known is the answer (not proved optimal unless the search ends)
+        anneal(instance, best, deadline, stop=done.is_set)
+        done.wait(max(0.0, deadline - time.perf_counter()))
+        control.ended.set()
+    elif not done.is_set():
         try:
             # the search keeps one of the workers' cores: with 2, CP-SAT on 1 proved LANL-CM5
             # t=30091778 (20 jobs) in 9.5 s through the search, which 2 left unproven at 10 s,
@@ -167,14 +184,38 @@ class _Control:
         return self._stopped
 
 
+def _cp_sat_fits(deadline: float) -> bool:
+    """Whether CP-SAT can begin and do something before ``deadline``."""
+    needed = CP_SAT_SECONDS
+    if "ortools.sat.python.cp_model" not in sys.modules:
+        needed += IMPORT_SECONDS
+    return deadline - time.perf_counter() >= needed
+
+
+class _OutOfTime(Exception):
+    """The model's building reached the deadline."""
+
+
 def _cp_sat(instance: Instance, *, time_limit: float, workers: int,
             hint: Mapping[int, int] | None, left: bool, begin: float,
             plans: Callable[[dict[int, int]], None] | None = None,
             control: _Control | None = None) -> Solution:
     """CP-SAT on the model, until ``begin`` + ``time_limit``; ``plans`` is given each plan it
-    finds, ``control`` may stop it."""
+    finds, ``control`` may stop it. Unknown when the model is not built by then."""
+    try:
+        return _build_and_solve(instance, time_limit=time_limit, workers=workers, hint=hint,
+                                left=left, begin=begin, plans=plans, control=control)
+    except _OutOfTime:
+        return Solution("unknown", None, None, time.perf_counter() - begin, {})
+
+
+def _build_and_solve(instance: Instance, *, time_limit: float, workers: int,
+                     hint: Mapping[int, int] | None, left: bool, begin: float,
+                     plans: Callable[[dict[int, int]], None] | None,
+                     control: _Control | None) -> Solution:
     from ortools.sat.python import cp_model
 
+    deadline = begin + time_limit
     # times relative to now: small domains and coefficients keep the LP relaxation sharp
     now, horizon = instance.now, instance.horizon - instance.now
     model = cp_model.CpModel()
@@ -206,8 +247,8 @@ def _cp_sat(instance: Instance, *, time_limit: float, workers: int,
     for same in groups.values():
         for a, b in zip(same, same[1:], strict=False):
             model.add(starts[a] <= starts[b])
-    if left:
-        _left_justified(model, instance, starts)
+    if left and _left_literals(instance) <= LEFT_LITERALS:
+        _left_justified(model, instance, starts, deadline)
     objective = sum(j.request[0] * starts[j.index] for j in instance.jobs)
     widths = sum(j.request[0] for j in instance.jobs)
     low = slice_bound(instance)
@@ -218,12 +259,13 @@ def _cp_sat(instance: Instance, *, time_limit: float, workers: int,
         for index, s in ordered.items():
             model.add_hint(starts[index], s - now)
         # the LP needs the hint's bound to keep its grid short (a start beyond it is useless)
-        if control is None or not control.stopped:
-            low = max(low, grid_bound(instance, upper, time_limit * GRID_SHARE) or low)
+        seconds = min(time_limit * GRID_SHARE, deadline - time.perf_counter())
+        if (control is None or not control.stopped) and seconds > 0:
+            low = max(low, grid_bound(instance, upper, seconds) or low)
     model.add(objective >= low - now * widths)
     model.minimize(objective)
     solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = max(0.0, time_limit - (time.perf_counter() - begin))
+    solver.parameters.max_time_in_seconds = max(0.0, deadline - time.perf_counter())
     solver.parameters.num_workers = workers
     # one full-problem worker searches the objective's lower bound (the gap is the bound's:
     # the hint is within a few per cent of the optimum); LNS workers improve the plan
@@ -258,13 +300,22 @@ def _plan_callback(cp_model: Any, starts: Mapping[int, Any], now: int,
     return PlanCallback()
 
 
-def _left_justified(model: Any, instance: Instance, starts: Mapping[int, Any]) -> None:
+def _left_literals(instance: Instance) -> int:
+    """The literals `_left_justified` makes: per job, one per point it may start at."""
+    ends = {rj.expected_end for rj in instance.running if rj.expected_end > instance.now}
+    return len(instance.jobs) * (len(instance.jobs) + len(ends))
+
+
+def _left_justified(model: Any, instance: Instance, starts: Mapping[int, Any],
+                    deadline: float) -> None:
     """Each job starts now, when a running job ends, or when another waiting job ends: a
     plan's starts can be moved left to such points without conflict or loss (the objective
-    is regular), so an optimum of this form exists."""
+    is regular), so an optimum of this form exists. Left out past ``deadline``."""
     now = instance.now
     ends = sorted({rj.expected_end - now for rj in instance.running if rj.expected_end > now})
     for job in instance.jobs:
+        if time.perf_counter() > deadline:
+            raise _OutOfTime
         s = starts[job.index]
         choices = []
         for t in (0, *ends):

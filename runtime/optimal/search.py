@@ -42,7 +42,7 @@ WIDE_ORDERS = 5  # wide jobs left up to which the bound tries all their orders
 MEMO_LIMIT = 250_000  # states and bounds remembered, each (about 0.1 GB); beyond, none added
 # states kept per (instant, jobs left), at most: a few hundred there made the search slower
 FRONT_LIMIT = 32
-CHECK_EVERY = 64  # nodes between two looks at the clock
+CHECK_EVERY = 64  # nodes, or bounds computed, between two looks at the clock
 
 
 @frozen
@@ -154,6 +154,7 @@ class _Search:
         self.bounds: dict[tuple, tuple[int, bool]] = {}  # (bound, both bounds tried)
         self.deadline = deadline
         self.nodes = 0
+        self.bounded = 0  # bounds computed: one node's sets may need millions (`_sets`)
 
     # -- the walk ------------------------------------------------------------------------
 
@@ -164,8 +165,7 @@ class _Search:
         start at ``t`` (left shift); ``cost`` is sum(w s) of the jobs planned."""
         self.nodes += 1
         if self.nodes % CHECK_EVERY == 1:
-            if time.perf_counter() > self.deadline or (self.stop and self.stop.is_set()):
-                raise _OutOfTime
+            self._look_at_the_clock()
             self._refresh()
         free = self._free(t, active)
         fits, length, width = self.fits, self.length, self.width
@@ -373,13 +373,21 @@ class _Search:
         at = bisect.bisect_right(self.run_ends, t)
         return self.run_ends[at] if at < len(self.run_ends) else self.never
 
+    def _look_at_the_clock(self) -> None:
+        if time.perf_counter() > self.deadline or (self.stop and self.stop.is_set()):
+            raise _OutOfTime
+
     def _bound(self, t: int, counts: tuple[int, ...], active, enough: float) -> int:
         """A lower bound of sum(w s) of the jobs left, all starting at ``t`` or later, on the
         cpus as the running and planned jobs free them: the slice bound (`bound.py`) of all
         of them, or, if larger, the slice bound of the narrow ones plus the wide ones (over
         half the cpus: one at a time) in their best order, each from the first instant it
         fits beside the running and planned jobs. The second is tried only when the first
-        stays below ``enough``."""
+        stays below ``enough``. The clock is looked at here too: the sets of one node
+        (`_sets`) are many on a long queue (60 jobs of KTH-SP2: 28 s in one node)."""
+        self.bounded += 1
+        if self.bounded % CHECK_EVERY == 0:
+            self._look_at_the_clock()
         key = (t, counts, active)
         known = self.bounds.get(key)
         if known is not None and (known[1] or known[0] >= enough):

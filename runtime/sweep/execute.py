@@ -6,14 +6,24 @@ Each run is one task, `run_one`, which makes the run with `run_policy` and write
 into the store itself: a finished run is on disk before its task ends, whatever happens to
 the client later. Any exception of a run is that run's failed record, not the sweep's end;
 a run whose workers keep dying (Dask's `KilledWorker`) is recorded failed by the client with
-that reason. dask is imported inside the functions, so the CLI starts fast."""
+that reason. A run that outlives the per-run timeout is recorded failed by its worker, which
+then ends (a thread cannot be stopped; a nanny starts another worker), and the sweep goes
+on; `--retry-failed` makes it again. dask is imported inside the functions, so the CLI
+starts fast.
+
+Nothing is left half-written by SIGTERM: a worker's records are written through
+`atomicio.held_temporary`, whose temporary files the worker removes when SIGTERM ends it
+(`remove_temporaries_at_termination`), and SIGTERM of the sweep itself closes the cluster
+as Ctrl-C does, then ends the sweep by the signal."""
 
 from __future__ import annotations
 
 import logging
 import multiprocessing
 import multiprocessing.util
+import os
 import queue
+import secrets
 import signal
 import sys
 import threading
@@ -23,6 +33,7 @@ from contextlib import contextmanager
 from functools import partial
 from typing import Any
 
+from schedc.runtime.atomicio import remove_temporaries, remove_temporaries_at_termination
 from schedc.runtime.run import OptionError, WorkloadCache
 from schedc.runtime.sweep.runs import RunDesc
 from schedc.runtime.sweep.store import FAILED, OK, Store
@@ -35,18 +46,103 @@ RELEASE_EVERY = 1000  # ended tasks the cluster keeps (a few kB each) before the
 RETRIES = 2  # Dask's retries of a task that raised (a run's own errors are caught)
 # How the local cluster's first workers start ("spawn" where fork is not available)
 FIRST_START = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+# Seconds a run may take before it is recorded failed and its worker ended: far above any
+# run we know (a whole LANL-CM5 trace runs in minutes), yet a frozen run ends the same day
+RUN_TIMEOUT = 3 * 3600.0
+TIMED_OUT = "timed_out"  # a record's field: the session (one sweep's execute) that gave up
+EXIT_TIMED_OUT = 75  # a worker ended by the timeout (EX_TEMPFAIL of sysexits.h)
 
 
-def run_one(desc: RunDesc, out: str) -> tuple[str, str]:
-    """Make one run and store its record; return (key, status)."""
+def run_one(desc: RunDesc, out: str, timeout: float | None = None,
+            session: str = "") -> tuple[str, str]:
+    """Make one run and store its record; return (key, status). With ``timeout``, a run
+    still going after that many seconds is stored failed and the worker ends; the same
+    task met again in the same ``session`` (Dask gives it to another worker) is not made."""
+    _arm_worker()
+    store = Store(out)
+    if timeout is not None and _gave_up(store, desc.key, session):
+        return desc.key, FAILED
+    watch = _Watchdog(desc, out, timeout, session) if timeout is not None else None
     started = time.perf_counter()
     try:
         record = ok_record(desc, _run(desc))
     except Exception as error:  # noqa: BLE001 - any failure is this run's result
         record = failed_record(desc, error_text(error))
     record["run_s"] = round(time.perf_counter() - started, 6)
-    Store(out).write(record)
+    if watch is not None and not watch.finish():
+        return desc.key, FAILED  # given up on: the watchdog wrote its record
+    store.write(record)
     return desc.key, record["status"]
+
+
+def _gave_up(store: Store, key: str, session: str) -> bool:
+    record = store.read(key)
+    return record is not None and record.get(TIMED_OUT) == session
+
+
+class _Watchdog:
+    """Gives up on a run that outlives ``timeout``: its failed record stored, then the
+    worker process ended (a run's thread cannot be stopped, and a frozen one holds the
+    worker forever)."""
+
+    def __init__(self, desc: RunDesc, out: str, timeout: float, session: str) -> None:
+        self.desc, self.out, self.timeout, self.session = desc, out, timeout, session
+        self._lock = threading.Lock()
+        self._state = "running"
+        self._timer = threading.Timer(timeout, self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def finish(self) -> bool:
+        """The run ended: True if in time (its record is the run's to store)."""
+        self._timer.cancel()
+        with self._lock:
+            if self._state == "fired":
+                return False
+            self._state = "ended"
+            return True
+
+    def _fire(self) -> None:
+        with self._lock:
+            if self._state != "running":
+                return
+            self._state = "fired"
+        record = failed_record(self.desc, timed_out_text(self.timeout))
+        Store(self.out).write({**record, "run_s": None, TIMED_OUT: self.session})
+        end_worker()
+
+
+def timed_out_text(timeout: float) -> str:
+    return (f"timed out: still running after the per-run timeout of {timeout:g} s, its "
+            "worker was ended; raise the timeout (--run-timeout) and rerun with "
+            "--retry-failed")
+
+
+def end_worker() -> None:
+    """End this worker process now, from any thread, leaving no temporary file."""
+    remove_temporaries()
+    os._exit(EXIT_TIMED_OUT)
+
+
+_armed: list[bool] = []  # this process's SIGTERM handler is set (or asked for)
+
+
+def _arm_worker() -> None:
+    """SIGTERM to this worker removes the temporary files of its writes: set once per
+    process, in its main thread (where Python runs handlers), through the worker's event
+    loop when a run's thread asks (workers spawned after the first, or another cluster's)."""
+    if _armed:
+        return
+    _armed.append(True)
+    if threading.current_thread() is threading.main_thread():
+        remove_temporaries_at_termination()
+        return
+    try:
+        from distributed import get_worker
+
+        get_worker().loop.add_callback(remove_temporaries_at_termination)
+    except (ImportError, ValueError):  # not in a Dask worker: nothing to arm
+        pass
 
 
 def _run(desc: RunDesc) -> Any:
@@ -172,6 +268,9 @@ NOISY = ("distributed", "tornado", "asyncio", "bokeh")
 
 def _ignore_sigint(_: object) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the sweep's own (`_terminates`)
+    remove_temporaries_at_termination()
+    _armed.append(True)
 
 
 def _workers_ignore_ctrl_c() -> None:
@@ -199,29 +298,69 @@ def quieten_after_interrupt() -> None:
 def execute(runs: Sequence[RunDesc], out: str, scheduler: str | None = None,
             workers: int | None = None,
             done: Callable[[RunDesc, str], None] | None = None,
-            ready: Callable[[], None] | None = None) -> dict[str, str]:
+            ready: Callable[[], None] | None = None,
+            timeout: float | None = RUN_TIMEOUT) -> dict[str, str]:
     """Run ``runs`` (already missing from the store) and return each key's status; ``ready``
-    is called once the cluster is up, ``done`` as each run ends, in the order they end."""
+    is called once the cluster is up, ``done`` as each run ends, in the order they end;
+    ``timeout``: seconds a run may take (None: no limit). The store is checked writable
+    first. SIGTERM closes the cluster as Ctrl-C does, then ends this process by it."""
     statuses: dict[str, str] = {}
     if not runs:  # a finished sweep resumed: no cluster, not even dask's import
         return statuses
+    Store(out).check_writable(d.key for d in runs)
+    if timeout is not None and not timeout > 0:
+        raise OptionError(f"a per-run timeout of {timeout:g} s: it must be positive",
+                          help="give the seconds a run may take, e.g. 3600")
     try:
-        with client_for(scheduler, workers) as client:
-            _submit_and_wait(client, runs, out, statuses, done, ready)
+        with _terminates(), client_for(scheduler, workers) as client:
+            _submit_and_wait(client, runs, out, statuses, done, ready, timeout)
     except KeyboardInterrupt:
         quieten_after_interrupt()
+        raise
+    except _Terminated:
+        quieten_after_interrupt()
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)  # the cluster closed: end as the signal does
         raise
     return statuses
 
 
+class _Terminated(BaseException):
+    """SIGTERM of the sweep, raised in its main thread to close the cluster on the way out."""
+
+
+@contextmanager
+def _terminates() -> Iterator[None]:
+    """While the cluster lives, SIGTERM raises `_Terminated` in the main thread (if nothing
+    else handles it): the local workers are closed by their nannies, not left running."""
+    main = threading.current_thread() is threading.main_thread()
+    if not main or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    def terminated(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends it at once
+        raise _Terminated
+
+    signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield
+    finally:
+        if signal.getsignal(signal.SIGTERM) is terminated:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def _submit_and_wait(client: Any, runs: Sequence[RunDesc], out: str,
                      statuses: dict[str, str], done: Callable[[RunDesc, str], None] | None,
-                     ready: Callable[[], None] | None) -> None:
+                     ready: Callable[[], None] | None, timeout: float | None) -> None:
     try:
         if ready is not None:
             ready()
-        # One message for every task, in plan order: a worker's cache serves its next runs
-        futures = client.map(run_one, runs, out=out, key=[f"schedc-run-{d.key}" for d in runs],
+        # One message for every task, in plan order: a worker's cache serves its next runs;
+        # the session tells a task given up on by its timeout from the same run resumed later
+        futures = client.map(run_one, runs, out=out, timeout=timeout,
+                             session=secrets.token_hex(8),
+                             key=[f"schedc-run-{d.key}" for d in runs],
                              pure=False, retries=RETRIES)
         # Each ended run is queued by a Dask callback and this thread sleeps until one is
         # (`as_completed` polls every 100 ms in this thread, competing with the workers);
@@ -239,7 +378,7 @@ def _submit_and_wait(client: Any, runs: Sequence[RunDesc], out: str,
                 _release(read)
             if done is not None:
                 done(desc, status)
-    except KeyboardInterrupt:  # before the client and the cluster close, which log
+    except (KeyboardInterrupt, _Terminated):  # before the client and the cluster close
         quieten_after_interrupt()
         raise
 

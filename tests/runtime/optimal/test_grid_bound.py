@@ -111,7 +111,7 @@ def test_the_clique_rows_make_wide_jobs_run_one_at_a_time(
     assert exhaustive_minimum(inst) == 12
     assert slice_bound(inst) == 8
     assert gb.grid_bound(inst, 12, 10.0, growth=0.0, min_slot=1) == 12
-    monkeypatch.setattr(gb, "clique_rows", lambda instance, bounds: [])
+    monkeypatch.setattr(gb, "clique_rows", lambda instance, bounds, deadline=None: [])
     assert gb.grid_bound(inst, 12, 10.0, growth=0.0, min_slot=1) == 8
 
 

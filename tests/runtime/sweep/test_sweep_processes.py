@@ -159,3 +159,51 @@ def test_ctrl_c_prints_one_line_exits_130_and_the_rerun_resumes(tmp_path: Path) 
     facts = json.loads(stdout)
     assert facts["stored_before"] == len(before) and facts["failed"] == 0
     assert facts["made"] == RUNS - len(before)
+
+
+def _tables(out: Path) -> dict[str, list[dict]]:
+    """The result tables, without the wall times (the one column a rerun changes)."""
+    return {name: [{k: v for k, v in row.items() if k != "wall_s"}
+                   for row in read_rows(str(out / name))]
+            for name in ("results.csv", "categories.csv", "classes.csv", "summary.csv")}
+
+
+def _group_gone(pgid: int, limit: float = 30) -> bool:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_sigterm_of_the_sweep_closes_its_workers_and_the_rerun_gives_the_same_tables(
+        cluster, tmp_path: Path) -> None:
+    """SIGTERM to the sweep alone (not its group): it closes its local cluster as Ctrl-C
+    does (no worker left running, no temporary file in the store) and dies of the signal;
+    resumed, its tables are those of a sweep never interrupted, wall times apart."""
+    spec = write_spec(tmp_path, SPEC)
+    out = tmp_path / "spec.out"
+    sweep = _sweep(spec, "--workers", "2", start_new_session=True)
+    try:
+        _wait_until(out, 2, sweep)
+        sweep.send_signal(signal.SIGTERM)
+        sweep.communicate(timeout=60)
+    finally:
+        _stop(sweep)
+    assert sweep.returncode == -signal.SIGTERM
+    assert _group_gone(sweep.pid), "a worker outlived the sweep"
+    assert not list((out / "runs").glob("*/.*")), "a temporary file left in the store"
+    before = _stored(out)
+    assert 2 <= len(before) < RUNS
+    address, _ = cluster
+    rerun = _sweep(spec, "--scheduler", address, "--json", "--no-figures")
+    stdout, stderr = rerun.communicate(timeout=180)
+    assert rerun.returncode == 0, stderr
+    assert json.loads(stdout)["made"] == RUNS - len(before)
+    whole = _sweep(spec, "--scheduler", address, "--out", tmp_path / "whole", "--no-figures")
+    _, stderr = whole.communicate(timeout=180)
+    assert whole.returncode == 0, stderr
+    assert _tables(out) == _tables(tmp_path / "whole")
