@@ -297,7 +297,10 @@ class _Gen:
             # drawn last, only at a rate above 0: every other seed keeps its policy
             if (self.cfg.kept_rate and size_kind == "fixed" and not size.startswith(
                     "size fixed choose") and self.chance(self.cfg.kept_rate)):
-                clauses.append(f"invariant job.size == {size.removeprefix('size fixed ')}")
+                rule = size.removeprefix("size fixed ")
+                if rule.startswith("if "):  # `if` binds loosest: `job.size == if ...` is no
+                    rule = f"({rule})"      # expression
+                clauses.append(f"invariant job.size == {rule}")
                 self.features.add("kept-invariant")
             body = "\n".join(f"  {c}" for c in clauses if c)
             parts.append(f"policy {name} {{\n{body}\n}}")

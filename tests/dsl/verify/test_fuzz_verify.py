@@ -274,3 +274,18 @@ def test_fuzzing_is_deterministic() -> None:
                      [(d.kind, d.category, d.property, d.evidence.message, d.evidence.state)
                       for d in r.disagreements], r.stops)
     assert key(a) == key(b)
+
+
+# The issue-31 campaign's config (`fuzz_verify.py --patterns ...,rank --tuned-rate 0.3
+# --kept-rate 1 --slack-rate 0.2`, seeds 10000-10299: 0 disagreements): a job's rank in the
+# queue in invariants and backfill rules under first-come orders, dynP candidates keeping
+# sizes. 10162 was the campaign's one invalid policy (`job.size == if ...`: now bracketed).
+RANK = GenConfig(patterns=(*PATTERNS, "rank"), tuned_rate=0.3, kept_rate=1, slack_rate=0.2)
+
+
+@pytest.mark.parametrize("seed", [10006, 10011, 10058, 10072, 10087, 10162])
+def test_queue_rank_and_kept_size_policies_agree(seed: int) -> None:
+    assert "rank" in generate(seed, RANK).features
+    result = fuzz_seed(seed, RANK)
+    assert result.compile_error is None, report(result)
+    assert all(beyond_bounds(d) for d in result.disagreements), report(result)
