@@ -308,7 +308,10 @@ def test_a_signal_during_a_write_leaves_the_old_file_and_no_temporary(
         argv = [sys.executable, "-c", WRITER, str(target)]
     else:
         argv = [sys.executable, "-c", CLI_WRITER, *RUN, "--json", "--jobs-out", str(target)]
-    child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # the signal's default action in the child, as in a shell: a test run under `nohup`
+    # (SIGHUP ignored, inherited) would leave it ignored, and no handler goes over that
+    child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signum, signal.SIG_DFL))
     try:
         said = (child.stdout if program == "writer" else child.stderr).readline()
         assert said == "writing\n", child.stderr.read()
