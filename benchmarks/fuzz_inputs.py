@@ -4,6 +4,7 @@ kind, how many runs ended in each exit status, and every run that crashed, with 
 kept for replay.
 
     python benchmarks/fuzz_inputs.py --runs 2000 --seed 7 --keep /tmp/fuzz
+    python benchmarks/fuzz_inputs.py --limits --runs 300   # also inputs past docs/limits.md
 
 Exit 1 if any run crashed (an exception, exit 70, or exit 2 with no message).
 """
@@ -20,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 from input_fuzz import (  # noqa: E402
+    limits_campaign,
     plot_campaign,
     policy_campaign,
     state_campaign,
@@ -36,24 +38,29 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=500, help="mutations per kind")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--keep", type=Path, help="keep the inputs here (default: a temp dir)")
+    parser.add_argument("--limits", action="store_true",
+                        help="also a campaign of inputs past the limits (docs/limits.md)")
     args = parser.parse_args()
     examples = sorted((ROOT / "examples").glob("*.pol"))
     runnable = [ROOT / "examples" / f"{name}.pol" for name in RUNNABLE]
     planning = [ROOT / "examples" / f"{name}.pol" for name in PLANNING]
     folder = args.keep or Path(tempfile.mkdtemp(prefix="schedc-fuzz-"))
     crashes = 0
-    for kind, campaign in (("policies", policy_campaign(examples, _sub(folder, "p"), args.runs,
-                                                         args.seed)),
-                           ("workloads", workload_campaign(runnable, _sub(folder, "w"),
-                                                           args.runs, args.seed)),
-                           ("states", state_campaign(runnable + planning, _sub(folder, "s"),
-                                                     args.runs, args.seed, optimal=0.2)),
-                           ("sweeps", sweep_campaign(ROOT / "examples" / "depth2.pol",
-                                                     ROOT / "examples" / "firstfit.pol",
-                                                     _sub(folder, "sw"), args.runs,
-                                                     args.seed)),
-                           ("plots", plot_campaign(ROOT / "examples" / "depth2.pol",
-                                                   _sub(folder, "pl"), args.runs, args.seed))):
+    campaigns = [
+        ("policies", policy_campaign(examples, _sub(folder, "p"), args.runs, args.seed)),
+        ("workloads", workload_campaign(runnable, _sub(folder, "w"), args.runs, args.seed)),
+        ("states", state_campaign(runnable + planning, _sub(folder, "s"), args.runs, args.seed,
+                                  optimal=0.2)),
+        ("sweeps", sweep_campaign(ROOT / "examples" / "depth2.pol",
+                                  ROOT / "examples" / "firstfit.pol", _sub(folder, "sw"),
+                                  args.runs, args.seed)),
+        ("plots", plot_campaign(ROOT / "examples" / "depth2.pol", _sub(folder, "pl"),
+                                args.runs, args.seed))]
+    if args.limits:
+        campaigns.append(("limits", limits_campaign(
+            runnable, ROOT / "examples" / "depth2.pol", ROOT / "examples" / "firstfit.pol",
+            _sub(folder, "l"), args.runs, args.seed)))
+    for kind, campaign in campaigns:
         codes: collections.Counter = collections.Counter()
         for outcome in campaign:
             codes[outcome.code] += 1

@@ -9,6 +9,7 @@ from functools import lru_cache
 
 from schedc.dsl import ir
 from schedc.dsl.diagnostics import Diagnostic, DiagnosticError, Reporter, did_you_mean
+from schedc.dsl.exact import RANGE_HELP, number_problem, short
 from schedc.dsl.lowering.policies import Compiler
 from schedc.dsl.params import ParamValue, depth_param, located, value_problem
 from schedc.dsl.syntax.loader import load_program
@@ -24,9 +25,13 @@ _EXAMPLES = {
 def read_value(p: ir.Param, text: str) -> ParamValue:
     """``text`` read as the language reads a param's default (rule 1); raises
     DiagnosticError located at the param's declaration."""
+    problem = number_problem(text)  # before the compiler reads it: 1e999999999 never ends
+    if problem is not None:
+        raise DiagnosticError([located(p, f"bad value for param `{p.name}`: {problem}",
+                                       RANGE_HELP)])
     value = _read(p.type, text)
     if value is None:
-        raise DiagnosticError([located(p, f"bad value `{text}` for param `{p.name}`: it is "
+        raise DiagnosticError([located(p, f"bad value `{short(text)}` for param `{p.name}`: it is "
                                           f"{p.type}", f"give {_EXAMPLES[p.type]}: "
                                           f"--param {p.name}=...")])
     return Fraction(value) if p.type == "real" else value

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import difflib
+import gzip
+import os
+import stat
 from collections.abc import Iterable
 
 import attrs
@@ -62,11 +65,51 @@ _WORKLOAD_HELP = ("a policy is a .pol text file; a trace goes after --workload, 
                   "`workloads`)")
 
 
+MAX_POLICY_BYTES = 1 << 20  # a policy file or an import (the examples have a few KB)
+_KINDS = ((stat.S_ISFIFO, "a FIFO (a named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISDIR, "a directory"))
+
+
+def byte_size(n: int) -> str:
+    """A limit in bytes as people write it: 1 MiB, 1 GiB."""
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size and n % size == 0:
+            return f"{n // size} {unit}"
+    return f"{n:,} bytes"
+
+
+def read_limited(path: str, limit: int, what: str, gunzip: bool = False) -> bytes:
+    """The bytes of the regular file at ``path`` (decompressed with ``gunzip``), at most
+    ``limit`` of them. Raises OSError as ``open`` does (and gzip's errors), and
+    DiagnosticError for what is not a regular file (a FIFO blocks until written to, a device
+    such as /dev/zero never ends, and schedc reads an input again to hash it) or holds more
+    than ``limit`` bytes (a small gzip may expand to gigabytes)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO would block here
+    with os.fdopen(fd, "rb") as fh:
+        mode = os.fstat(fd).st_mode
+        kind = next((name for test, name in _KINDS if test(mode)), None)
+        if kind is not None:
+            raise DiagnosticError([Diagnostic(
+                f"`{path}` is {kind}, not a file: schedc reads a {what} from a file", path,
+                help=f"save the {what} to a file first and give that file's path")])
+        os.set_blocking(fd, True)
+        stream = gzip.GzipFile(fileobj=fh) if gunzip else fh
+        data = stream.read(limit + 1)
+    if len(data) > limit:
+        grows = "expands to" if gunzip else "holds"
+        raise DiagnosticError([Diagnostic(
+            f"`{path}` {grows} more than {byte_size(limit)}, the most schedc reads in a {what}",
+            path, help=f"a {what} is read whole into memory: give a smaller one "
+            "(docs/limits.md lists the limits)")])
+    return data
+
+
 def read_source(path: str) -> str:
     """A policy file's text. Raises OSError as ``open``, and DiagnosticError, located at the
-    first byte that is not UTF-8, for a file that is not UTF-8 text."""
-    with open(path, "rb") as fh:
-        data = fh.read()
+    first byte that is not UTF-8, for a file that is not UTF-8 text (or not a regular file,
+    or larger than MAX_POLICY_BYTES)."""
+    data = read_limited(path, MAX_POLICY_BYTES, "policy")
     if data[:2] == b"\x1f\x8b":  # a trace given where the policy goes, most likely
         raise DiagnosticError([Diagnostic(
             f"`{path}` is a gzip-compressed file, not a policy", path, help=_WORKLOAD_HELP)])

@@ -8,6 +8,7 @@ None so one mistake does not cascade.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 
 from attrs import evolve, field, frozen
@@ -71,6 +72,99 @@ def _degree(e: ir.Expr) -> int:
     return max(map(_degree, parts)) if parts else 1
 
 
+# Nodes of one formula with its defs written out. A def is written out at each use, so
+# `def d2 = d1 + d1` doubles `d1`: 20 such lines took a minute to compile and 40 never ended.
+# The examples' largest formula has a few hundred nodes.
+MAX_EXPANDED = 10_000
+_EXPANDED_HELP = ("each use of a def writes it out again (`def b = a + a` is twice the size of "
+                  "`a`): use a def fewer times, e.g. `2 * a` for `a + a`")
+
+
+class Expansion:
+    """How many nodes each def and formula has once its defs are written out, counted on the
+    AST (each def once, whatever its uses) before anything is lowered: linear in the program,
+    where writing out is exponential in it."""
+
+    def __init__(self, symbols: Symbols):
+        self.symbols = symbols
+        self.sizes: dict[str, int] = {}  # def name -> its size written out
+        self.parts: dict[str, tuple[int, Counter[str]]] = {}  # its own nodes, defs it uses
+
+    def count(self, e: ast.Expr, file: str, bound: frozenset[str],
+              uses: Counter[str]) -> int:
+        """The nodes of ``e`` as written; the defs it uses counted into ``uses`` (``bound``:
+        names that are variables here, not defs)."""
+        match e:
+            case ast.Path(root=root, parts=()) if root not in bound:
+                if self._def(root, file, with_arg=False):
+                    uses[root] += 1
+                    return 0  # the def's body takes its place
+                return 1
+            case ast.Call(fn=fn, args=args):
+                if self._def(fn, file, with_arg=True):
+                    uses[fn] += 1
+                    return 0  # its body takes its place, the argument a variable in it
+                return 1 + sum(self.count(a, file, bound, uses) for a in args)
+            case ast.Aggregate():
+                inner = bound | {e.var}
+                return 1 + sum(self.count(x, file, b, uses) for x, b in (
+                    (e.where, inner), (e.body, inner), (e.default, bound)) if x is not None)
+            case ast.Unary(operand=x):
+                return 1 + self.count(x, file, bound, uses)
+            case ast.Binary(left=a, right=b):
+                return 1 + self.count(a, file, bound, uses) + self.count(b, file, bound, uses)
+            case ast.If(cond=c, then=t, otherwise=o):
+                return 1 + sum(self.count(x, file, bound, uses) for x in (c, t, o))
+        return 1
+
+    def _def(self, name: str, file: str, with_arg: bool) -> bool:
+        sym = self.symbols.lookup("value", name, file)
+        return (sym is not None and isinstance(sym.item, ast.Def)
+                and (sym.item.arg is not None) == with_arg)
+
+    def _parts(self, name: str) -> tuple[int, Counter[str]]:
+        if name not in self.parts:
+            sym = self.symbols.table["value"][name]
+            d: ast.Def = sym.item  # type: ignore[assignment]
+            bound = frozenset({"job"} | ({d.arg} if d.arg else set()))
+            uses: Counter[str] = Counter()
+            self.parts[name] = (self.count(d.body, sym.file, bound, uses), uses)
+        return self.parts[name]
+
+    def def_size(self, name: str) -> int:
+        """The size of def ``name`` written out. Iterative: a chain of defs may be longer
+        than Python's recursion allows; a recursive def (reported elsewhere) counts its
+        cycle once."""
+        stack, open_ = [name], set()
+        while stack:
+            top = stack[-1]
+            if top in self.sizes:
+                stack.pop()
+                continue
+            own, uses = self._parts(top)
+            pending = [u for u in uses if u not in self.sizes and u not in open_]
+            if pending and top not in open_:
+                open_.add(top)
+                stack.extend(pending)
+                continue
+            self.sizes[top] = own + sum(n * self.sizes.get(u, 0) for u, n in uses.items())
+            open_.discard(top)
+            stack.pop()
+        return self.sizes[name]
+
+    def culprit(self, name: str) -> str:
+        """The def to point at for an oversized ``name``: the first one down its uses that
+        is over the limit while every def it uses is within."""
+        seen = {name}
+        while True:
+            big = [u for u in self._parts(name)[1] if u not in seen
+                   and self.def_size(u) > MAX_EXPANDED]
+            if not big:
+                return name
+            name = big[0]
+            seen.add(name)
+
+
 def promote(a: str, b: str) -> str:
     return "int" if a == b == "int" else "real"
 
@@ -83,6 +177,7 @@ class Lowerer:
         self.depth = 0  # how deep the formula being lowered nests here, its defs written out
         self.use_site: Span | None = None  # where the outermost def being inlined is used
         self.too_deep = False  # reported once per formula
+        self.expansion = Expansion(symbols)
 
     def error(self, span: Span | None, msg: str, help_: str | None = None) -> None:
         self.report.error(span, msg, help_)
@@ -91,7 +186,38 @@ class Lowerer:
     def lower(self, e: ast.Expr, scope: Scope) -> ir.Expr | None:
         self.names = {v.ir_name for v in scope.vars.values()}
         self.depth, self.use_site, self.too_deep = 0, None, False
+        if not self.fits(e, scope):
+            return None
         return self.expr(e, scope)
+
+    def fits(self, e: ast.Expr, scope: Scope) -> bool:
+        """Whether ``e`` written out stays within MAX_EXPANDED nodes; else reported, at the
+        def that grows past it if there is one, else at ``e``."""
+        uses: Counter[str] = Counter()
+        own = self.expansion.count(e, scope.file, frozenset(scope.vars), uses)
+        size = own + sum(n * self.expansion.def_size(u) for u, n in uses.items())
+        if size <= MAX_EXPANDED:
+            return True
+        big = [u for u in uses if self.expansion.def_size(u) > MAX_EXPANDED]
+        for name in big:
+            self.report_def(self.expansion.culprit(name))
+        if not big:
+            self.error(e.span, f"this formula has {size:,} nodes with its defs written out: "
+                       f"more than {MAX_EXPANDED:,}", _EXPANDED_HELP)
+        return False
+
+    def def_fits(self, d: ast.Def) -> bool:
+        """Whether def ``d`` written out stays within MAX_EXPANDED nodes (else reported)."""
+        if self.expansion.def_size(d.name) <= MAX_EXPANDED:
+            return True
+        self.report_def(self.expansion.culprit(d.name))
+        return False
+
+    def report_def(self, name: str) -> None:
+        """At each use (repeats are dropped by ``dedupe``): a caller counts its errors."""
+        d = self.symbols.table["value"][name].item
+        self.error(d.span, f"`{name}` has {self.expansion.def_size(name):,} nodes with its "
+                   f"defs written out: more than {MAX_EXPANDED:,}", _EXPANDED_HELP)
 
     def expect(self, e: ast.Expr, scope: Scope, types: tuple[str, ...], what: str,
                help_: str | None = None) -> ir.Expr | None:

@@ -12,7 +12,7 @@ from attrs import frozen
 
 from schedc.dsl import ir
 from schedc.dsl.diagnostics import Diagnostic, Reporter
-from schedc.dsl.exact import show
+from schedc.dsl.exact import MAX_CAPACITY, range_problem, show
 from schedc.dsl.lowering.expressions import NUMERIC, Lowerer, Scope, Var
 from schedc.dsl.lowering.names import Symbols
 from schedc.dsl.lowering.tuning import is_tuned, lower_tuned
@@ -133,6 +133,11 @@ class Compiler:
             if r.capacity is not None and r.capacity < 1:
                 self.report.error(r.span, f"resource `{r.name}` needs a positive capacity")
                 ok = False
+            elif r.capacity is not None and r.capacity > MAX_CAPACITY:
+                self.report.error(r.span, range_problem(r.capacity, 1, MAX_CAPACITY,
+                                                        f"the capacity of `{r.name}`"),
+                                  "schedc holds capacities from 1 to 10^15 (docs/limits.md)")
+                ok = False
             seen[r.name] = r
         if "cpus" not in seen:
             self.report.error(m.span, f"machine `{m.name}` has no `cpus` resource",
@@ -149,6 +154,8 @@ class Compiler:
     def def_alone(self, d: ast.Def, file: str) -> None:
         """A def is checked once on its own (so an unused one is checked too); resource
         names are checked at each use, against the machine of the policy using it."""
+        if not self.lowerer.def_fits(d):
+            return
         vars_ = {"job": _JOB}
         if d.arg is not None:
             vars_[d.arg] = Var(d.arg, "any")

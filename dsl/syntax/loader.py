@@ -12,6 +12,9 @@ from schedc.dsl.syntax import ast
 from schedc.dsl.syntax.parser import parse
 
 PRELUDE = "<prelude>/std.pol"
+# How deep imports may chain (a file importing one that imports one...): loading recurses
+# once per level, and a chain of 2,000 went past Python's recursion limit.
+MAX_IMPORT_DEPTH = 64
 
 
 @frozen
@@ -86,6 +89,12 @@ class _Loader:
             return None
         if key in self.keys:
             return self.keys[key]
+        if len(stack) >= MAX_IMPORT_DEPTH:
+            self.report.error(
+                item.span, f"imports chain more than {MAX_IMPORT_DEPTH} files deep",
+                "import the shared definitions from fewer levels: a file may import several")
+            self.ok = False
+            return None
         try:
             text = read_source(shown)
         except DiagnosticError as err:

@@ -7,9 +7,16 @@ from fractions import Fraction
 from functools import cache, lru_cache
 
 from lark import Lark, Token, Transformer, Tree, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.exceptions import (
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+    VisitError,
+)
 
 from schedc.dsl.diagnostics import Diagnostic, Span, did_you_mean
+from schedc.dsl.exact import RANGE_HELP, number_problem
 from schedc.dsl.syntax import ast
 from schedc.grammar import grammar_text
 
@@ -75,6 +82,14 @@ def _tok_span(file: str, tok: Token) -> Span:
     return Span(file, tok.line, tok.column, tok.end_line, tok.end_column)
 
 
+class _Refused(Exception):
+    """A literal beyond what schedc reads, met while building the AST."""
+
+    def __init__(self, diagnostic: Diagnostic):
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+
+
 @v_args(meta=True)
 class _ToAst(Transformer):
     """Parse tree -> AST. Every node gets the span Lark propagated to it."""
@@ -86,6 +101,16 @@ class _ToAst(Transformer):
 
     def _s(self, meta) -> Span:
         return _span(self.file, meta)
+
+    def _number(self, tok: Token) -> str:
+        """The literal's text, once its digits and exponent are known to be in range (before
+        Python converts it: a huge exponent would never end, a huge integer fails)."""
+        problem = number_problem(str(tok))
+        if problem is not None:
+            lines = self.text.split("\n")
+            source = lines[tok.line - 1] if 0 < tok.line <= len(lines) else None
+            raise _Refused(Diagnostic.at(_tok_span(self.file, tok), problem, RANGE_HELP, source))
+        return str(tok)
 
     # -- items
     def start(self, meta, items):
@@ -113,7 +138,7 @@ class _ToAst(Transformer):
         return ast.Machine(str(c[0]), tuple(c[1:]), span=self._s(meta))
 
     def resource(self, meta, c):
-        cap = int(c[1]) if c[1] is not None else None
+        cap = int(self._number(c[1])) if c[1] is not None else None
         return ast.Resource(str(c[0]), cap, span=self._s(meta))
 
     def policy(self, meta, c):
@@ -149,7 +174,7 @@ class _ToAst(Transformer):
         tok, per, when = c
         span = self._s(meta)
         if tok.type == "INT":
-            return ast.ReserveClause(int(tok), per=per, when=when, span=span)
+            return ast.ReserveClause(int(self._number(tok)), per=per, when=when, span=span)
         if tok.type == "RESERVE_ALL":
             return ast.ReserveClause("all", per=per, when=when, span=span)
         return ast.ReserveClause(str(tok), is_name=True, per=per, when=when, span=span)
@@ -177,7 +202,7 @@ class _ToAst(Transformer):
 
     def size_choose(self, meta, c):
         fixed, n, low, high = c
-        return ast.SizeClause(high, choices=int(n), low=low, fixed=fixed is not None,
+        return ast.SizeClause(high, choices=int(self._number(n)), low=low, fixed=fixed is not None,
                               span=self._s(meta))
 
     def slack_clause(self, meta, c):
@@ -213,13 +238,13 @@ class _ToAst(Transformer):
         return ast.Unary("-", c[0], span=self._s(meta))
 
     def int_lit(self, meta, c):
-        return ast.Num(int(c[0]), span=self._s(meta))
+        return ast.Num(int(self._number(c[0])), span=self._s(meta))
 
     def real_lit(self, meta, c):
-        return ast.Num(Fraction(str(c[0])), span=self._s(meta))  # exact: 0.9 is 9/10
+        return ast.Num(Fraction(self._number(c[0])), span=self._s(meta))  # exact: 0.9 is 9/10
 
     def duration_lit(self, meta, c):
-        text = str(c[0])
+        text = self._number(c[0])
         digits = len(text) - len(text.lstrip("0123456789"))
         return ast.Duration(int(text[:digits]), text[digits:], span=self._s(meta))
 
@@ -328,7 +353,12 @@ def _parse(text: str, file: str) -> ast.Module | Diagnostic:
             "group a long sum or product in parentheses: (a + b + c) + (d + e + f) nests "
             "apart",
             lines[line - 1] if 0 < line <= len(lines) else "")
-    return _ToAst(file, text).transform(tree)
+    try:
+        return _ToAst(file, text).transform(tree)
+    except VisitError as err:
+        if isinstance(err.orig_exc, _Refused):
+            return err.orig_exc.diagnostic
+        raise
 
 
 def _too_deep(tree: Tree, limit: int) -> tuple[int, int] | None:

@@ -179,14 +179,25 @@ def parse_assignments(items: Sequence[str], flag: str) -> dict[str, str]:
 
 def parse_capacities(items: Sequence[str]) -> dict[str, int]:
     capacities: dict[str, int] = {}
+    from schedc.dsl.exact import short
+    from schedc.runtime.workloads.workload import VALUE_HELP, capacity_problem, whole_number
+
     for name, value in parse_assignments(items, "--capacity").items():
-        try:
-            number = int(value)
-        except ValueError:
+        # ASCII digits only (`int` takes `1_000` and `١٢`), at most exact.MAX_DIGITS
+        text = value.strip()
+        number = whole_number(text.removeprefix("-"))
+        if number is not None and text.startswith("-"):
+            number = -number
+        if number is None:
+            if value.strip().isascii() and value.strip().isdigit():  # only too long
+                raise UserError(f"--capacity {name}={short(value)}: outside the supported "
+                                "range", help=VALUE_HELP)
             raise UserError(
-                f"--capacity {name}={value}: the capacity must be a whole number",
+                f"--capacity {name}={short(value)}: the capacity must be a whole number",
                 help="capacities count units of a resource, e.g. --capacity cpus=128",
             ) from None
+        if number >= 1 and (problem := capacity_problem(name, number)):
+            raise UserError(f"--capacity {name}={short(value)}: {problem}", help=VALUE_HELP)
         if number < 1:
             raise UserError(
                 f"--capacity {name}={value}: the capacity must be at least 1",
@@ -206,6 +217,12 @@ def _speeds(args: argparse.Namespace) -> tuple[float, ...] | None:
                             help="give the processors' speeds, e.g. --speeds 64x1 for a "
                             "homogeneous cluster with background load")
         return None
+    from schedc.runtime.workloads.workload import speeds_problem
+
+    problem = speeds_problem(args.speeds)  # before one float per processor is made
+    if problem is not None:
+        raise UserError(f"--speeds {problem.removeprefix('speeds ')}",
+                        help="e.g. --speeds 32x1,32x2 (docs/limits.md)")
     try:
         return tuple(parse_speeds(args.speeds))
     except ClusterError as exc:

@@ -193,6 +193,7 @@ class _Planner:
         self.bound: dict[tuple, dict[str, Any] | None] = {}
         self.raw: dict[tuple, dict[str, Any]] = {}  # the bound values, before JSON
         self.keeps: dict[tuple, bool] = {}
+        self.machines: dict[tuple, bool] = {}  # (file, name, resources): capacities fit
 
     def fail(self, where: Path_, message: str, help: str | None = None,
              literal: object = None) -> None:
@@ -225,14 +226,16 @@ class _Planner:
                     continue
                 for workload, transforms, seed in itertools.product(
                         spec.workloads, combos, spec.seeds):
-                    if self.cluster_keeps(ref, params, transforms, ("transforms",)):
+                    if self.cluster_keeps(ref, params, transforms, ("transforms",)) and \
+                            self.capacities_fit(ref, transforms):
                         out.append(self.desc(ref, workload, params, transforms, seed, names))
         for run in spec.runs:
             where = ("run", run.index)
             if not self.binds(run.policy, run.params, (*where, "params")):
                 continue
             if not self.fits(run.transforms, where) or not self.cluster_keeps(
-                    run.policy, run.params, run.transforms, where):
+                    run.policy, run.params, run.transforms, where) or not self.capacities_fit(
+                    run.policy, run.transforms):
                 continue
             for seed in (spec.seeds if run.seed is None else (run.seed,)):
                 out.append(self.desc(run.policy, run.workload, run.params, run.transforms,
@@ -286,7 +289,7 @@ class _Planner:
         from schedc.dsl.binding import bind
         from schedc.runtime.provenance import json_value
 
-        cache_key = (ref.file, ref.name, params)
+        cache_key = (ref.file, ref.name, _typed(params))
         if cache_key in self.bound:
             return self.bound[cache_key]
         ir, _ = self.compiled[(ref.file, ref.name)]  # type: ignore[misc]
@@ -331,7 +334,7 @@ class _Planner:
         the simulator checks before a run): one that reserves cannot, a located error."""
         if t.speeds is None:
             return True
-        cache_key = (ref.file, ref.name, params, t.speeds, where)
+        cache_key = (ref.file, ref.name, _typed(params), t.speeds, where)
         if cache_key not in self.keeps:
             from schedc.runtime.engine.from_ir import to_runtime
             from schedc.runtime.engine.simulator import reserves
@@ -345,6 +348,30 @@ class _Planner:
                           help="run it without speeds, or use a policy with `reserve 0` (the "
                           "paper's first fit) or `backfill none`", literal=t.speeds)
         return self.keeps[cache_key]
+
+    def capacities_fit(self, ref: PolicyRef, t: Transforms) -> bool:
+        """Whether every resource of the spec's `[capacity]` is one of the machine the run
+        has (the policy's, with the `resources` transform's): found now, not per run."""
+        if not self.spec.capacities:
+            return True
+        cache_key = (ref.file, ref.name, t.resources)
+        if cache_key not in self.machines:
+            from schedc.runtime.run import OptionError, on_resources
+            from schedc.runtime.workloads.workload import choices_help
+
+            ir, _ = self.compiled[(ref.file, ref.name)]  # type: ignore[misc]
+            try:
+                names = [r.name for r in on_resources(ir, t.resources).machine.resources]
+            except OptionError:  # `resources` that do not fit the machine: the run says so
+                names = None
+            unknown = [n for n, _ in self.spec.capacities if names is not None
+                       and n not in names]
+            for name in unknown:
+                self.fail(("capacity", name), f"{ref.text}: the machine of policy {ir.name} "
+                          f"has no resource `{name}`",
+                          help=choices_help(name, names or [], "its resources are"))
+            self.machines[cache_key] = not unknown
+        return self.machines[cache_key]
 
     def names(self, policies: Sequence[PolicyRef], workloads: Sequence[WorkloadRef]
               ) -> dict[str, str]:
@@ -384,13 +411,19 @@ class _Planner:
             "overrun": transforms.overrun or OVERRUN_DEFAULT,
             **({"metrics": dict(self.spec.measure)} if self.spec.measure else {}),
         }
-        raw = self.raw[(ref.file, ref.name, params)]
+        raw = self.raw[(ref.file, ref.name, _typed(params))]
         values = tuple((n, v) for n, written in params
                        if (v := column_value(written, raw.get(n))) is not None)
         return RunDesc(run_key(facts), names[f"p:{ref.file}:{ref.name}"],
                        names[f"w:{workload.file}"], ref.file, ref.name, workload.file,
                        params, transforms, seed, self.spec.capacities, self.spec.lenient,
                        measure=self.spec.measure, values=values)
+
+
+def _typed(params: tuple[tuple[str, Scalar], ...]) -> tuple[tuple[str, type, Scalar], ...]:
+    """Params as a cache key: `true`, `1` and `1.0` bind differently, though Python holds
+    them equal."""
+    return tuple((n, type(v), v) for n, v in params)
 
 
 def _file_name(w: WorkloadRef) -> str:

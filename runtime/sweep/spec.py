@@ -18,8 +18,9 @@ from typing import Any
 
 from attrs import frozen
 
-from schedc.dsl.diagnostics import Diagnostic, DiagnosticError, did_you_mean
-from schedc.runtime.sweep.locate import Locator, Path_
+from schedc.dsl.diagnostics import Diagnostic, DiagnosticError, did_you_mean, read_limited
+from schedc.dsl.exact import MAX_CAPACITY, MAX_DIGITS, MAX_VALUE, RANGE_HELP, range_problem
+from schedc.runtime.sweep.locate import Locator, Path_, Where
 
 TOP_KEYS = ("out", "policies", "params", "workloads", "transforms", "seeds", "capacity",
             "lenient", "metrics", "run")
@@ -30,6 +31,14 @@ TRANSFORMS = ("load_factor", "range_factor", "sigma", "resources", "speeds",
 RUN_KEYS = ("policy", "workload", "params", "seed", *TRANSFORMS)
 BUNDLED = "bundled"
 MAX_RUNS = 1_000_000  # a sweep's runs at most: each is planned, keyed and listed in memory
+MAX_SPEC_BYTES = 1 << 20  # a spec is a page of TOML
+MAX_NESTING = 32  # arrays and inline tables in one another (tomllib recurses per level)
+# A transform's values (docs/limits.md): the scaled times and the tables' integers stay within
+# what the engine and Parquet's int64 hold (`load_factor` scales times by 100 / it)
+RANGES: dict[str, tuple[float, float]] = {"load_factor": (1, 10_000),
+                                          "range_factor": (1, 1_000), "sigma": (0, 1_000),
+                                          "background_load": (0, 1)}
+MAX_SEED = 2**63 - 1  # the tables' int64
 Scalar = int | float | str | bool
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -103,15 +112,75 @@ def read_spec(path: str) -> Spec:
 
     require_file(path, "sweep spec")
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_limited(path, MAX_SPEC_BYTES, "sweep spec").decode("utf-8")
     except UnicodeDecodeError:
         raise DiagnosticError([Diagnostic(f"`{path}` is not UTF-8 text", path,
                                           help="save the spec as UTF-8 TOML")]) from None
+    except OSError as error:
+        raise DiagnosticError([Diagnostic(f"cannot read `{path}`: {error.strerror}", path,
+                                          help="check the path and its permissions")]) from None
+    beyond = _beyond(path, text)
+    if beyond is not None:
+        raise DiagnosticError([beyond])
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise DiagnosticError([_syntax_error(path, text, error)]) from None
+    except RecursionError:  # nesting `_too_deep` did not see (inside a multi-line string)
+        raise DiagnosticError([Diagnostic(
+            f"`{path}` nests too deep for the TOML reader", path,
+            help="a spec lists values: flatten the nested lists")]) from None
     return _Reader(path, text).spec(data)
+
+
+_LONG_NUMBER = re.compile(rf"[0-9][0-9_]{{{MAX_DIGITS},}}")
+
+
+def _beyond(path: str, text: str) -> Diagnostic | None:
+    """What tomllib would fail on without a place, found first: a number of more digits
+    than schedc reads (`int` refuses past 4,300), arrays or tables nested deeper than
+    MAX_NESTING (tomllib recurses per level)."""
+    lines = text.splitlines()
+    found = _LONG_NUMBER.search(text)
+    if found is not None:
+        line = text.count("\n", 0, found.start()) + 1
+        col = found.start() - (text.rfind("\n", 0, found.start()) + 1) + 1
+        return _at(path, lines, Where(line, col, col + len(found.group())),
+                   f"a number of {len(found.group()):,} digits: schedc reads at most "
+                   f"{MAX_DIGITS:,}", RANGE_HELP)
+    deep = _too_deep(lines)
+    if deep is not None:
+        return _at(path, lines, deep, f"arrays and tables nest more than {MAX_NESTING} levels "
+                   "deep here", "a spec lists values: flatten the nested lists")
+    return None
+
+
+def _at(path: str, lines: list[str], where: Where, message: str, help: str) -> Diagnostic:
+    return Diagnostic(message, path, where.line, where.col, where.line, where.end_col,
+                      help=help, source=lines[where.line - 1])
+
+
+def _too_deep(lines: list[str]) -> Where | None:
+    """The first `[` or `{` of a value nested past MAX_NESTING, strings and comments
+    skipped (a multi-line string's inner lines are taken as text, good enough here)."""
+    depth = 0
+    for number, line in enumerate(lines, 1):
+        quote = None
+        for col, char in enumerate(line, 1):
+            if quote is not None:
+                if char == quote and (quote == "'" or line[col - 2:col - 1] != "\\"):
+                    quote = None
+            elif char in "\"'":
+                quote = char
+            elif char == "#":
+                break
+            elif char in "[{":
+                depth += 1
+                if depth > MAX_NESTING:
+                    return Where(number, col, col + 1)
+            elif char in "]}":
+                depth = max(0, depth - 1)
+    return None
 
 
 def _syntax_error(path: str, text: str, error: tomllib.TOMLDecodeError) -> Diagnostic:
@@ -135,7 +204,7 @@ class _Reader:
     def __init__(self, path: str, text: str) -> None:
         self.path = path
         self.folder = Path(path).resolve().parent
-        self.at = Locator(path, text)
+        self.at = _Locator(path, text)
         self.errors: list[Diagnostic] = []
 
     def fail(self, where: Path_, message: str, help: str | None = None,
@@ -165,13 +234,14 @@ class _Reader:
         measure = self.measure(data.get("metrics", {}))
         runs = self.explicit_runs(data.get("run", []))
         if not policies and not runs and not self.errors:
-            self.fail((), "the spec runs nothing: it has no `policies` and no [[run]]",
+            self.fail(("policies",), "the spec runs nothing: it has no `policies` and no [[run]]",
                       help='add policies = ["../easy.pol"], or a [[run]] table')
         if policies and not workloads and "workloads" not in data:
             workloads = (WorkloadRef(BUNDLED, _bundled(), ("workloads",)),)
         if self.errors:
             raise DiagnosticError(self.errors)
-        return Spec(self.path, str(self.folder), self.resolve(out) if out else None, policies,
+        return Spec(self.path, str(self.folder), self.resolve(out, ("out",), out) if out else None,
+                    policies,
                     params, workloads, transforms, seeds, capacities, lenient, runs, self.at,
                     measure)
 
@@ -225,7 +295,7 @@ class _Reader:
             good = [v for v in values if self.check_type(
                 (key, name), v, (int, float, str, bool), "a value or a list of values")]
             if len(good) == len(values):
-                out.append((name, tuple(dict.fromkeys(values))))  # a repeat would repeat runs
+                out.append((name, _distinct(values)))  # a repeat would repeat runs
         return tuple(out)
 
     # --- values -------------------------------------------------------------------------
@@ -238,8 +308,17 @@ class _Reader:
                   help="write the path without the \\u0000 escape")
         return False
 
-    def resolve(self, text: str) -> str:
-        return str((self.folder / text).resolve()) if text else str(self.folder)
+    def resolve(self, text: str, where: Path_ = ("out",), literal: str | None = None
+                ) -> str | None:
+        """``text`` as an absolute path, links resolved; None (an error at ``where``) for a
+        link loop."""
+        try:
+            return str((self.folder / text).resolve()) if text else str(self.folder)
+        except (RuntimeError, OSError) as error:  # "Symlink loop from ..." (ELOOP)
+            why = getattr(error, "strerror", None) or error
+            self.fail(where, f"cannot resolve `{text}`: {why}", literal=literal,
+                      help="a symbolic link on the path points back at itself: fix or remove it")
+            return None
 
     def expand(self, where: Path_, text: str) -> tuple[str, list[str]] | None:
         """``text`` with `${VAR}` and `${VAR:-default}` read from the environment, and the
@@ -273,7 +352,9 @@ class _Reader:
         file, sep, name = expanded.rpartition(":")
         if not (sep and _NAME.fullmatch(name) and not (self.folder / expanded).exists()):
             file, name = expanded, None
-        path = self.resolve(file)
+        path = self.resolve(file, where, text)
+        if path is None:
+            return None
         if not Path(path).is_file():
             self.fail(where, f"policy file not found: {file} (looked for {path})", literal=text,
                       help="paths in a spec are relative to the spec's folder; name one "
@@ -288,7 +369,9 @@ class _Reader:
         if got is None or not self.no_nul(where, got[0]):
             return None
         expanded, used = got
-        path = self.resolve(expanded)
+        path = self.resolve(expanded, where, text)
+        if path is None:
+            return None
         if not Path(path).is_file():
             help = ("paths in a spec are relative to the spec's folder; `bundled` is the "
                     "bundled KTH-SP2 trace")
@@ -307,7 +390,12 @@ class _Reader:
                                    '"32x1,32x2"'):
                 return None
             from schedc.runtime.engine.cluster import ClusterError, parse_speeds
+            from schedc.runtime.workloads.workload import speeds_problem
 
+            problem = speeds_problem(value)  # type: ignore[arg-type]
+            if problem is not None:
+                self.fail(where, problem, help="e.g. speeds = [\"32x1,32x2\"]", literal=value)
+                return None
             try:
                 parse_speeds(value)  # type: ignore[arg-type]
             except ClusterError as error:
@@ -333,6 +421,10 @@ class _Reader:
                       'e.g. overrun = ["kill", "estimate"]')
             return None
         if name == "limit":
+            if isinstance(value, int) and not isinstance(value, bool) and value > MAX_VALUE:
+                self.fail(where, range_problem(value, 1, MAX_VALUE, "limit"), literal=value,
+                          help="the runs keep the workload's first N jobs")
+                return None
             if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
                 return value
             self.fail(where, f"limit {value!r}: must be a whole number of jobs >= 1",
@@ -343,7 +435,7 @@ class _Reader:
         if (isinstance(value, int | float) and not isinstance(value, bool)
                 and (value > low if strict else value >= low) and value == value
                 and value != float("inf")):
-            return value
+            return value if self.in_range(where, name, value) else None
         self.fail(where, f"{name} {value!r}: must be a number {'>' if strict else '>='} {low}",
                   literal=value, help={"load_factor": "percent of the trace's load, e.g. 120",
                                        "range_factor": "papers/000's RF, e.g. 2",
@@ -351,6 +443,16 @@ class _Reader:
                                        "background_load": "the largest background load, e.g. "
                                        "0.5"}[name])
         return None
+
+    def in_range(self, where: Path_, name: str, value: float) -> bool:
+        """Whether a transform's number lies in ``RANGES`` (else an error at it)."""
+        low, high = RANGES[name]
+        if low <= value <= high:
+            return True
+        self.fail(where, f"{name} {value!r}: outside the supported range [{low:g}, {high:g}]",
+                  literal=value, help="the scaled times and the tables' integers stay within "
+                  "what schedc holds (docs/limits.md)")
+        return False
 
     def seeds(self, value: object) -> tuple[int, ...]:
         if isinstance(value, int) and not isinstance(value, bool):
@@ -369,6 +471,10 @@ class _Reader:
             ("seeds",), v, int, "a count or a list of whole numbers")]
         if not values:
             self.fail(("seeds",), "`seeds` lists no seed", help="e.g. seeds = [0, 1, 2]")
+        for v in good:
+            if not -MAX_SEED - 1 <= v <= MAX_SEED:
+                self.fail(("seeds",), range_problem(v, -MAX_SEED - 1, MAX_SEED, "a seed"),
+                          literal=v, help="a seed is a 64-bit integer, as the tables hold it")
         return tuple(dict.fromkeys(good)) or (0,)
 
     def measure(self, value: object) -> tuple[tuple[str, Scalar], ...]:
@@ -405,8 +511,12 @@ class _Reader:
             return ()
         out = []
         for name, cap in value.items():  # type: ignore[union-attr]
-            if isinstance(cap, int) and not isinstance(cap, bool) and cap >= 1:
+            if isinstance(cap, int) and not isinstance(cap, bool) and 1 <= cap <= MAX_CAPACITY:
                 out.append((name, cap))
+            elif isinstance(cap, int) and not isinstance(cap, bool) and cap > MAX_CAPACITY:
+                self.fail(("capacity", name), range_problem(cap, 1, MAX_CAPACITY,
+                                                            f"capacity {name}"),
+                          literal=cap, help="schedc holds capacities from 1 to 10^15")
             else:
                 self.fail(("capacity", name), f"capacity {name} = {cap!r}: must be a whole "
                           "number >= 1", literal=cap, help="e.g. cpus = 128")
@@ -448,6 +558,31 @@ class _Reader:
             runs.append(ExplicitRun(i, policy, workload, tuple(params.items()),
                                     Transforms(**values), seed))  # type: ignore[arg-type]
         return tuple(runs)
+
+
+def _distinct(values: list[Scalar]) -> tuple[Scalar, ...]:
+    """The values without repeats, in order; `1`, `1.0` and `true` stay apart (Python holds
+    them equal), so that each is checked as written."""
+    return tuple({(type(v), v): v for v in values}.values())
+
+
+class _Locator(Locator):
+    """A spec's locator that always gives a place: a dotted key's first part (`foo.bar = 1`
+    registers only `foo.bar`) is at the dotted key, and what has no place at all (an empty
+    spec) is at the first line."""
+
+    def key(self, path: Path_) -> Where | None:
+        found = super().key(path)
+        if found is None and path:
+            found = next((w for p, w in sorted(self._keys.items(), key=lambda kv: (
+                kv[1].line, kv[1].col)) if p[:len(path)] == path), None)
+        return found or Where(1, 1, 1 + max(1, len(self.lines[0]) if self.lines else 1))
+
+    def diagnostic(self, path: Path_, message: str, help: str | None = None,
+                   literal: object = None) -> Diagnostic:
+        if not self.lines:  # an empty file: no line to show
+            return Diagnostic(message, self.file, 1, 1, 1, 2, help=help, source="")
+        return super().diagnostic(path, message, help, literal)
 
 
 def _bundled() -> str:

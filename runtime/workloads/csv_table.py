@@ -37,18 +37,37 @@ from fractions import Fraction
 
 from attrs import evolve
 
-from schedc.dsl.exact import parse_real
+from schedc.dsl.exact import (
+    MAX_CAPACITY,
+    MAX_VALUE,
+    RANGE_HELP,
+    number_problem,
+    parse_real,
+    range_problem,
+    read_int,
+    short,
+)
 from schedc.dsl.ir import LABEL_ATTRS
 from schedc.runtime.jobs import Job, Moldable
 from schedc.runtime.speedup import SpeedupError, parse_speedup
 from schedc.runtime.workloads.assumptions import LENIENT_HINT, JobIdentity, count_skip, reject
-from schedc.runtime.workloads.workload import Workload, WorkloadError, read_source, whole_number
+from schedc.runtime.workloads.workload import (
+    VALUE_HELP,
+    Workload,
+    WorkloadError,
+    capacity_problem,
+    int_cell,
+    read_source,
+    whole_number,
+)
 
 BASE = ("id", "submit", "run_time", "estimate")
 MOLDABLE = ("min_size", "max_size")
 LABELS = LABEL_ATTRS  # optional: who submitted the job and where (``Job.user``...)
 # The columns of a `--jobs-out` table that hold a job as its workload recorded it: such a
 # table reads back as the workload it was run on (``metrics.write_jobs_csv``)
+# a `# time-unit`: seconds per unit of the table's times
+MIN_TIME_UNIT, MAX_TIME_UNIT = Fraction(1, 10**12), Fraction(10**12)
 JOBS_OUT = {"id": "job_id", "cpus": "requested_procs", "run_time": "requested_run_time",
             "estimate": "requested_estimate"}
 
@@ -76,7 +95,8 @@ def read_csv_table(
     if not lines or not lines[0].strip():
         raise WorkloadError(name, 1 + offset, 1, "empty job table",
                             help="the first line names the columns: " + ",".join(BASE + resources))
-    names = [c.strip() for c in next(csv.reader([lines[0]]))]
+    header = _cells(name, 1 + offset, lines[0])
+    names = [c.strip() for c in header]
     moldable = all(c in names for c in MOLDABLE)
     if not moldable and any(c in names for c in MOLDABLE):
         raise WorkloadError(name, 1 + offset, 1, "a moldable job table needs both `min_size` and "
@@ -99,6 +119,8 @@ def read_csv_table(
                             help=(f"did you mean {', '.join(hints)}? " if hints else "")
                             + "the header needs " + ",".join(BASE + resources),
                             source_line=lines[0])
+    _no_repeats(name, 1 + offset, lines[0], header, names,
+                {*wanted, *MOLDABLE, "speedup", *LABELS})
     where = [names.index(c) for c in wanted]
     capacity = []
     for res in resources:
@@ -106,6 +128,8 @@ def read_csv_table(
         if cap is None or cap < 1:
             raise WorkloadError(name, None, None, f"machine size unknown for `{res}`",
                                 help=f"give it with --capacity {res}=N")
+        if capacity_problem(res, cap):
+            raise WorkloadError(name, None, None, capacity_problem(res, cap), help=VALUE_HELP)
         capacity.append(int(cap))
     skipped: dict[str, int] = {}
     jobs: list[Job] = []
@@ -116,26 +140,14 @@ def read_csv_table(
     for lineno, ln in enumerate(lines[1:], 2 + offset):
         if not ln.strip() or ln.lstrip().startswith("#"):
             continue
-        cells = next(csv.reader([ln])) if '"' in ln else ln.split(",")
-        values: list[int] = []
-        bad: tuple[int, str] | None = None
-        if len(cells) != len(names):
-            bad = (len(ln) + 1, f"expected {len(names)} columns, found {len(cells)}")
-        else:
-            for k in where + sized:
-                try:
-                    values.append(int(cells[k]))
-                except ValueError:
-                    bad = (_cell_col(ln, cells, k),
-                           f"column `{names[k]}` is not an integer: `{cells[k].strip()}`")
-                    break
+        cells, values, bad = _row(name, lineno, ln, names, where + sized)
         if bad is not None:
             if lenient:
                 count_skip(skipped, "malformed line")
                 continue
             raise WorkloadError(name, lineno, bad[0], bad[1],
-                                help="each row holds integers, one per header column "
-                                "(or skip and count such rows with --lenient)", source_line=ln)
+                                help=bad[2] + " (or skip and count such rows with --lenient)",
+                                source_line=ln)
         lo_hi = values[len(where):]
         jid, submit, run, est, *request = values[:len(where)]
         shape = None
@@ -186,15 +198,62 @@ def read_csv_table(
                     unrequested=tuple(unrequested))
 
 
+_ROW_HELP = "each row holds integers, one per header column"
+
+
+def _row(name: str, lineno: int, line: str, names: list[str], read: list[int]
+         ) -> tuple[list[str], list[int], tuple[int, str, str] | None]:
+    """A data row's cells and the integers of its columns ``read``, or what is wrong with
+    it: (column, message, help)."""
+    try:
+        cells = _cells(name, lineno, line) if '"' in line else line.split(",")
+    except WorkloadError as exc:
+        return [], [], (1, exc.message, exc.help or _ROW_HELP)
+    if len(cells) != len(names):
+        return cells, [], (len(line) + 1, f"expected {len(names)} columns, found {len(cells)}",
+                           _ROW_HELP)
+    values = []
+    for k in read:
+        value, problem = int_cell(cells[k], f"column `{names[k]}`")
+        if value is None:
+            shape = problem.endswith("`")  # not an integer, rather than out of range
+            return cells, [], (_cell_col(line, cells, k), problem,
+                               _ROW_HELP if shape else VALUE_HELP)
+        values.append(value)
+    return cells, values, None
+
+
+def _cells(name: str, lineno: int, line: str) -> list[str]:
+    """The cells of a line as CSV reads them (quotes), a cell too long for it an error."""
+    try:
+        return next(csv.reader([line]))
+    except csv.Error as exc:  # "field larger than field limit (131072)"
+        raise WorkloadError(name, lineno, 1, f"cannot read the row: {exc}",
+                            help="a cell holds a number or a label of at most "
+                            f"{csv.field_size_limit():,} characters", source_line=line) from None
+
+
+def _no_repeats(name: str, lineno: int, line: str, header: list[str], names: list[str],
+                read: set[str]) -> None:
+    """A column the reader reads named twice is an error at its second place: which one
+    would hold the value?"""
+    for k, column in enumerate(names):
+        if column in read and names.index(column) < k:
+            raise WorkloadError(name, lineno, _cell_col(line, header, k),
+                                f"column `{column}` is named twice (columns "
+                                f"{names.index(column) + 1} and {k + 1})",
+                                help="rename or remove one of them", source_line=line)
+
+
 def _labels(cells: list[str]) -> list[int]:
     """One label column's values: integers as they are (any negative is -1, unknown), or, if
     some cell is not an integer (a user name), each distinct text numbered from 1 in the order
     of first appearance; an empty cell is -1 either way."""
-    try:
-        return [max(int(c), -1) if c else -1 for c in cells]
-    except ValueError:
-        numbers: dict[str, int] = {}
-        return [numbers.setdefault(c, len(numbers) + 1) if c else -1 for c in cells]
+    values = [read_int(c) if c else -1 for c in cells]
+    if all(v is not None and v <= MAX_VALUE for v in values):
+        return [max(v, -1) for v in values]  # type: ignore[type-var]
+    numbers: dict[str, int] = {}
+    return [numbers.setdefault(c, len(numbers) + 1) if c else -1 for c in cells]
 
 
 def _moldable(name: str, lineno: int, line: str, cells: list[str], speedup_col: int | None,
@@ -240,7 +299,16 @@ def _time_unit_line(name: str, lineno: int, text: str) -> Fraction | None:
         words = ["time-unit", *_json_words(name, lineno, text, str)]
     if not words or words[0] != "time-unit":
         return None
+    if len(words) == 3 and number_problem(words[1]):
+        raise WorkloadError(name, lineno, 1, f"bad time unit: {number_problem(words[1])}",
+                            help=RANGE_HELP, source_line=text)
     unit = parse_real(words[1]) if len(words) == 3 and words[2] == "s" else None
+    if unit is not None and unit > 0 and range_problem(unit, MIN_TIME_UNIT, MAX_TIME_UNIT,
+                                                       "the time unit"):
+        raise WorkloadError(name, lineno, 1, range_problem(unit, MIN_TIME_UNIT, MAX_TIME_UNIT,
+                                                           "the time unit") + " s",
+                            help="a unit from a picosecond to 10^12 s keeps the metrics' "
+                            "seconds within floating point (docs/limits.md)", source_line=text)
     if unit is None or unit <= 0:
         raise WorkloadError(name, lineno, 1, f"bad time unit `{text.strip()}`",
                             help="write `# time-unit 1/100 s` (seconds per unit of the "
@@ -277,11 +345,18 @@ def _capacity_line(name: str, lineno: int, text: str) -> dict[str, int]:
     for word in words[1:]:
         res, _, value = word.partition("=")
         number = whole_number(value)
+        at = text.find(word)  # the `NAME=N` form, else the JSON form's "NAME"
+        if res and value.isascii() and value.isdigit() and (
+                number is None or number > MAX_CAPACITY):  # (0 is a bad capacity below)
+            problem = (capacity_problem(res, number) if number is not None else
+                       f"the capacity of `{res}` has {len(value):,} digits: outside the "
+                       "supported range [1, 10^15]")
+            raise WorkloadError(name, lineno, (at if at >= 0 else 0) + 1, problem,
+                                help=VALUE_HELP, source_line=text)
         if not res or number is None or number < 1:
-            at = text.find(word)  # the `NAME=N` form, else the JSON form's "NAME"
             raise WorkloadError(name, lineno, (at if at >= 0 else max(0, text.find(f'"{res}"')))
                                 + 1,
-                                f"bad capacity `{word}`",
+                                f"bad capacity `{short(word)}`",
                                 help="write `# capacity cpus=256 r2=256`: names and "
                                 "positive integers", source_line=text)
         found[res] = number

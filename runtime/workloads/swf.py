@@ -22,12 +22,21 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import attrs
 
+from schedc.dsl.exact import MAX_VALUE
 from schedc.dsl.ir import LABEL_ATTRS
 from schedc.runtime.atomicio import write_atomic
 from schedc.runtime.engine.gc_paused import paused_gc
 from schedc.runtime.jobs import Job
 from schedc.runtime.workloads.assumptions import JobIdentity, count_skip, reject
-from schedc.runtime.workloads.workload import Workload, WorkloadError, read_source, whole_number
+from schedc.runtime.workloads.workload import (
+    VALUE_HELP,
+    Workload,
+    WorkloadError,
+    capacity_problem,
+    int_cell,
+    read_source,
+    whole_number,
+)
 
 if TYPE_CHECKING:
     from schedc.runtime.schedule import Schedule
@@ -57,8 +66,9 @@ def read_swf(
     raw = read_source(name)
     with paused_gc():
         body_at = _header_end(raw)
-        header = _header(raw[:body_at].decode("utf-8", errors="replace"))
-        capacity = _capacities(name, resources, caps, header)
+        raw_header = raw[:body_at].decode("utf-8", errors="replace")
+        header = _header(raw_header)
+        capacity = _capacities(name, resources, caps, header, raw_header)
         skipped: dict[str, int] = {}
         cols = _columns_fast(raw[body_at:], "memory" in resources, labels)
         lines = None
@@ -98,20 +108,40 @@ def _header(text: str) -> dict[str, str]:
     return out
 
 
+def _header_capacity(name: str, raw_header: str, header: dict[str, str]) -> int | None:
+    """The cpus of the header's MaxProcs, else MaxNodes (DESIGN), if a positive number; one
+    beyond what the engine holds is an error at its line."""
+    for key in ("MaxProcs", "MaxNodes"):
+        text = header.get(key, "")
+        if not (text.isascii() and text.isdigit()) or int(text[:20]) == 0:
+            continue
+        number = whole_number(text)  # None: more digits than schedc reads
+        problem = (capacity_problem("cpus", number) if number is not None else
+                   f"the capacity of `cpus` has {len(text):,} digits: outside the supported "
+                   "range [1, 10^15]")
+        if problem is None:
+            return number
+        lines = raw_header.split("\n")
+        at = max(i for i, ln in enumerate(lines)
+                 if ln.strip().startswith(";") and ln.strip()[1:].partition(":")[0].strip()
+                 == key)
+        raise WorkloadError(name, at + 1, lines[at].rfind(text) + 1, f"{key}: {problem}",
+                            help=VALUE_HELP, source_line=lines[at])
+    return None
+
+
 def _capacities(name: str, resources: tuple[str, ...], caps: dict[str, int | None],
-                header: dict[str, str]) -> tuple[int, ...]:
+                header: dict[str, str], raw_header: str = "") -> tuple[int, ...]:
     out = []
     for res in resources:
         if res not in SUPPORTED:
             raise WorkloadError(name, None, None, f"SWF has no resource `{res}`",
                                 help="an SWF trace describes `cpus` and `memory` only")
         given = caps.get(res)
+        if given is not None and capacity_problem(res, given):
+            raise WorkloadError(name, None, None, capacity_problem(res, given), help=VALUE_HELP)
         if given is None and res == "cpus":
-            for key in ("MaxProcs", "MaxNodes"):  # DESIGN: MaxProcs, else MaxNodes
-                number = whole_number(header.get(key, ""))
-                if number is not None and number > 0:
-                    given = number
-                    break
+            given = _header_capacity(name, raw_header, header)
         if given is None:
             raise WorkloadError(name, None, None, f"machine size unknown for `{res}`",
                                 help=f"give it with --capacity {res}=N")
@@ -134,6 +164,8 @@ def _columns_fast(body: bytes, memory: bool,
     (blank or comment line in the middle, a non-integer) sends us to the per-line reader,
     which knows line numbers.
     """
+    if b"_" in body:  # `1_000`, which ``int`` reads: the per-line reader refuses it there
+        return None
     tokens = body.replace(b"\n", b" | ").split()
     if tokens and tokens[-1] != b"|":
         tokens.append(b"|")  # last line without a newline
@@ -155,6 +187,10 @@ def _columns_fast(body: bytes, memory: bool,
         cols += [_same_or_ints(tokens[f::width]) if labels is None or name in labels
                  else [-1] * nlines for f, name in zip(F_LABELS, LABEL_ATTRS, strict=True)]
     except ValueError:
+        return None
+    # beyond what the engine holds: the per-line reader says where
+    if not all(min(c, default=0) >= -MAX_VALUE and max(c, default=0) <= MAX_VALUE
+               for c in cols):
         return None
     return cols
 
@@ -191,12 +227,13 @@ def _columns_slow(name: str, lines: list[str], lenient: bool,
         else:
             values = []
             for f in NEEDED:
-                try:
-                    values.append(int(parts[f]))
-                except ValueError:
-                    bad = (_field_col(ln, f), f"field {f + 1} is not an integer: `{parts[f]}`",
-                           "SWF fields are integers; -1 means unknown")
+                value, problem = int_cell(parts[f], f"field {f + 1}")
+                if value is None:
+                    hint = ("SWF fields are integers; -1 means unknown"
+                            if problem.endswith("`") else VALUE_HELP)
+                    bad = (_field_col(ln, f), problem, hint)
                     break
+                values.append(value)
         if bad is not None:
             if lenient:
                 count_skip(skipped, "malformed line")

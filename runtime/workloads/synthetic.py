@@ -40,21 +40,34 @@ from pathlib import Path
 
 from attrs import frozen
 
+from schedc.dsl.exact import MAX_CAPACITY, MAX_TIME, bound_text, short
 from schedc.runtime.atomicio import open_atomic
 
 HEADER = "id,submit,demand,pmax"
 
 
-def _need_int(where: str, value: object, low: int) -> None:
+# The spec's ranges (docs/limits.md): means up to 10^15 s and CVs up to 1000 keep every draw
+# a finite float (an H2 draw reaches about mean * CV^2 * 37); the jobs are held in memory.
+MAX_JOBS = 10**7
+MAX_CV = 1000.0
+
+
+def _need_int(where: str, value: object, low: int, high: int | None = None) -> None:
     # bool is an int subclass; True as a job count is a mistake, not 1.
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
         raise ValueError(f"{where}: got {value!r}, needs an integer >= {low}")
+    if high is not None and value > high:
+        raise ValueError(f"{where}: got {short(str(value))}, needs an integer in "
+                         f"[{low}, {bound_text(high)}]: the supported range (docs/limits.md)")
 
 
-def _need_positive(where: str, value: object) -> None:
+def _need_positive(where: str, value: object, high: float | None = None) -> None:
     ok = isinstance(value, int | float) and not isinstance(value, bool)
     if not ok or not math.isfinite(value) or value <= 0:  # type: ignore[arg-type]
         raise ValueError(f"{where}: got {value!r}, needs a finite number > 0")
+    if high is not None and value > high:  # type: ignore[operator]
+        raise ValueError(f"{where}: got {value!r}, needs a number in "
+                         f"(0, {bound_text(int(high))}]: the supported range (docs/limits.md)")
 
 
 # kw_only: five numbers in a row (two means, two CVs, a count) are easy to swap positionally,
@@ -71,13 +84,13 @@ class SyntheticSpec:
     seed: int = 0
 
     def __attrs_post_init__(self) -> None:
-        _need_int("SyntheticSpec.jobs", self.jobs, 1)
-        _need_positive("SyntheticSpec.mean_interarrival", self.mean_interarrival)
-        _need_positive("SyntheticSpec.cv_interarrival", self.cv_interarrival)
-        _need_positive("SyntheticSpec.mean_demand", self.mean_demand)
-        _need_positive("SyntheticSpec.cv_demand", self.cv_demand)
-        _need_int("SyntheticSpec.pmax_low", self.pmax_low, 1)
-        _need_int("SyntheticSpec.pmax_high", self.pmax_high, 1)
+        _need_int("SyntheticSpec.jobs", self.jobs, 1, MAX_JOBS)
+        _need_positive("SyntheticSpec.mean_interarrival", self.mean_interarrival, MAX_TIME)
+        _need_positive("SyntheticSpec.cv_interarrival", self.cv_interarrival, MAX_CV)
+        _need_positive("SyntheticSpec.mean_demand", self.mean_demand, MAX_TIME)
+        _need_positive("SyntheticSpec.cv_demand", self.cv_demand, MAX_CV)
+        _need_int("SyntheticSpec.pmax_low", self.pmax_low, 1, MAX_CAPACITY)
+        _need_int("SyntheticSpec.pmax_high", self.pmax_high, 1, MAX_CAPACITY)
         if self.pmax_high < self.pmax_low:
             raise ValueError(
                 f"SyntheticSpec.pmax_high: got {self.pmax_high!r}, "

@@ -8,11 +8,11 @@ import re
 import zlib
 from collections.abc import Sequence
 from fractions import Fraction
-from pathlib import Path
 
 from attrs import field, frozen
 
-from schedc.dsl.diagnostics import Diagnostic, DiagnosticError
+from schedc.dsl.diagnostics import Diagnostic, DiagnosticError, read_limited
+from schedc.dsl.exact import MAX_CAPACITY, MAX_VALUE, bound_text, range_problem, read_int, short
 from schedc.runtime.jobs import Job
 
 
@@ -124,8 +124,70 @@ def _located(path: str, line: int | None, col: int | None, message: str, help: s
 
 def whole_number(text: str) -> int | None:
     """``text`` as an integer >= 0 if it is plain ASCII digits (``str.isdigit`` also accepts
-    digits such as ``²`` that ``int`` refuses), else None."""
-    return int(text) if text.isascii() and text.isdigit() else None
+    digits such as ``²`` that ``int`` refuses), at most ``exact.MAX_DIGITS`` of them; else
+    None."""
+    return read_int(text) if text.isascii() and text.isdigit() else None
+
+
+def value_problem(value: int, what: str, low: int = -MAX_VALUE, high: int = MAX_VALUE
+                  ) -> str | None:
+    """A message if a workload's integer ``value`` is outside what the engine holds."""
+    return range_problem(value, low, high, what)
+
+
+# A heterogeneous cluster (`--speeds`, papers/002) keeps each processor's speed, load and
+# holder: 300000000x1 was a list of 300 million floats.
+MAX_PROCESSORS = 1 << 16
+MAX_SPEED = 10**6  # BPU of one processor
+_SPEED_GROUP = re.compile(r"\s*([0-9]+)\s*x\s*([0-9]+(?:\.[0-9]+)?)\s*")
+
+
+def speeds_problem(text: str) -> str | None:
+    """A message if `--speeds` (or a sweep's `speeds`) ``text`` asks for more processors or
+    faster ones than the engine holds; None otherwise (its format is `parse_speeds`'s to
+    check). Call it before ``parse_speeds``, which makes one float per processor."""
+    total = 0
+    for part in text.split(","):
+        found = _SPEED_GROUP.fullmatch(part)
+        if found is None:
+            continue
+        count, speed = found.groups()
+        if len(count) > 12:
+            return (f"speeds {short(text)}: a count of {len(count):,} digits, more than the "
+                    f"{MAX_PROCESSORS:,} processors a heterogeneous cluster holds")
+        total += int(count)
+        if len(speed.partition(".")[0]) > 12 or float(speed) > MAX_SPEED:
+            return (f"speeds {short(text)}: a speed of {short(speed)} BPU is outside the "
+                    f"supported range (0, {bound_text(MAX_SPEED)}]")
+    if total > MAX_PROCESSORS:
+        return (f"speeds {short(text)}: {short(f'{total:,}')} processors, more than the "
+                f"{MAX_PROCESSORS:,} a heterogeneous cluster holds")
+    return None
+
+
+VALUE_HELP = ("schedc holds a workload's integers (times, requests, ids, labels) from -10^15 "
+              "to 10^15 and capacities from 1 to 10^15 (docs/limits.md)")
+
+
+def int_cell(text: str, what: str) -> tuple[int | None, str | None]:
+    """A workload's integer cell (ASCII digits with an optional sign, ``what`` naming it in
+    a message): its value, or None and why not (not an integer: `1_000`, `١٢`, `x`; or
+    beyond what the engine holds)."""
+    value = read_int(text)
+    if value is None:
+        digits = text.strip().lstrip("+-")
+        if digits.isascii() and digits.isdigit():  # only too long
+            return None, (f"{what} has {len(digits):,} digits: outside the supported range "
+                          f"[-10^15, 10^15]")
+        return None, f"{what} is not an integer: `{short(text.strip())}`"
+    problem = value_problem(value, what)
+    return (None, problem) if problem else (value, None)
+
+
+def capacity_problem(name: str, value: int) -> str | None:
+    """A message if ``value`` is not a capacity the engine holds (1 to MAX_CAPACITY): for
+    `--capacity`, a sweep's `[capacity]`, a file's header."""
+    return range_problem(value, 1, MAX_CAPACITY, f"the capacity of `{name}`")
 
 
 def choices_help(name: str, options: Sequence[str], listing: str) -> str:
@@ -134,14 +196,20 @@ def choices_help(name: str, options: Sequence[str], listing: str) -> str:
     return (f"did you mean `{close[0]}`? " if close else "") + f"{listing}: {', '.join(options)}"
 
 
+# The most bytes read from one input (after decompression): each is read whole into memory.
+# The Parallel Workloads Archive's largest traces hold a few hundred MB.
+MAX_BYTES = {"workload": 512 << 20, "job table": 512 << 20, "state": 64 << 20}
+
+
 def read_source(name: str, what: str = "workload") -> bytes:
-    """The file's bytes, gunzipped if it ends in ``.gz``; unreadable -> WorkloadError."""
+    """The file's bytes, gunzipped if it ends in ``.gz``; unreadable, not a regular file or
+    larger than ``MAX_BYTES[what]`` -> WorkloadError."""
     try:
-        if name.endswith(".gz"):
-            with gzip.open(name) as f:
-                data = f.read()
-        else:
-            data = Path(name).read_bytes()
+        data = read_limited(name, MAX_BYTES.get(what, MAX_BYTES["workload"]), what,
+                            gunzip=name.endswith(".gz"))
+    except DiagnosticError as exc:
+        found = exc.diagnostics[0]
+        raise WorkloadError(name, None, None, found.message, help=found.help) from None
     except (gzip.BadGzipFile, EOFError, zlib.error) as exc:  # a damaged or unfinished .gz
         raise WorkloadError(name, None, None, f"cannot read the {what}: {exc}",
                             help="the file ends in .gz but is not a whole gzip stream: "

@@ -341,7 +341,7 @@ def mutate_spec(policy: Path, rng: random.Random) -> str:
     return text
 
 
-def _serial_execute(runs, out, scheduler=None, workers=None, done=None, ready=None):
+def _serial_execute(runs, out, scheduler=None, workers=None, done=None, ready=None, **_):
     """The sweep's `execute` without Dask: each run made here by the workers' own `run_one`."""
     from schedc.runtime.sweep.execute import run_one
 
@@ -441,3 +441,169 @@ def plot_campaign(policy: Path, folder: Path, runs: int, seed: int) -> Iterator[
             if what == "compare":
                 argv.insert(3, str(policy) + rng.choice(("", ":depth2", ":nope")))
         yield run_cli(argv)
+
+
+# --- inputs past the limits (docs/limits.md, issue 32) ------------------------------------
+# A campaign of its own, so that the draws of the campaigns above stay as they were.
+
+LIMIT_NUMBERS = ("1e999999999", "1e-999999999", "9" * 5000, "1e401", "1" + "0" * 400,
+                 "10000000000000000", "1000000000000000", "1e308", "1e-300", "1_000",
+                 "\u0661\u0662\u0663", "0.5", "3")
+LIMIT_KINDS = ("literal", "param", "vary", "swf", "csv", "defs", "imports", "spec", "device",
+               "table")
+
+
+def _limit_policy(folder: Path, rng: random.Random, n: int) -> list[str]:
+    number = rng.choice(LIMIT_NUMBERS)
+    where = rng.choice(("order job.procs * {} asc", "order job.procs asc reserve {}",
+                        "order job.procs asc size choose {} in [1, job.procs]",
+                        "order job.procs + {}s asc"))
+    machine = rng.random() < 0.3
+    text = ("machine m { resource cpus = " + number + " }\n" if machine else "") + \
+        "policy p { " + ("machine m " if machine else "") + where.format(number) + " }\n"
+    (folder / f"l{n}.pol").write_text(text)
+    return ["check", str(folder / f"l{n}.pol")]
+
+
+def _limit_defs(folder: Path, rng: random.Random, n: int) -> list[str]:
+    count, op = rng.randint(5, 40), rng.choice(("+", "*", "max"))
+    body = (lambda i: f"max(d{i - 1}, d{i - 1})") if op == "max" else \
+        (lambda i: f"d{i - 1} {op} d{i - 1}")
+    lines = ["def d0 = job.procs"] + [f"def d{i} = {body(i)}" for i in range(1, count + 1)]
+    (folder / f"d{n}.pol").write_text("\n".join(lines) + f"\npolicy p {{ order d{count} }}\n")
+    return ["check", str(folder / f"d{n}.pol")]
+
+
+def _limit_imports(folder: Path, rng: random.Random, n: int) -> list[str]:
+    chain = folder / f"chain{n}"
+    chain.mkdir()
+    length = rng.choice((2, 10, 63, 64, 65, 200, 2000))
+    for i in range(length):
+        (chain / f"m{i}.pol").write_text((f'import "m{i + 1}.pol"\n' if i < length - 1 else "")
+                                         + f"def v{i} = {i}\n")
+    (chain / "m0.pol").write_text('import "m1.pol"\npolicy p { order job.procs asc }\n')
+    return ["check", str(chain / "m0.pol")]
+
+
+def _limit_table(folder: Path, rng: random.Random, n: int) -> list[str]:
+    """SWF and CSV with a number, a header or a cell past a limit."""
+    kind = rng.choice(("swf", "maxprocs", "csv", "capacity", "time-unit", "column", "cell"))
+    number = rng.choice(LIMIT_NUMBERS)
+    if kind in ("swf", "maxprocs"):
+        lines = SWF.split("\n")
+        if kind == "maxprocs":
+            lines[0] = f"; MaxProcs: {number}"
+        else:
+            at = rng.randrange(1, len(lines) - 1)
+            fields = lines[at].split(" ")
+            fields[rng.randrange(len(fields))] = number
+            lines[at] = " ".join(fields)
+        name, text = f"t{n}.swf", "\n".join(lines)
+    else:
+        lines = CSV.split("\n")
+        if kind == "capacity":
+            lines[1] = f"# capacity cpus={number} memory=64"
+        elif kind == "time-unit":
+            lines[0] = f"# time-unit {number} s"
+        elif kind == "column":
+            lines[2] += "," + rng.choice(lines[2].split(","))
+        elif kind == "cell":
+            lines[3] += ',"' + "x" * rng.choice((10, 131_072, 140_000)) + '"'
+        else:
+            at = rng.randrange(3, len(lines) - 1)
+            cells = lines[at].split(",")
+            cells[rng.randrange(len(cells))] = number
+            lines[at] = ",".join(cells)
+        name, text = f"t{n}.csv", "\n".join(lines)
+    (folder / name).write_text(text, encoding="utf-8")
+    return [str(folder / name)]
+
+
+def _limit_spec(policy: Path, rng: random.Random) -> str:
+    """A sweep spec with a value past its range, or nested too deep."""
+    data = _spec_base(policy)
+    roll = rng.random()
+    value = rng.choice((1e-300, 1e300, 10**29, 2**63, -1, 0, [1, True], [1, 1.0],
+                        "1e999999999", "300000000x1", "4x1e9"))
+    if roll < 0.3:
+        data["params"]["depth"] = value if isinstance(value, list) else [value]
+    elif roll < 0.6:
+        key = rng.choice(("limit", "load_factor", "range_factor", "speeds", "sigma"))
+        data["transforms"][key] = value if isinstance(value, list) else [value]
+    elif roll < 0.8:
+        data["capacity"] = {rng.choice(("cpus", "gpus")): value if isinstance(value, int)
+                            else 4}
+    else:
+        data["seeds"] = value if isinstance(value, int) else [0]
+    text = to_toml(data)
+    if rng.random() < 0.2:
+        depth = rng.choice((10, 32, 33, 500))
+        text += "x = " + "[" * depth + "]" * depth + "\n"
+    return text
+
+
+def limits_campaign(policies: list[Path], policy: Path, heterogeneous: Path, folder: Path,
+                    runs: int, seed: int) -> Iterator[Outcome]:
+    """Inputs past each limit of docs/limits.md: numbers (huge exponents, thousands of
+    digits, values past the engine's range), defs that double, import chains, devices and
+    FIFOs as inputs, deep or out-of-range sweep specs, odd CSV columns and cells
+    (``policy`` declares the param `depth`, ``heterogeneous`` runs on a heterogeneous
+    cluster: a sweep spec's two policies, as in ``sweep_campaign``)."""
+    from schedc.runtime.sweep import execute
+
+    rng = random.Random(seed)
+    (folder / "t.swf").write_text(SWF)
+    (folder / "param.pol").write_text("param k: real = 1\npolicy p { order job.procs * k }\n")
+    (folder / "p.pol").write_text(policy.read_text())
+    (folder / "f.pol").write_text(heterogeneous.read_text())
+    real = execute.execute
+    execute.execute = _serial_execute
+    try:
+        for n in range(runs):
+            kind = rng.choice(LIMIT_KINDS)
+            if kind == "literal":
+                argv = _limit_policy(folder, rng, n)
+            elif kind in ("param", "vary"):
+                number = rng.choice(LIMIT_NUMBERS)
+                argv = (["run", str(folder / "param.pol"), "--param", f"k={number}"]
+                        if kind == "param" else
+                        ["compare", str(folder / "param.pol"), "--vary", f"k=1,{number}"])
+                argv += ["--workload", str(folder / "t.swf")]
+            elif kind == "defs":
+                argv = _limit_defs(folder, rng, n)
+            elif kind == "imports":
+                argv = _limit_imports(folder, rng, n)
+            elif kind in ("swf", "csv", "table"):
+                argv = ["run", str(rng.choice(policies)), "--workload",
+                        *_limit_table(folder, rng, n)]
+            elif kind == "spec":
+                spec = folder / f"s{n}.toml"
+                spec.write_text(_limit_spec(policy, rng), encoding="utf-8")
+                argv = ["sweep", str(spec), "--no-figures", "--json", "--out",
+                        str(folder / f"s{n}.out")]
+            else:
+                argv = _limit_device(folder, policies, rng, n)
+            yield run_cli(argv)
+    finally:
+        execute.execute = real
+
+
+def _limit_device(folder: Path, policies: list[Path], rng: random.Random, n: int) -> list[str]:
+    """A device or a FIFO where a file belongs: policy, import, workload or spec."""
+    target = rng.choice(("/dev/zero", "/dev/urandom", "fifo"))
+    if target == "fifo":
+        if not hasattr(os, "mkfifo"):
+            return ["check", str(policies[0])]
+        target = str(folder / f"fifo{n}")
+        os.mkfifo(target)
+    where = rng.choice(("policy", "import", "workload", "spec"))
+    if where == "import":
+        (folder / f"i{n}.pol").write_text(f'import "{target}"\npolicy p {{ order job.procs }}\n')
+        return ["check", str(folder / f"i{n}.pol")]
+    link = folder / f"dev{n}.{ {'policy': 'pol', 'workload': 'swf', 'spec': 'toml'}[where]}"
+    link.symlink_to(target)
+    if where == "policy":
+        return ["check", str(link)]
+    if where == "workload":
+        return ["run", str(policies[0]), "--workload", str(link)]
+    return ["sweep", str(link), "--no-figures", "--out", str(folder / f"dev{n}.out")]
