@@ -334,3 +334,27 @@ def test_run_flags_beyond_the_engine_are_refused_at_the_flag(flag: str, message:
     assert done.stderr.startswith(f"error: {flag.split('=')[0]} ") and message in done.stderr
     assert "help:" in done.stderr and "Traceback" not in done.stderr
     assert time.perf_counter() - start < HANG
+
+
+STATE = ('{{"now": {now}, "capacity": {{"cpus": 4}}, "running": [], "queue": [{{"id": 1, '
+         '"submit": 0, "estimate": {estimate}, "run_time": 5, "request": {{"cpus": 1}}}}]}}')
+
+
+@pytest.mark.parametrize("now, estimate, where, message", [
+    ("1" * 5000, "10", "now", "has 5,000 digits: schedc reads at most 1,000"),
+    ("0", "1e999999999", "queue[0].estimate", "schedc reads exponents from -400 to 400"),
+    ("0", "10000000000000000", "queue[0].estimate", "outside the supported range"),
+    ("0", "1e308", "queue[0].estimate", "is not an integer"),
+])
+def test_state_file_numbers_beyond_the_engine_are_located(now: str, estimate: str, where: str,
+                                                          message: str, tmp_path: Path) -> None:
+    state = tmp_path / "state.json"
+    state.write_text(STATE.format(now=now, estimate=estimate))
+    start = time.perf_counter()
+    done = subprocess.run([*CLI, "run", str(ROOT / "examples" / "easy.pol"), "--state",
+                           str(state)], capture_output=True, text=True, timeout=HANG)
+    assert done.returncode == 2, done.stderr
+    first = done.stderr.splitlines()[0]
+    assert first.startswith(f"error: {where}") and message in first, done.stderr
+    assert f"--> {state}:1:" in done.stderr and "help:" in done.stderr
+    assert time.perf_counter() - start < QUICK + 5

@@ -66,7 +66,14 @@ from schedc.dsl.ir import LABEL_ATTRS
 from schedc.runtime.jobs import Job, Moldable, RunningJob
 from schedc.runtime.monitor import OPT_IN_CHECKS
 from schedc.runtime.speedup import USAGE, SpeedupError, format_speedup, parse_speedup
-from schedc.runtime.workloads.workload import Workload, WorkloadError, choices_help, read_source
+from schedc.runtime.workloads.workload import (
+    VALUE_HELP,
+    Workload,
+    WorkloadError,
+    choices_help,
+    read_source,
+    value_problem,
+)
 
 ParamValue = int | Fraction | bool
 
@@ -119,15 +126,56 @@ def load_state(path: str, resources: tuple[str, ...] = ("cpus",)) -> InitialStat
                                  "objects; see README, `--state`",
                             source_line=text[start:end if end >= 0 else len(text)])
     try:
-        # numbers with a point or exponent exactly (a param 0.1 is 1/10, as in the policy)
-        data = json.loads(text, parse_float=Fraction)
+        # numbers with a point or exponent exactly (a param 0.1 is 1/10, as in the policy);
+        # a number past what schedc reads (1e999999999, 5,000 digits) is kept unread, and
+        # refused at its place below (building it would hang, or fail past 4,300 digits)
+        data = json.loads(text, parse_float=_number(Fraction), parse_int=_number(int))
     except json.JSONDecodeError as exc:
         lines = text.splitlines()
         line = lines[exc.lineno - 1] if 0 < exc.lineno <= len(lines) else None
         raise WorkloadError(name, exc.lineno, exc.colno, f"malformed JSON: {exc.msg}",
                             help="a state is one JSON object; see README, `--state`",
                             source_line=line) from None
-    return _Reader(name, resources, text).state(data)
+    reader = _Reader(name, resources, text)
+    unread = _first_unread(data, _ROOT)
+    if unread is not None:
+        value, where = unread
+        raise reader.fail(f"{where}: {value.problem}", "schedc holds a workload's integers "
+                          "from -10^15 to 10^15 (docs/limits.md)", where)
+    return reader.state(data)
+
+
+@frozen
+class _Unread:
+    """A number of the JSON text past what schedc reads (see ``exact.number_problem``)."""
+
+    text: str
+    problem: str
+
+
+def _number(make: type) -> Any:
+    """A ``json.loads`` hook: the number, or ``_Unread`` if it is too long or too large."""
+    from schedc.dsl.exact import number_problem
+
+    def read(text: str) -> Any:
+        problem = number_problem(text)
+        return _Unread(text, problem) if problem is not None else make(text)
+
+    return read
+
+
+def _first_unread(data: Any, where: _Where) -> tuple[_Unread, _Where] | None:
+    """The first unread number in ``data`` and its path (the JSON nests at most
+    MAX_JSON_NESTING deep: checked before)."""
+    if isinstance(data, _Unread):
+        return data, where
+    items = data.items() if isinstance(data, dict) else enumerate(data) \
+        if isinstance(data, list) else ()
+    for key, value in items:
+        found = _first_unread(value, where / key)
+        if found is not None:
+            return found
+    return None
 
 
 MAX_JSON_NESTING = 32  # a state needs 4 (state, list of jobs, job, request)
@@ -419,6 +467,9 @@ class _Reader:
         if lo is not None and value < lo:
             raise self.fail(f"{where}: {value} is below {lo}", f"give a value of at least {lo}",
                             where)
+        problem = value_problem(value, str(where))  # what the engine holds: +-10^15
+        if problem is not None:
+            raise self.fail(problem, VALUE_HELP, where)
         return value
 
     def job_list(self, value: Any, where: _Where) -> list:
@@ -471,7 +522,8 @@ class _Reader:
 
 
 _WS = re.compile(r"[ \t\n\r]*")
-_DECODER = json.JSONDecoder()
+# skips values to find a place: numbers are not built (one of 5,000 digits would fail)
+_DECODER = json.JSONDecoder(parse_int=lambda t: 0, parse_float=lambda t: 0)
 
 
 def json_offset(text: str, path: Sequence[str | int]) -> int | None:
@@ -522,8 +574,11 @@ def param_text(value: ParamValue) -> str:
 
 
 def _text(value: Any) -> str:
-    """A JSON value as the file wrote it (exact numbers as decimals or `p/q`)."""
-    return number_text(value) if isinstance(value, Fraction) else json.dumps(value)
+    """A JSON value as the file wrote it (exact numbers as decimals or `p/q`), shortened for
+    a message (1e308 is 309 digits)."""
+    from schedc.dsl.exact import short
+
+    return short(number_text(value) if isinstance(value, Fraction) else json.dumps(value), 40)
 
 
 def merged_params(state: InitialState, given: Mapping[str, str]) -> dict[str, str]:
