@@ -312,7 +312,7 @@ def _prepare_state(policy: str | Path | ir.Policy, options: RunOptions) -> Prepa
     from schedc.runtime.engine.from_ir import to_runtime
     from schedc.runtime.engine.simulator import machine_for
     from schedc.runtime.traps import run_warnings
-    from schedc.runtime.workloads.state_file import load_state, merged_params
+    from schedc.runtime.workloads.state_file import check_params, load_state, merged_params
 
     texts: dict[str, str] = {}
     policy_ir = compiled(policy, options, texts)
@@ -320,6 +320,7 @@ def _prepare_state(policy: str | Path | ir.Policy, options: RunOptions) -> Prepa
     require_file(options.state, "state")
     resources = tuple(r.name for r in policy_ir.machine.resources)
     state = load_state(options.state, resources)
+    check_params(options.state, state, policy_ir.name, [p.name for p in policy_ir.params])
     bound = merged_params(state, dict(options.params))
     runtime = to_runtime(policy_ir, bound)
     sizing = runtime.active(state.active)  # a dynP state's sizes are its candidate's

@@ -358,3 +358,49 @@ def test_state_file_numbers_beyond_the_engine_are_located(now: str, estimate: st
     assert first.startswith(f"error: {where}") and message in first, done.stderr
     assert f"--> {state}:1:" in done.stderr and "help:" in done.stderr
     assert time.perf_counter() - start < QUICK + 5
+
+
+def test_an_unknown_state_param_is_located(inputs: Path) -> None:
+    """It was named without its place ("policy `depth2` has no param `dpeth`")."""
+    err = refused(["run", "depth.pol", "--state", "state-unknown-param.json"],
+                  "state-unknown-param.json:2:34",
+                  "params.dpeth: policy `depth2` has no param `dpeth`")
+    assert "did you mean `depth`" in err
+
+
+@pytest.mark.parametrize(("state", "message"), [
+    # the slice bound packs a group of cpus in 24 bits: it looped forever past them
+    ("state-wide-machine.json", "the machine has 20,000,000 cpus: the solvers plan at most "
+     "16,777,215"),
+    # CP-SAT's int64 objective overflowed (an internal error past the time limit)
+    ("state-long-jobs.json", "the solvers' objective holds at most 2^53"),
+])
+def test_optimal_refuses_an_instance_its_solvers_cannot_hold(inputs: Path, state: str,
+                                                            message: str) -> None:
+    done = subprocess.run([*CLI, "optimal", "--state", state, "--time-limit", "1",
+                           str(ROOT / "examples" / "conservative.pol")],
+                          capture_output=True, text=True, timeout=HANG)
+    assert done.returncode == 2 and message in done.stderr, done.stderr
+    assert "help:" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_generate_refuses_times_past_the_range_before_writing(tmp_path: Path) -> None:
+    """Each mean within range, their sum over the jobs past it: refused, not written for a
+    run to refuse later."""
+    out = tmp_path / "g.csv"
+    outcome = run_cli(["workload", "generate", "--jobs", "20", "-o", str(out),
+                       "--mean-interarrival", "1e15"])
+    assert outcome.code == 2 and outcome.error is None, outcome.stderr
+    assert "past 10^15, the largest time schedc holds" in outcome.stderr
+    assert not out.exists()
+
+
+def test_a_spec_run_timeout_is_read_and_bounded(inputs: Path) -> None:
+    refused(["sweep", "spec-run-timeout.toml", "--out", "out"], "spec-run-timeout.toml:3:1",
+            "run_timeout = 1e+300: give a positive number of seconds, at most 2,592,000")
+    assert not (inputs / "out").exists()  # a spec refused makes no folder
+    from schedc.runtime.sweep.spec import read_spec
+
+    (inputs / "ok.toml").write_text('policies = ["depth.pol"]\nrun_timeout = 60\n')
+    assert read_spec("ok.toml").run_timeout == 60.0
+    assert read_spec("spec-empty.toml".replace("empty", "bool-param")).run_timeout is None

@@ -63,7 +63,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from schedc.runtime.cli.exit import allow_quick_exit
     from schedc.runtime.sweep.execute import RUN_TIMEOUT, execute
     from schedc.runtime.sweep.runs import plan, repeated_seeds
-    from schedc.runtime.sweep.spec import read_spec
+    from schedc.runtime.sweep.spec import MAX_RUN_TIMEOUT, read_spec
     from schedc.runtime.sweep.store import FAILED, Store
     from schedc.runtime.sweep.tables import shared_facts, write_tables
 
@@ -73,15 +73,16 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.workers is not None and args.scheduler:
         raise UserError("--workers is for the local cluster, not with --scheduler",
                         help="an existing cluster has its own workers: drop --workers")
-    if args.run_timeout is not None and not 0 < args.run_timeout < float("inf"):
+    if args.run_timeout is not None and not 0 < args.run_timeout <= MAX_RUN_TIMEOUT:
         raise UserError(f"--run-timeout {args.run_timeout:g}: give a positive number of "
-                        "seconds", help="e.g. --run-timeout 3600 (default 10800)")
+                        f"seconds, at most {MAX_RUN_TIMEOUT:,}",
+                        help="e.g. --run-timeout 3600 (default 10800)")
     spec = read_spec(args.spec)
     out = args.out or spec.out or str(Path(args.spec).with_suffix(".out"))
     check_outputs([*_written(args, spec, out), report_output(args.report)],
                   _inputs(args, spec), stdout="--json" if args.json else "the summary")
+    runs = plan(spec)  # a spec refused makes no folder
     _make_folder(out)
-    runs = plan(spec)
     warning = repeated_seeds(spec, runs)
     if warning is not None:
         report_diagnostics([warning])
@@ -90,8 +91,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     todo = [r for r in runs.runs if r.key not in stored
             or (args.retry_failed and stored[r.key]["status"] == FAILED)]
     with _progress(args, len(runs.runs), len(runs.runs) - len(todo)) as bar:
-        # the spec's `run_timeout` (None where the spec does not give one)
-        timeout = args.run_timeout or getattr(spec, "run_timeout", None) or RUN_TIMEOUT
+        timeout = args.run_timeout or spec.run_timeout or RUN_TIMEOUT
         made = execute(todo, out, args.scheduler, args.workers, done=bar.update,
                        ready=lambda: _cluster_up(bar), timeout=timeout)
     records = store.records({r.key for r in runs.runs}) if made else stored

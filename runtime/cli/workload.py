@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +46,7 @@ def cmd_workload(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UserError(str(exc), help="see `schedc workload generate --help`") from None
     jobs = synthetic.generate(spec)
+    _within_range(jobs)
     synthetic.write_schedc_table(jobs, args.output, args.time_scale)
     offered = synthetic.offered_utilisation(spec, args.processors)
     unit = "s" if args.time_scale == 1 else f"s, times in units of 1/{args.time_scale} s"
@@ -71,6 +72,21 @@ def _inputs(args: argparse.Namespace) -> Iterator[Input]:
 # The calibration's default baseline: examples/ff-easy.pol, here so that an installed
 # schedc needs no checkout.
 FF_EASY = "policy ff_easy {\n  order job.submit asc\n  reserve 1\n  backfill first_fit\n}\n"
+
+
+def _within_range(jobs: Sequence[Any]) -> None:
+    """The generated times are ones schedc reads back (docs/limits.md): a table past them is
+    refused here, before it is written, not when a run reads it."""
+    from schedc.dsl.exact import MAX_VALUE
+
+    for job in jobs:
+        run = job.demand / job.pmax
+        if job.submit > MAX_VALUE or run > MAX_VALUE:
+            what = (f"submitted at {job.submit:.4g}" if job.submit > MAX_VALUE
+                    else f"running for {run:.4g}")
+            raise UserError(f"job {job.id} would be {what} time units, past 10^15, the "
+                            "largest time schedc holds", help="lower --jobs, the means "
+                            "(--mean-interarrival, --mean-demand) or --time-scale")
 
 
 def cmd_kresource(args: argparse.Namespace) -> int:

@@ -33,6 +33,25 @@ class Instance:
         return max(last, self.now) + sum(j.estimate for j in self.jobs)
 
 
+# What the solvers hold exactly: the slice bound packs a group of cpus in 24 bits, and every
+# sum(width x start) of a plan (CP-SAT's int64 objective, the metrics' floats) below 2^53
+MAX_CPUS = (1 << 24) - 1
+MAX_OBJECTIVE = 1 << 53
+
+
+def too_large(instance: Instance) -> str | None:
+    """Why the solvers cannot plan ``instance`` exactly (None: they can)."""
+    if instance.capacities and instance.capacities[0] > MAX_CPUS:
+        return (f"the machine has {instance.capacities[0]:,} {instance.resources[0]}: the "
+                f"solvers plan at most {MAX_CPUS:,}")
+    widest = sum(j.request[0] for j in instance.jobs) * instance.horizon
+    if widest >= MAX_OBJECTIVE:
+        return (f"at t={instance.now} the waiting jobs' widths times the horizon "
+                f"({instance.horizon:,} s) reach {widest:.3g}: the solvers' objective "
+                "holds at most 2^53")
+    return None
+
+
 def weighted_starts(instance: Instance, starts: Mapping[int, int]) -> int:
     """sum(width x start) of a plan (job index -> start): the objective both solvers
     minimise."""

@@ -14,8 +14,9 @@ from schedc.runtime.engine.planning import Planner
 from schedc.runtime.engine.policy import RuntimePolicy
 from schedc.runtime.engine.simulator import machine_at
 from schedc.runtime.optimal.check import plan_errors
-from schedc.runtime.optimal.instance import Instance, instance_of
+from schedc.runtime.optimal.instance import Instance, instance_of, too_large
 from schedc.runtime.optimal.model import Solution, artww_of, sldwa_of, solve, weighted_starts
+from schedc.runtime.run import OptionError
 from schedc.runtime.workloads.state_file import InitialState
 
 METRIC_OF = {"artww": artww_of, "sldwa": sldwa_of}
@@ -68,6 +69,10 @@ def optimise(policies: Sequence[RuntimePolicy], initial: InitialState, *, time_l
     began = time.perf_counter()
     machine = machine_at(policies[0], initial)
     instance = instance_of(machine, initial.now, initial.resources)
+    problem = too_large(instance)
+    if problem is not None:
+        raise OptionError(problem, help="solve a smaller instance: fewer waiting jobs, shorter "
+                          "estimates or a smaller machine (docs/limits.md)")
     planner = Planner(policies, initial.resources, machine.cap, initial.workload.jobs)
     plans = []
     for k, policy in enumerate(policies):

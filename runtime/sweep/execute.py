@@ -18,6 +18,7 @@ as Ctrl-C does, then ends the sweep by the signal."""
 
 from __future__ import annotations
 
+import itertools
 import logging
 import multiprocessing
 import multiprocessing.util
@@ -43,6 +44,7 @@ _CACHE: WorkloadCache = {}
 _CACHE_SIZE = 6  # workloads kept per process (a whole LANL-CM5 is about 100 MB)
 SCHEDULER_TIMEOUT = "10s"  # to connect to --scheduler
 RELEASE_EVERY = 1000  # ended tasks the cluster keeps (a few kB each) before they are released
+WINDOW = 10_000  # tasks given to the cluster at a time (refilled RELEASE_EVERY at once)
 RETRIES = 2  # Dask's retries of a task that raised (a run's own errors are caught)
 # How the local cluster's first workers start ("spawn" where fork is not available)
 FIRST_START = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
@@ -356,26 +358,40 @@ def _submit_and_wait(client: Any, runs: Sequence[RunDesc], out: str,
     try:
         if ready is not None:
             ready()
-        # One message for every task, in plan order: a worker's cache serves its next runs;
-        # the session tells a task given up on by its timeout from the same run resumed later
-        futures = client.map(run_one, runs, out=out, timeout=timeout,
-                             session=secrets.token_hex(8),
-                             key=[f"schedc-run-{d.key}" for d in runs],
-                             pure=False, retries=RETRIES)
+        # Tasks in plan order (a worker's cache serves its next runs), at most WINDOW on
+        # the cluster at a time: the scheduler holds a few kB per task, and a whole sweep of
+        # 100,000 runs given at once took gigabytes. The session tells a task given up on by
+        # its timeout from the same run resumed later
+        session = secrets.token_hex(8)
+        waiting = iter(runs)
         # Each ended run is queued by a Dask callback and this thread sleeps until one is
         # (`as_completed` polls every 100 ms in this thread, competing with the workers);
         # Ctrl-C still interrupts the wait
         ended: queue.SimpleQueue[tuple[Any, RunDesc]] = queue.SimpleQueue()
-        for future, desc in zip(futures, runs, strict=True):
-            future.add_done_callback(partial(_queue_ended, ended, desc))
+
+        def submit(count: int) -> int:
+            batch = list(itertools.islice(waiting, count))
+            if batch:
+                futures = client.map(run_one, batch, out=out, timeout=timeout,
+                                     session=session,
+                                     key=[f"schedc-run-{d.key}" for d in batch],
+                                     pure=False, retries=RETRIES)
+                for future, desc in zip(futures, batch, strict=True):
+                    future.add_done_callback(partial(_queue_ended, ended, desc))
+            return len(batch)
+
+        on_cluster = submit(WINDOW)
         read: list[Any] = []
         for _ in runs:
             future, desc = ended.get()
+            on_cluster -= 1
             status = _outcome(future, desc, out)
             statuses[desc.key] = status
             read.append(future)
             if len(read) == RELEASE_EVERY:
                 _release(read)
+            if on_cluster <= WINDOW - RELEASE_EVERY:
+                on_cluster += submit(RELEASE_EVERY)
             if done is not None:
                 done(desc, status)
     except (KeyboardInterrupt, _Terminated):  # before the client and the cluster close

@@ -23,14 +23,16 @@ from schedc.dsl.exact import MAX_CAPACITY, MAX_DIGITS, MAX_VALUE, RANGE_HELP, ra
 from schedc.runtime.sweep.locate import Locator, Path_, Where
 
 TOP_KEYS = ("out", "policies", "params", "workloads", "transforms", "seeds", "capacity",
-            "lenient", "metrics", "run")
+            "lenient", "metrics", "run", "run_timeout")
 # `[metrics]`: how every run is measured, as `run --bsld-tau/--warmup/--cooldown`
 METRIC_KEYS = ("bsld_tau", "warmup", "cooldown")
 TRANSFORMS = ("load_factor", "range_factor", "sigma", "resources", "speeds",
               "background_load", "limit", "overrun")
 RUN_KEYS = ("policy", "workload", "params", "seed", *TRANSFORMS)
 BUNDLED = "bundled"
-MAX_RUNS = 1_000_000  # a sweep's runs at most: each is planned, keyed and listed in memory
+# A sweep's runs at most: each is planned, keyed and listed in memory, its record read back
+# for the tables (100,000 runs of 10 jobs: 8.4 min, at most 2.3 GB on 2 cores; docs/limits.md)
+MAX_RUNS = 100_000
 MAX_SPEC_BYTES = 1 << 20  # a spec is a page of TOML
 MAX_NESTING = 32  # arrays and inline tables in one another (tomllib recurses per level)
 # A transform's values (docs/limits.md): the scaled times and the tables' integers stay within
@@ -38,6 +40,7 @@ MAX_NESTING = 32  # arrays and inline tables in one another (tomllib recurses pe
 RANGES: dict[str, tuple[float, float]] = {"load_factor": (1, 10_000),
                                           "range_factor": (1, 1_000), "sigma": (0, 1_000),
                                           "background_load": (0, 1)}
+MAX_RUN_TIMEOUT = 30 * 24 * 3600  # a run's timeout at most (seconds): a month
 MAX_SEED = 2**63 - 1  # the tables' int64
 Scalar = int | float | str | bool
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -104,6 +107,7 @@ class Spec:
     locator: Locator
     # `[metrics]` as written (bsld_tau, warmup, cooldown), each checked; () measures as `run`
     measure: tuple[tuple[str, Scalar], ...] = ()
+    run_timeout: float | None = None  # seconds a run may take (None: `--run-timeout`'s default)
 
 
 def read_spec(path: str) -> Spec:
@@ -232,6 +236,7 @@ class _Reader:
         if not self.check_type(("lenient",), lenient, bool, "true or false"):
             lenient = False
         measure = self.measure(data.get("metrics", {}))
+        run_timeout = self.run_timeout(data.get("run_timeout"))
         runs = self.explicit_runs(data.get("run", []))
         if not policies and not runs and not self.errors:
             self.fail(("policies",), "the spec runs nothing: it has no `policies` and no [[run]]",
@@ -243,7 +248,7 @@ class _Reader:
         return Spec(self.path, str(self.folder), self.resolve(out, ("out",), out) if out else None,
                     policies,
                     params, workloads, transforms, seeds, capacities, lenient, runs, self.at,
-                    measure)
+                    measure, run_timeout)
 
     # --- shapes -------------------------------------------------------------------------
 
@@ -453,6 +458,19 @@ class _Reader:
                   literal=value, help="the scaled times and the tables' integers stay within "
                   "what schedc holds (docs/limits.md)")
         return False
+
+    def run_timeout(self, value: object) -> float | None:
+        """The spec's `run_timeout`: seconds, a positive number at most MAX_RUN_TIMEOUT."""
+        if value is None or not self.check_type(("run_timeout",), value, (int, float),
+                                                "a number of seconds"):
+            return None
+        if 0 < value <= MAX_RUN_TIMEOUT:
+            return float(value)
+        self.fail(("run_timeout",), f"run_timeout = {value!r}: give a positive number of "
+                  f"seconds, at most {MAX_RUN_TIMEOUT:,}", literal=value,
+                  help="the seconds one run may take before it is recorded failed, "
+                  "e.g. run_timeout = 3600")
+        return None
 
     def seeds(self, value: object) -> tuple[int, ...]:
         if isinstance(value, int) and not isinstance(value, bool):

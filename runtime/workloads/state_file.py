@@ -581,6 +581,20 @@ def _text(value: Any) -> str:
     return short(number_text(value) if isinstance(value, Fraction) else json.dumps(value), 40)
 
 
+def check_params(path: str, state: InitialState, policy: str,
+                 declared: Sequence[str]) -> None:
+    """An error at the first of the state's params that ``policy`` does not declare, at its
+    place in the file (a param the command line gives is the binder's to check)."""
+    for key in state.params:
+        if key not in declared:
+            text = read_source(str(path), "state").decode("utf-8", errors="replace")
+            raise _Reader(str(path), (), text).fail(
+                f"params.{key}: policy `{policy}` has no param `{key}`",
+                choices_help(key, list(declared), "its params are") if declared
+                else "the policy declares no param: remove `params` from the state",
+                _ROOT / "params" / key)
+
+
 def merged_params(state: InitialState, given: Mapping[str, str]) -> dict[str, str]:
     """The state's params as defaults, ``given`` (the command line) overriding them."""
     return {**{k: param_text(v) for k, v in state.params.items()}, **given}

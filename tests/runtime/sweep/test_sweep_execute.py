@@ -165,3 +165,50 @@ def test_another_cluster_on_port_8787_is_no_warning() -> None:
     finally:
         holder.close()
     assert not [w for w in caught if "8787" in str(w.message)]
+
+
+class _Client:
+    """Takes tasks as Dask's client does; each ends at once with its record stored."""
+
+    def __init__(self, out: str) -> None:
+        self.out, self.batches, self.taken = out, [], 0
+
+    def map(self, fn, runs, **kwargs) -> list[_Finished]:
+        self.batches.append(len(runs))
+        futures = []
+        for desc in runs:
+            Store(self.out).write({"key": desc.key, "status": "ok"})
+            futures.append(_Ended())
+        return futures
+
+
+class _Ended(_Finished):
+    def __init__(self) -> None:
+        super().__init__("ok")
+
+    def add_done_callback(self, callback) -> None:
+        callback(self)
+
+    def release(self) -> None:
+        pass
+
+
+def test_the_cluster_holds_at_most_a_window_of_tasks(tmp_path: Path, monkeypatch) -> None:
+    """A sweep of many runs gives them in batches, never more than WINDOW at a time on the
+    cluster (the scheduler holds a few kB per task: 100,000 at once took gigabytes)."""
+    from schedc.runtime.sweep import execute
+
+    monkeypatch.setattr(execute, "WINDOW", 5)
+    monkeypatch.setattr(execute, "RELEASE_EVERY", 2)
+    runs = [_desc("t.swf", f"{i:064x}") for i in range(13)]
+    client, statuses, ended = _Client(str(tmp_path)), {}, []
+    on_cluster = []
+
+    def done(desc: RunDesc, status: str) -> None:
+        ended.append(desc.key)
+        on_cluster.append(sum(client.batches) - len(ended))
+
+    execute._submit_and_wait(client, runs, str(tmp_path), statuses, done, None, None)
+    assert client.batches == [5, 2, 2, 2, 2] and sum(client.batches) == len(runs)
+    assert max(on_cluster) <= 5 and ended == [d.key for d in runs]
+    assert set(statuses.values()) == {"ok"} and len(statuses) == len(runs)
