@@ -1,6 +1,6 @@
 """The rules a param's value obeys: one set, owned by the language. `check` applies them to
 the defaults, `run` to every value it binds (`--param`, a state file's params), and `verify`
-proves over exactly the values they let through (grammar/LANGUAGE.md, "Params").
+proves over exactly the values they let through (docs/reference/language.md, "Params").
 
 1. The value has the param's type, read as the language reads a constant: `30min` is 1800,
    `1/3` is exact, `true` is a bool; an int param takes no real.

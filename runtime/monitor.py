@@ -25,6 +25,7 @@ from attrs import frozen
 
 from schedc.dsl.semantics.decisions import PassDecisions, Started
 from schedc.dsl.semantics.numbers import SizeError
+from schedc.dsl.verify.vocabulary import KEPT, PROPERTIES
 from schedc.runtime.engine.policy import PassState, RuntimePolicy
 from schedc.runtime.jobs import Job, RunningJob
 
@@ -41,8 +42,7 @@ class MonitorViolation(Exception):
         self.kind = kind
 
 
-PROPERTY_KINDS = ("capacity", "size-bounds", "well-defined", "reservation-safety", "progress")
-KEPT = "reservations-kept"  # the property across passes (dsl/verify/across.py)
+PROPERTY_KINDS = PROPERTIES  # the names of `schedc verify`'s properties, which stops carry
 OPT_IN_CHECKS = (KEPT,)  # the checks a state file may turn on (`check`)
 
 

@@ -87,7 +87,7 @@ class RunOptions:
     progress: ProgressFactory | None = field(default=None, eq=False)
     command: tuple[str, ...] | None = None  # the CLI's arguments, kept in the provenance
     # Every job label of an SWF trace is read (True), or only those the policy reads, the
-    # others -1: a fifth less reading time on LANL-CM5 (`schedc run` without --swf-out)
+    # others -1: converting unread label columns is most of a big trace's reading time
     all_labels: bool = True
     # jobs that ran past their estimate (`--overrun`, ``workloads/overrun.py``): kill,
     # estimate or extend

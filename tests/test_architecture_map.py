@@ -37,5 +37,6 @@ def test_the_top_level_holds_only_the_project() -> None:
         pytest.skip("not a git checkout")
     top = {line.split("/")[0] for line in tracked.stdout.splitlines()}
     assert top <= {".ci", ".gitignore", "ARCHITECTURE.md", "README.md", "pyproject.toml",
+                   "CHANGELOG.md", "CITATION.cff", "CONTRIBUTING.md", "LICENSE", "mkdocs.yml",
                    "benchmarks", "docs", "dsl", "examples", "experiments", "grammar", "runtime",
                    "tests"}

@@ -3,7 +3,7 @@
 Both interpreters call these for every partial operation, so division by zero, sqrt/log of
 a bad argument and empty aggregates fail the same way: with ``EvaluationError``.
 
-The meaning of `real` (README, "Numbers"; the verifier encodes the same): a real is an
+The meaning of `real` (docs/reference/language.md; the verifier encodes the same): a real is an
 exact rational number (``fractions.Fraction``), never a float. Literals and param values
 are their exact decimal values (`0.9` is 9/10), `/`, `util`, `avg` and `xfactor` are exact,
 so `0.9 - target` is 0 exactly when target is 0.9, and `1 - 7/100 - 93/100` is 0, as in a

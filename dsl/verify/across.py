@@ -78,9 +78,9 @@ from schedc.dsl.verify.prover import (
     counterexample,
 )
 from schedc.dsl.verify.symbolic import FreshNames, SymJob, sym_eval
+from schedc.dsl.verify.vocabulary import KEPT
 from schedc.dsl.verify.z3context import fresh_context
 
-KEPT = "reservations-kept"
 # the pass bounds the counterexample search grows to (two exact passes: the second has the
 # first's queued jobs plus arrivals, and its running jobs plus the ones it started)
 SEARCH_MAX = 4

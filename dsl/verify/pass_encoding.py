@@ -59,12 +59,13 @@ from schedc.dsl.verify.symbolic import (
     SymState,
     sym_eval,
 )
+from schedc.dsl.verify.vocabulary import QUEUED, RUNNING
 
 
 @frozen
 class Bounds:
-    queued: int = 8  # N
-    running: int = 8  # R
+    queued: int = QUEUED  # N
+    running: int = RUNNING  # R
 
 
 class Definitions:

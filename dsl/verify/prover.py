@@ -31,15 +31,14 @@ from schedc.dsl.machines import with_resources  # noqa: F401  (re-exported for c
 from schedc.dsl.verify.pass_encoding import TAILS, Bounds, SymbolicPass, Unsupported, encode_pass
 from schedc.dsl.verify.ranges import sums_held
 from schedc.dsl.verify.symbolic import Obligation, describe, running_total
+from schedc.dsl.verify.vocabulary import PROPERTIES, RLIMIT, TIMEOUT_S
 from schedc.dsl.verify.z3context import fresh_context
-
-PROPERTIES = ("capacity", "size-bounds", "well-defined", "reservation-safety", "progress")
 
 
 @frozen
 class Limits:
-    rlimit: int = 50_000_000  # Z3 resource units per property (deterministic)
-    timeout_ms: int = 60_000  # wall clock per property
+    rlimit: int = RLIMIT  # Z3 resource units per property (deterministic)
+    timeout_ms: int = int(TIMEOUT_S * 1000)  # wall clock per property
 
 
 @frozen

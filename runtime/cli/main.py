@@ -14,6 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from schedc.dsl.verify import vocabulary
 from schedc.runtime.cli import compare as compare_cmd
 from schedc.runtime.cli import compile as compile_cmd
 from schedc.runtime.cli import optimal, plot, run, sweep, verify, workload
@@ -157,18 +158,19 @@ def build_parser() -> argparse.ArgumentParser:
                         help="running-job slots of the symbolic state "
                         f"(default {VERIFY_RUNNING})")
     verify.add_argument("--resources", type=int, metavar="K",
-                        help="prove for a machine of K resources (1 to 8): the policy's own, "
+                        help=f"prove for a machine of K resources (1 to "
+                        f"{vocabulary.MAX_RESOURCES}): the policy's own, "
                         "then generic ones with symbolic capacities (default: the machine's)")
     verify.add_argument("--property", action="append", dest="properties", metavar="NAME",
-                        help="check only this property (repeatable): capacity, size-bounds, "
-                        "well-defined, reservation-safety, progress, invariant, "
-                        "reservations-kept")
-    verify.add_argument("--rlimit", type=int, default=50_000_000,
+                        help="check only this property (repeatable): "
+                        f"{', '.join((*vocabulary.PROPERTIES, 'invariant', vocabulary.KEPT))}")
+    verify.add_argument("--rlimit", type=int, default=vocabulary.RLIMIT,
                         help="Z3 resource limit per property (machine-independent; "
-                        "default 50,000,000)")
-    verify.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
-                        help="wall-clock limit per property, all its checks together (a "
-                        "dynP policy: per property of each candidate; default 60)")
+                        f"default {vocabulary.RLIMIT:,})")
+    verify.add_argument("--timeout", type=float, default=vocabulary.TIMEOUT_S,
+                        metavar="SECONDS", help="wall-clock limit per property, all its "
+                        "checks together (a dynP policy: per property of each candidate; "
+                        f"default {vocabulary.TIMEOUT_S:g})")
     verify.add_argument("--format", choices=["text", "json", "markdown", "sarif"],
                         default="text", help="report format (default: text)")
     verify.add_argument("-o", "--output", metavar="PATH", help="write the report to PATH")

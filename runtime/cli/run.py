@@ -148,7 +148,8 @@ def _check_state_options(args: argparse.Namespace) -> None:
     """`run --state` replays the state's own jobs on its own machine: nothing to change."""
     if args.workload:
         raise UserError("give either --state or --workload, not both",
-                        help="a state holds its own jobs; later arrivals are not supported")
+                        help="a state holds its own jobs; give jobs that arrive later as "
+                        "the state's `arrivals`")
     if args.capacity:
         raise UserError("--capacity does not apply with --state",
                         help="the state's `capacity` is the machine: edit it in the file")

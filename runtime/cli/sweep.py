@@ -30,13 +30,13 @@ def add_parser(commands: Any) -> None:
     sub = commands.add_parser(
         "sweep", help="run a sweep (policies x params x workloads x transforms x seeds) on Dask",
         description="Run every run of a sweep spec (TOML: policies, params, workloads, "
-        "transforms, seeds, explicit [[run]] tables; see the README's Sweeps section) on a "
-        "Dask cluster: a local one of one worker process per core by default, or an existing "
-        "one with --scheduler. Each finished run is stored in OUT/runs/ at once; a rerun "
-        "makes only the runs not stored yet. Writes OUT/results.csv and .parquet, "
-        "OUT/categories.csv and .parquet, OUT/summary.csv (mean and 95% confidence interval "
-        "over seeds). Exit status: 0 every run succeeded, 1 some runs failed (recorded with "
-        "their errors), 2 a mistake in the spec.")
+        "transforms, seeds, explicit [[run]] tables; see docs/reference/formats/sweep-spec.md) "
+        "on a Dask cluster: a local one of one worker process per core by default, or an "
+        "existing one with --scheduler. Each finished run is stored in OUT/runs/ at once; a "
+        "rerun makes only the runs not stored yet. Writes OUT/results.csv and .parquet, "
+        "OUT/categories.csv and .parquet, OUT/classes.csv and .parquet, OUT/summary.csv (mean "
+        "and 95% confidence interval over seeds). Exit status: 0 every run succeeded, 1 some "
+        "runs failed (recorded with their errors), 2 a mistake in the spec.")
     sub.add_argument("spec", metavar="SPEC.toml", help="the sweep spec")
     sub.add_argument("--out", metavar="DIR", help="output folder (default: the spec's `out`, "
                      "else SPEC.out beside the spec)")
@@ -78,7 +78,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                         f"seconds, at most {MAX_RUN_TIMEOUT:,}",
                         help="e.g. --run-timeout 3600 (default 10800)")
     spec = read_spec(args.spec)
-    out = args.out or spec.out or str(Path(args.spec).with_suffix(".out"))
+    # absolute: the workers of an existing cluster (--scheduler) write the records there,
+    # whatever their own working folder
+    out = os.path.abspath(args.out or spec.out or str(Path(args.spec).with_suffix(".out")))
     check_outputs([*_written(args, spec, out), report_output(args.report)],
                   _inputs(args, spec), stdout="--json" if args.json else "the summary")
     runs = plan(spec)  # a spec refused makes no folder

@@ -11,14 +11,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from schedc.dsl.verify import vocabulary
 from schedc.runtime.cli.errors import EXIT_OK, EXIT_UNKNOWN, EXIT_VIOLATION, UserError, report
 from schedc.runtime.cli.version import version
 from schedc.runtime.run import require_file
 
-# `schedc verify` bounds: the defaults of dsl/verify's Bounds (not imported here: z3 loads
-# slowly)
-VERIFY_QUEUED = 8
-VERIFY_RUNNING = 8
+# `schedc verify` bounds: the defaults of dsl/verify's Bounds
+VERIFY_QUEUED = vocabulary.QUEUED
+VERIFY_RUNNING = vocabulary.RUNNING
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -31,19 +31,22 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
     for flag, value, default in (("--queued", args.queued, VERIFY_QUEUED),
                                  ("--running", args.running, VERIFY_RUNNING)):
-        if not 1 <= value <= 64:
-            raise UserError(f"{flag} {value}: the bound must lie in [1, 64]",
+        if not 1 <= value <= vocabulary.MAX_SLOTS:
+            raise UserError(f"{flag} {value}: the bound must lie in [1, {vocabulary.MAX_SLOTS}]",
                             help=f"small bounds prove less; large ones take long (default "
                             f"{default})")
-    # Z3 reads both limits as unsigned 32-bit numbers (a larger rlimit wraps round; 0 is none)
-    if not 1 <= args.rlimit < 2**32:
-        raise UserError(f"--rlimit {args.rlimit}: the limit must lie in [1, {2**32 - 1}]",
-                        help="Z3's resource units per property (default 50000000)")
-    if not 0.001 <= args.timeout < 2**32 / 1000:  # also false for nan
+    if not 1 <= args.rlimit <= vocabulary.MAX_RLIMIT:
+        raise UserError(f"--rlimit {args.rlimit}: the limit must lie in "
+                        f"[1, {vocabulary.MAX_RLIMIT}]",
+                        help=f"Z3's resource units per property (default {vocabulary.RLIMIT})")
+    low, high = vocabulary.MIN_TIMEOUT_S, vocabulary.MAX_TIMEOUT_S
+    if not low <= args.timeout < high:  # also false for nan
         raise UserError(f"--timeout {args.timeout:g}: give a number of seconds in "
-                        f"[0.001, {2**32 // 1000}]", help="per property (default 60)")
-    if args.resources is not None and not 1 <= args.resources <= 8:
-        raise UserError(f"--resources {args.resources}: K must lie in [1, 8]",
+                        f"[{low:g}, {high}]",
+                        help=f"per property (default {vocabulary.TIMEOUT_S:g})")
+    if args.resources is not None and not 1 <= args.resources <= vocabulary.MAX_RESOURCES:
+        raise UserError(f"--resources {args.resources}: K must lie in "
+                        f"[1, {vocabulary.MAX_RESOURCES}]",
                         help="the machine's own resources, then generic ones, up to 8")
     from schedc.runtime.workloads.workload import choices_help
 

@@ -1,9 +1,8 @@
 """The simulator's events, as data, and where they come from.
 
-Kinds now: ``Submit`` (a job arrives), ``Finish`` (a running job ends), ``Pass`` (a full pass
-is due at an instant whatever else happens: a state's ``now``). Kinds that come next, each
-one more class here and one more branch in the event loop (``simulator._Simulation.run``):
-suspend, resume, migrate, resize, timer.
+Kinds: ``Submit`` (a job arrives), ``Finish`` (a running job ends), ``Pass`` (a full pass is
+due at an instant whatever else happens: a state's ``now``). A new kind is one more class
+here and one more branch in the event loop (``simulator._Simulation.run``).
 
 At an instant the events are handled in a fixed order: all finishes, then all submissions
 in file order, then at most one pass (``Agenda.instants``). The sources stay cheap: arrivals

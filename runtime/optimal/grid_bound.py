@@ -35,15 +35,15 @@ from attrs import frozen
 
 from schedc.runtime.optimal.instance import Instance
 
-# a slot is at most this share of its start (and at least MIN_SLOT long); with the clique
-# rows, 10 s slots growing by 0.5% took LANL-CM5 t=25344145's gap from 3.7% to 1.3% (README)
+# a slot is at most this share of its start (and at least MIN_SLOT long): fine slots near
+# now, where the starts of the optimum lie, coarse ones later, so the LP stays small
 GROWTH = 0.005
 MIN_SLOT = 10
 MAX_COLUMNS = 20_000  # above this the grid is coarsened: the LP stays at a few seconds
 CHECK_EVERY = 16  # jobs or slots between two looks at the clock while the LP is built
-# dual simplex: 3.7 s instead of the primal default's 51 s on a 20-job instance (README);
-# its costs perturbed: unperturbed, it cycled until the time limit on a degenerate LP of 5
-# jobs (the hypothesis test's example), and took the same time on the benchmark's instances
+# dual simplex: an order of magnitude faster than the primal default on these LPs; its
+# costs perturbed: unperturbed, it cycled until the time limit on a degenerate LP of 5 jobs
+# (the hypothesis test's example)
 PARAMS = "use_dual_simplex: true perturb_costs_in_dual_simplex: true"
 PRIMAL = "use_dual_simplex: false"  # when the dual simplex fails all the same
 

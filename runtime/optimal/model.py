@@ -80,9 +80,8 @@ def solve(instance: Instance, *, time_limit: float, workers: int,
     is stopped, or never starts); CP-SAT's end (proof or time limit) stops the search, and
     the better plan of the two is kept with CP-SAT's bound."""
     # the solvers make millions of tuples and lists, none in a cycle, and each full
-    # collection also walks every object the caller holds, such as a run's schedules:
-    # LANL-CM5 t=49706843 (10 jobs) took 0.20 s after KTH-SP2's 40-job solves in one
-    # process, 0.00 s with the collector paused; the event search alone is 12-15% faster
+    # collection also walks every object the caller holds, such as a run's schedules: a
+    # small instance solved after big ones took a fifth of a second in the collector alone
     with paused_gc():
         return _solve(instance, time_limit=time_limit, workers=workers, hint=hint, left=left,
                       search=search)

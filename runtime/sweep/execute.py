@@ -197,9 +197,9 @@ def error_text(error: BaseException) -> str:
 QUIET = {
     "distributed.worker.profile.enabled": False,  # a stack sample every 10 ms
     "distributed.admin.system-monitor.gil.enabled": False,
-    "distributed.admin.system-monitor.interval": "5s",  # was 500 ms
-    "distributed.admin.tick.interval": "1s",  # the event loop's watchdog, was 20 ms
-    "distributed.worker.memory.monitor-interval": "1s",  # was 100 ms
+    "distributed.admin.system-monitor.interval": "5s",  # Dask: 500 ms
+    "distributed.admin.tick.interval": "1s",  # the event loop's watchdog (Dask: 20 ms)
+    "distributed.worker.memory.monitor-interval": "1s",  # Dask: 100 ms
     "distributed.worker.memory.target": False,  # nothing to spill: results are small
     "distributed.worker.memory.spill": False,
     "distributed.worker.memory.pause": False,

@@ -190,7 +190,7 @@ def _too_deep(lines: list[str]) -> Where | None:
 def _syntax_error(path: str, text: str, error: tomllib.TOMLDecodeError) -> Diagnostic:
     message = str(error)
     found = re.search(r"\(at line (\d+), column (\d+)\)", message)
-    help = "see the Sweeps section of the README for the format"
+    help = "see docs/reference/formats/sweep-spec.md for the format"
     lines = text.splitlines()
     if found:
         line, col = int(found.group(1)), int(found.group(2))
@@ -266,7 +266,7 @@ class _Reader:
         if wrong:
             self.fail(where, f"`{'.'.join(map(str, where))}` must be {shown}, "
                       f"not {_toml_type(value)}", literal=value if _scalar(value) else None,
-                      help="see the Sweeps section of the README for the format")
+                      help="see docs/reference/formats/sweep-spec.md for the format")
         return not wrong
 
     def listed(self, data: Mapping[str, Any], key: str, kind: type) -> list[Any]:

@@ -123,7 +123,7 @@ def load_state(path: str, resources: tuple[str, ...] = ("cpus",)) -> InitialStat
         raise WorkloadError(name, line, deep - start + 1,
                             f"the JSON nests more than {MAX_JSON_NESTING} levels deep",
                             help="a state is an object of jobs, each one level of lists and "
-                                 "objects; see README, `--state`",
+                                 "objects; see docs/reference/formats/state-file.md",
                             source_line=text[start:end if end >= 0 else len(text)])
     try:
         # numbers with a point or exponent exactly (a param 0.1 is 1/10, as in the policy);
@@ -134,7 +134,8 @@ def load_state(path: str, resources: tuple[str, ...] = ("cpus",)) -> InitialStat
         lines = text.splitlines()
         line = lines[exc.lineno - 1] if 0 < exc.lineno <= len(lines) else None
         raise WorkloadError(name, exc.lineno, exc.colno, f"malformed JSON: {exc.msg}",
-                            help="a state is one JSON object; see README, `--state`",
+                            help="a state is one JSON object; see "
+                                 "docs/reference/formats/state-file.md",
                             source_line=line) from None
     reader = _Reader(name, resources, text)
     unread = _first_unread(data, _ROOT)

@@ -133,15 +133,17 @@ def test_header_lines_read_back_whatever_they_hold(tmp_path: Path) -> None:
     assert read_csv(path) == (facts, [{"a": "1", "b": "2"}])
 
 
-def test_the_readme_shows_what_run_json_prints(monkeypatch) -> None:
+def test_the_docs_show_what_run_json_prints(monkeypatch) -> None:
     import re
+
+    from docs_text import DOCS
 
     from schedc.runtime.run import prepare_run
     from schedc.runtime.workloads.moldable import MoldableSpec
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = re.search(r'```json\n\s*("provenance": \{.*?\n\s*\})\n\s*```', readme, re.DOTALL)
-    assert block, "the README shows no provenance block"
+    page = (DOCS / "reference" / "formats" / "provenance.md").read_text(encoding="utf-8")
+    block = re.search(r'```json\n\s*("provenance": \{.*?\n\s*\})\n\s*```', page, re.DOTALL)
+    assert block, "the provenance page shows no provenance block"
     shown = json.loads("{" + block.group(1) + "}")["provenance"]
     command = ("run", "examples/depth2.pol", "--param", "depth=4", "--range-factor", "2",
                "--json")

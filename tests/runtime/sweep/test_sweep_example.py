@@ -15,8 +15,10 @@ SPEC = ROOT / "examples" / "sweeps" / "easy-depth.toml"
 
 def _readme_folder() -> str:
     """The folder the README's Traces step downloads into (`mkdir -p DIR && cd DIR`)."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    (folder,) = set(re.findall(r"mkdir -p (\S+) && cd \1", readme))
+    from docs_text import pages
+
+    text = "".join(p.read_text(encoding="utf-8") for p in pages())
+    (folder,) = set(re.findall(r"mkdir -p (\S+) && cd \1", text))
     return folder
 
 
@@ -33,10 +35,10 @@ def test_the_example_sweep_looks_for_traces_where_the_readme_puts_them(monkeypat
         assert archive and all(f.startswith(f"{where}/") for f in archive)
 
 
-def test_the_readme_spec_reads_the_same_folder() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Sweeps"):]
-    (block,) = re.findall(r"```toml\n(.*?)```", section, re.DOTALL)[:1]
+def test_the_docs_spec_reads_the_same_folder() -> None:
+    from docs_text import DOCS, blocks
+
+    block = blocks("toml", DOCS / "reference" / "formats" / "sweep-spec.md")[0].text
     example = SPEC.read_text(encoding="utf-8")
     for text in (block, example):
         defaults = re.findall(r"\$\{SCHEDC_TRACES:-([^}]*)\}", text)

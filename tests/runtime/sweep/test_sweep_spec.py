@@ -120,8 +120,8 @@ def test_paths_are_relative_to_the_spec_and_read_variables(tmp_path: Path, monke
 
 # (spec text, message fragment, line, column of the caret, help fragment)
 MISTAKES = [
-    ('policies = ["a.pol"\n', "not valid TOML", 1, 20, "Sweeps section"),
-    ('seeds = [1,\n  2 3]\n', "not valid TOML", 2, 5, "Sweeps section"),
+    ('policies = ["a.pol"\n', "not valid TOML", 1, 20, "sweep-spec.md"),
+    ('seeds = [1,\n  2 3]\n', "not valid TOML", 2, 5, "sweep-spec.md"),
     ('polices = ["@EXAMPLES/easy.pol"]\n', "unknown key `polices`", 1, 1,
      "did you mean `policies`?"),
     ('policies = ["@EXAMPLES/easy.pol"]\n[transforms]\nload_factr = [1]\n',
@@ -224,12 +224,10 @@ def test_command_line_mistakes(tmp_path: Path, capsys) -> None:
     assert code == 2 and "is a file" in err
 
 
-def test_the_readme_s_spec_is_a_working_example(tmp_path: Path, monkeypatch) -> None:
-    import re
+def test_the_docs_spec_is_a_working_example(tmp_path: Path, monkeypatch) -> None:
+    from docs_text import DOCS, blocks
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Sweeps"):]
-    (block,) = re.findall(r"```toml\n(.*?)```", section, re.DOTALL)[:1]
+    block = blocks("toml", DOCS / "reference" / "formats" / "sweep-spec.md")[0].text
     traces = ROOT.parent / "shared" / "traces"
     if not (traces / "LANL-CM5-1994-4.1-cln.swf.gz").exists():
         pytest.skip("the shared traces are not here")
