@@ -20,8 +20,8 @@ from pathlib import Path
 import attrs
 
 from schedc.dsl import compile_file, ir
+from schedc.runtime.results.tuning_report import percentile
 from schedc.runtime.run import RunOptions, run_policy
-from schedc.runtime.tuning_report import percentile
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"

@@ -14,10 +14,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from schedc.runtime.optimal.instance import sample_steps, state_at
-from schedc.runtime.optimal.outcome import optimise
-from schedc.runtime.optimal.report import gap
 from schedc.runtime.run import RunOptions, prepare_run
+from schedc.runtime.tools.optimal.instance import sample_steps, state_at
+from schedc.runtime.tools.optimal.outcome import optimise
+from schedc.runtime.tools.optimal.report import gap
 
 # Jobs past their requested time end at it, as schedc ran them when the committed
 # results were made (`--overrun kill`): a rerun reproduces them.

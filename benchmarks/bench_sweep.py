@@ -36,9 +36,9 @@ import time
 from pathlib import Path
 
 from schedc.runtime.run import WorkloadCache, run_policy
-from schedc.runtime.sweep.runs import plan
-from schedc.runtime.sweep.spec import read_spec
-from schedc.runtime.sweep.store import Store
+from schedc.runtime.tools.sweep.runs import plan
+from schedc.runtime.tools.sweep.spec import read_spec
+from schedc.runtime.tools.sweep.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 EASY = ROOT / "examples" / "easy.pol"

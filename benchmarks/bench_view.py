@@ -37,11 +37,11 @@ def least(repeat: int, work: Callable[[], object]) -> float:
 
 def measure(name: str, path: Path, repeat: int, out: Path) -> str:
     """One table row: the least of ``repeat`` times of each step, on EASY's schedule."""
-    from schedc.runtime.allocation import processor_runs
-    from schedc.runtime.batsim import write_batsim_jobs
-    from schedc.runtime.metrics import write_jobs_csv
-    from schedc.runtime.plots.run import gantt_figure
-    from schedc.runtime.plots.save import save_figure
+    from schedc.runtime.results.allocation import processor_runs
+    from schedc.runtime.results.batsim import write_batsim_jobs
+    from schedc.runtime.results.metrics import write_jobs_csv
+    from schedc.runtime.results.plots.run import gantt_figure
+    from schedc.runtime.results.plots.save import save_figure
     from schedc.runtime.run import RunOptions, run_policy
 
     easy = ROOT / "examples" / "easy.pol"

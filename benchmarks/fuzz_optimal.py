@@ -18,10 +18,10 @@ import sys
 import time
 
 from schedc.runtime.jobs import Job, RunningJob
-from schedc.runtime.optimal.check import plan_errors
-from schedc.runtime.optimal.instance import Instance
-from schedc.runtime.optimal.model import solve
-from schedc.runtime.optimal.search import Incumbent, event_search
+from schedc.runtime.tools.optimal.check import plan_errors
+from schedc.runtime.tools.optimal.instance import Instance
+from schedc.runtime.tools.optimal.model import solve
+from schedc.runtime.tools.optimal.search import Incumbent, event_search
 
 
 def random_instance(rng: random.Random, max_jobs: int) -> Instance:

@@ -228,7 +228,7 @@ class Policy:
     slack: Expr | None = None
 
 
-# Plan metrics a self-tuning step may measure (runtime/plan_metrics.py defines each)
+# Plan metrics a self-tuning step may measure (runtime/engine/plan_metrics.py defines each)
 TUNING_METRICS = ("artww", "sldwa", "response", "slowdown", "bounded_slowdown", "utilisation",
                   "makespan")
 DECIDERS = ("simple", "advanced")

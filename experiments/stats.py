@@ -12,7 +12,7 @@ independent and nearly normal when the batches are long enough, so the classic i
 autocorrelation of the batch means checks the "nearly independent": close to 0 is good; a
 clearly positive value means the batches are too short and the interval too narrow.
 
-Student t quantiles come from `schedc.runtime.student_t` (the sweep's intervals over seeds
+Student t quantiles come from `schedc.runtime.results.student_t` (the sweep's intervals over seeds
 use them too).
 """
 
@@ -24,7 +24,7 @@ from fractions import Fraction
 
 from attrs import frozen
 
-from schedc.runtime.student_t import t_quantile
+from schedc.runtime.results.student_t import t_quantile
 
 
 @frozen

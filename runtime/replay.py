@@ -19,8 +19,8 @@ from attrs import frozen
 from schedc.dsl import ir
 from schedc.dsl.diagnostics import DiagnosticError
 from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.monitor import MonitorViolation
 from schedc.runtime.engine.simulator import simulate
-from schedc.runtime.monitor import MonitorViolation
 from schedc.runtime.workloads.state_file import merged_params, state_from_data
 
 

@@ -14,17 +14,18 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from attrs import Factory, field, frozen
+from attrs import field, frozen
 
 from schedc.dsl.diagnostics import Diagnostic, DiagnosticError
+from schedc.runtime.results.run_result import RunResult
 
 if TYPE_CHECKING:
     from schedc.dsl import ir
     from schedc.runtime.engine.cluster import Cluster
     from schedc.runtime.engine.policy import RuntimePolicy
-    from schedc.runtime.metrics import Cut, MetricOptions
-    from schedc.runtime.provenance import Provenance
-    from schedc.runtime.schedule import Schedule
+    from schedc.runtime.engine.schedule import Schedule
+    from schedc.runtime.results.metrics import Cut, MetricOptions
+    from schedc.runtime.results.provenance import Provenance
     from schedc.runtime.workloads.moldable import MoldableSpec
     from schedc.runtime.workloads.state_file import InitialState
     from schedc.runtime.workloads.workload import Workload
@@ -99,7 +100,7 @@ class RunOptions:
     cooldown: Cut | None = None
 
     def metric_options(self) -> MetricOptions:
-        from schedc.runtime.metrics import MetricOptions
+        from schedc.runtime.results.metrics import MetricOptions
 
         return MetricOptions(self.bsld_tau, self.warmup, self.cooldown)
 
@@ -107,31 +108,6 @@ class RunOptions:
         """Whether ``load_seed`` changes the run: it draws only the background loads of a
         heterogeneous cluster (`make_cluster`); nothing else in a run is random."""
         return self.speeds is not None and self.background_load > 0
-
-
-@frozen
-class RunResult:
-    policy_file: str  # as given ("" for a compiled policy)
-    policy: RuntimePolicy
-    workload: Workload  # as simulated (transformed, if the options say so)
-    schedule: Schedule
-    cluster: str | None = None  # a heterogeneous cluster's description
-    wall: float = 0.0  # seconds of the simulation alone
-    provenance: Provenance | None = None  # what it ran: versions, hashes, params, options
-    warnings: tuple[Diagnostic, ...] = ()  # likely mistakes (runtime/traps.py), shown once
-    measure: MetricOptions | None = None  # the run's `RunOptions.metric_options()`
-    # computed once: a table, --json and --csv of one run all read it
-    _metrics: dict[str, Any] = field(init=False, eq=False, repr=False, default=Factory(
-        lambda self: _metrics_of(self.schedule, self.measure), takes_self=True))
-
-    def metrics(self) -> dict[str, Any]:
-        return self._metrics
-
-
-def _metrics_of(schedule: Schedule, measure: MetricOptions | None = None) -> dict[str, Any]:
-    from schedc.runtime.metrics import compute_metrics
-
-    return compute_metrics(schedule, measure).to_dict()
 
 
 def run_policy(policy: str | Path | ir.Policy, workload: str | Path | Workload | None = None,
@@ -341,7 +317,7 @@ def _prepare_state(policy: str | Path | ir.Policy, options: RunOptions) -> Prepa
 def _check_measure(options: RunOptions, workload: Workload) -> None:
     """The metrics' options against the workload, before the simulation: a threshold of no
     time, or a warm-up and cool-down that leave no job to measure, is found now."""
-    from schedc.runtime.metrics import left_out
+    from schedc.runtime.results.metrics import left_out
 
     if not options.bsld_tau > 0:
         raise OptionError(f"--bsld-tau {options.bsld_tau}: the threshold must be more than 0 s",
@@ -359,7 +335,7 @@ def _check_measure(options: RunOptions, workload: Workload) -> None:
 
 
 def _workload_facts(path: str, workload: Workload) -> dict[str, Any]:
-    from schedc.runtime.provenance import sha256_file
+    from schedc.runtime.results.provenance import sha256_file
     from schedc.runtime.workloads.overrun import overrun_facts
 
     facts = {"sha256": sha256_file(path), "jobs": len(workload.jobs),
@@ -376,9 +352,9 @@ def _provenance(policy: str | Path | ir.Policy, policy_ir: ir.Policy, texts: dic
                 options: RunOptions, workload: dict[str, Any], bound: Mapping[str, str],
                 state_params: Iterable[str] = (), overrun: str = "kill") -> Provenance:
     """What the run is made of: enough to run it again and to tell two results apart."""
-    from schedc.runtime.cli.version import version
     from schedc.runtime.engine.from_ir import bind_params
-    from schedc.runtime.provenance import Provenance, param_facts, policy_facts
+    from schedc.runtime.results.provenance import Provenance, param_facts, policy_facts
+    from schedc.runtime.version import version
 
     file = _file_of(policy)
     values = bind_params(policy_ir, bound)

@@ -399,7 +399,7 @@ def test_a_spec_run_timeout_is_read_and_bounded(inputs: Path) -> None:
     refused(["sweep", "spec-run-timeout.toml", "--out", "out"], "spec-run-timeout.toml:3:1",
             "run_timeout = 1e+300: give a positive number of seconds, at most 2,592,000")
     assert not (inputs / "out").exists()  # a spec refused makes no folder
-    from schedc.runtime.sweep.spec import read_spec
+    from schedc.runtime.tools.sweep.spec import read_spec
 
     (inputs / "ok.toml").write_text('policies = ["depth.pol"]\nrun_timeout = 60\n')
     assert read_spec("ok.toml").run_timeout == 60.0

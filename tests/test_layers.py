@@ -98,3 +98,61 @@ def test_a_cycle_is_found_when_there_is_one() -> None:
     finally:
         GRAPH.clear()
         GRAPH.update(saved)
+
+
+# --- rooms: the folders of the runtime, and what each may import --------------------------
+
+# The runtime's rooms from the bottom up (ARCHITECTURE.md, "Layers"): the job model, the
+# workloads, the engine, the results, the façade `run`, the tools on top of runs, the CLI.
+# A top-level module of runtime/ is a room of its own; `tools/` is one room per tool.
+BASE = {"runtime.version", "runtime.speedup", "runtime.gc_paused", "runtime.atomicio"}
+MODEL = BASE | {"runtime.jobs", "dsl"}
+ALLOWED: dict[str, set[str]] = {
+    "grammar": set(),
+    "dsl": {"grammar"},
+    **{room: set() for room in BASE},
+    "runtime.jobs": {"runtime.speedup"},
+    "runtime.workloads": MODEL,
+    "runtime.engine": MODEL | {"runtime.workloads"},
+    "runtime.results": MODEL | {"runtime.workloads", "runtime.engine"},
+    "runtime.traps": MODEL | {"runtime.workloads"},
+    "runtime.replay": MODEL | {"runtime.workloads", "runtime.engine"},
+    "runtime.run": MODEL | {"runtime.workloads", "runtime.engine", "runtime.results",
+                            "runtime.traps"},
+    "runtime.outputs": MODEL | {"runtime.run"},
+    "runtime.tools": MODEL | {"runtime.workloads", "runtime.engine", "runtime.results",
+                              "runtime.run"},
+    "runtime": {"runtime.run"},  # the package's own __init__: the library's entry point
+}
+TOP = {"cli"}  # may import every room
+
+
+def room(module: str) -> str:
+    parts = module.split(".")[1:]
+    if parts[0] != "runtime":
+        return parts[0]
+    if len(parts) == 1:
+        return "runtime"
+    return "runtime." + parts[1]
+
+
+def test_every_room_has_a_contract() -> None:
+    rooms = {room(m) for m in GRAPH}
+    assert rooms - {f"runtime.{t}" for t in TOP} <= set(ALLOWED), \
+        f"rooms without a row in ALLOWED: {sorted(rooms - set(ALLOWED))}"
+
+
+@pytest.mark.parametrize("name", sorted(GRAPH))
+def test_a_module_imports_only_the_rooms_below_it(name: str) -> None:
+    mine = room(name)
+    if mine.removeprefix("runtime.") in TOP:
+        return
+    tool = name.split(".")[3] if mine == "runtime.tools" and len(name.split(".")) > 3 else None
+    for target in GRAPH[name]:
+        theirs = room(target)
+        if theirs == mine:
+            # a tool is its own room: one tool does not import another
+            other = target.split(".")[3] if theirs == "runtime.tools" else tool
+            assert other == tool, f"{name} imports {target}: tools stay apart"
+            continue
+        assert theirs in ALLOWED[mine], f"{name} ({mine}) imports {target} ({theirs})"

@@ -14,7 +14,7 @@ LAYOUT = ROOT / "build" / "docs-api"
 PARTS = ("dsl", "runtime", "grammar")
 
 
-def on_config(config: Any) -> Any:
+def _lay_out() -> None:
     package = LAYOUT / "schedc"
     package.mkdir(parents=True, exist_ok=True)
     (package / "__init__.py").write_text('"""schedc: policies as code, simulated and proved."""\n')
@@ -22,4 +22,13 @@ def on_config(config: Any) -> Any:
         link = package / part
         if not link.is_symlink():
             os.symlink(ROOT / part, link, target_is_directory=True)
+
+
+# Made when MkDocs loads this hook, while it reads mkdocs.yml: mkdocstrings keeps only the
+# `paths` that exist when it starts, before any hook event of a fresh clone's first build
+_lay_out()
+
+
+def on_config(config: Any) -> Any:
+    _lay_out()  # `mkdocs serve` rebuilds: the folder may have been cleaned meanwhile
     return config

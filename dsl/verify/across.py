@@ -15,7 +15,7 @@ A pass's reservations here are those of its *full* walk, which visits every queu
 a pass in which nothing fits: same starts, and the same reservation for every job it
 reaches). So a pass that does not reach a job still gives it a reservation, and the
 two-pass property chains over any number of passes: the runtime check
-(``runtime/monitor.py``, ``ReservationsKept``), which lets a job keep its reservation over
+(``runtime/engine/monitor.py``, ``ReservationsKept``), which lets a job keep its reservation over
 the passes that do not reach it, never refutes a proof.
 
 **The proof** (``_prove``), for a rigid policy (no `size` rule: a job's allocation and

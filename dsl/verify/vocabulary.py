@@ -7,6 +7,7 @@ from __future__ import annotations
 # The properties of one pass, in report order; "invariant `TEXT`" names a policy's own
 PROPERTIES = ("capacity", "size-bounds", "well-defined", "reservation-safety", "progress")
 KEPT = "reservations-kept"  # the property across passes (across.py)
+OPT_IN_CHECKS = (KEPT,)  # the monitor's checks a state file may turn on (its `check` key)
 
 QUEUED = 8  # N: queued-job slots of the symbolic state
 RUNNING = 8  # R: running-job slots

@@ -4,7 +4,7 @@ Srinivasan, Krishnamoorthy & Sadayappan (papers/000, sections 2 and 5) compare a
 policy with rigid conservative backfilling on real traces made moldable with a range factor
 RF, Downey's sigma and a load factor LF. For each trace and LF this script simulates the rigid
 baseline once (LF applied, jobs left rigid: the same arrival times as the moldable runs), then
-the moldable policy for each (sigma, RF), and reports per job category (runtime/metrics.py:
+the moldable policy for each (sigma, RF), and reports per job category (runtime/results/metrics.py:
 decades of the trace's procs x run time) 100 * (moldable - rigid) / rigid of the mean
 response time. Run from the repository root:
 
@@ -26,8 +26,8 @@ from typing import Any
 import attrs
 from attrs import frozen
 
-from schedc.runtime.metrics import NCATEGORIES
-from schedc.runtime.monitor import MonitorViolation
+from schedc.runtime.engine.monitor import MonitorViolation
+from schedc.runtime.results.metrics import NCATEGORIES
 from schedc.runtime.run import RunOptions, WorkloadCache, load_for, run_policy
 from schedc.runtime.workloads.moldable import MoldableSpec
 
@@ -287,7 +287,7 @@ def _panel(ax: Any, rigid: dict[str, Any], changes: dict[Any, dict[str, Any]],
            rfs: Sequence[Any], colors: Sequence[Any]) -> None:
     """Bars per non-empty category (and overall), grouped by RF; x labels carry job counts
     (the bars of `schedc plot compare --kind categories`)."""
-    from schedc.runtime.plots.compare import category_bars
+    from schedc.runtime.results.plots.compare import category_bars
 
     counts = rigid["metrics"]["category_jobs"]
     cats = [c for c in range(NCATEGORIES) if counts[c]]

@@ -5,7 +5,7 @@ and LJF planning at every submission, by the ARTwW of each policy's full plan. H
 with the simple and the advanced decider (ARTwW, step at each submission) against the three
 planning examples alone (examples/conservative.pol, conservative-sjf.pol,
 conservative-ljf.pol) on the four shared traces. Reported per run: ARTwW and SLDwA of the
-whole run's schedule (runtime/metrics.py: with run times where the plan metrics use
+whole run's schedule (runtime/results/metrics.py: with run times where the plan metrics use
 estimates), the number of steps and switches, the share of time each candidate was active,
 and the wall time per self-tuning step (median, 99th percentile). Run from the repository
 root:
@@ -46,9 +46,9 @@ from experiments.common import (  # noqa: E402
 )
 from schedc.dsl import compile_file, ir  # noqa: E402
 from schedc.runtime.atomicio import write_text_atomic  # noqa: E402
-from schedc.runtime.monitor import MonitorViolation  # noqa: E402
+from schedc.runtime.engine.monitor import MonitorViolation  # noqa: E402
+from schedc.runtime.results.tuning_report import percentile  # noqa: E402
 from schedc.runtime.run import RunOptions, bundled_trace, run_policy  # noqa: E402
-from schedc.runtime.tuning_report import percentile  # noqa: E402
 
 # Jobs past their requested time end at it, as schedc ran them when the committed
 # results were made (`--overrun kill`): a rerun reproduces them.

@@ -39,10 +39,10 @@ from experiments.common import (  # noqa: E402
     shown,
 )
 from schedc.runtime.atomicio import write_text_atomic  # noqa: E402
-from schedc.runtime.optimal.instance import sample_steps, state_at  # noqa: E402
-from schedc.runtime.optimal.outcome import Outcome, optimise  # noqa: E402
-from schedc.runtime.optimal.report import gap  # noqa: E402
 from schedc.runtime.run import RunOptions, prepare_run  # noqa: E402
+from schedc.runtime.tools.optimal.instance import sample_steps, state_at  # noqa: E402
+from schedc.runtime.tools.optimal.outcome import Outcome, optimise  # noqa: E402
+from schedc.runtime.tools.optimal.report import gap  # noqa: E402
 
 # Jobs past their requested time end at it, as schedc ran them when the committed
 # results were made (`--overrun kill`): a rerun reproduces them.

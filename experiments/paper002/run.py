@@ -58,10 +58,10 @@ from schedc.dsl import compile_file  # noqa: E402
 from schedc.dsl.exact import json_number  # noqa: E402
 from schedc.runtime.engine.cluster import ClusterError, parse_speeds  # noqa: E402
 from schedc.runtime.engine.from_ir import bind_params  # noqa: E402
-from schedc.runtime.metrics import compute_metrics  # noqa: E402
-from schedc.runtime.monitor import MonitorViolation  # noqa: E402
+from schedc.runtime.engine.monitor import MonitorViolation  # noqa: E402
+from schedc.runtime.engine.schedule import Schedule  # noqa: E402
+from schedc.runtime.results.metrics import compute_metrics  # noqa: E402
 from schedc.runtime.run import RunOptions, run_policy  # noqa: E402
-from schedc.runtime.schedule import Schedule  # noqa: E402
 from schedc.runtime.workloads import synthetic  # noqa: E402
 from schedc.runtime.workloads.load import load_workload  # noqa: E402
 from schedc.runtime.workloads.workload import Workload  # noqa: E402
@@ -273,7 +273,7 @@ def build_results(args: argparse.Namespace, setup: Setup, tasks: Sequence[Task],
         "response_time": "end - submit, seconds; the mean and the confidence interval are "
                          "batch means over the jobs in arrival order, after the warm-up",
         "utilisation_schedule": "processors held x time / (processors x makespan) "
-                                "(runtime/metrics.py; processors, not BPU; the makespan "
+                                "(runtime/results/metrics.py; processors, not BPU; the makespan "
                                 "includes the drain after the last arrival)",
         "parameters": {
             "utilisations": [num(u) for u in args.utilisations],
@@ -346,7 +346,7 @@ def write_figure(results: dict[str, Any], path: Path) -> bool:
         import matplotlib  # noqa: F401  (present: the figure is drawn)
     except ImportError:
         return False
-    from schedc.runtime.plots import sweep_figure
+    from schedc.runtime.results.plots import sweep_figure
 
     params = results["parameters"]
     rows = [{"policy": r["policy"].upper(), "utilisation": r["utilisation"],

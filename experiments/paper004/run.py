@@ -56,8 +56,8 @@ from experiments.common import (  # noqa: E402
     write_results,
 )
 from schedc.dsl import ir  # noqa: E402
+from schedc.runtime.engine.monitor import MonitorViolation  # noqa: E402
 from schedc.runtime.engine.policy import RuntimePolicy  # noqa: E402
-from schedc.runtime.monitor import MonitorViolation  # noqa: E402
 from schedc.runtime.run import (  # noqa: E402
     RunOptions,
     WorkloadCache,
@@ -66,6 +66,7 @@ from schedc.runtime.run import (  # noqa: E402
     prepared_policy,
     run_policy,
 )
+from schedc.runtime.tools import calibrate  # noqa: E402
 from schedc.runtime.workloads import kresource  # noqa: E402
 from schedc.runtime.workloads.load import load_workload  # noqa: E402
 from schedc.runtime.workloads.workload import Workload  # noqa: E402
@@ -157,7 +158,7 @@ def run_cell(task: Task) -> dict[str, Any]:
     baseline = prepared_policy(irs[0], RunOptions())
     started = time.perf_counter()
     try:
-        found = kresource.calibrate_rate(baseline, source, draws, capacity,
+        found = calibrate.calibrate_rate(baseline, source, draws, capacity,
                                          task.queue_length, setup.tolerance)
     except ValueError as exc:
         raise ExperimentError(f"{task.key}: {exc}") from None

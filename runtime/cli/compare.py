@@ -48,7 +48,7 @@ class Run:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from schedc.runtime import report
+    from schedc.runtime.results import report
 
     to_stdout = check_outputs(
         [Output("--csv", args.csv_out, "compare.csv"), report_output(args.report)],
@@ -70,7 +70,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.csv_out:
         report.write_compare_csv(results, labels, args.csv_out)
     if args.report:
-        from schedc.runtime.html_report.compare import compare_page
+        from schedc.runtime.results.html_report.compare import compare_page
 
         compare_page(results, labels).write(args.report)
     return EXIT_OK

@@ -68,7 +68,7 @@ def report(diagnostics: Iterable[Diagnostic]) -> None:
     from schedc.dsl import render_diagnostics
 
     if sys.stderr.isatty():
-        from schedc.runtime.report import stderr_console
+        from schedc.runtime.results.report import stderr_console
 
         stderr_console().print(render_diagnostics(diagnostics, color=True), end="",
                                highlight=False, soft_wrap=True)
@@ -122,6 +122,6 @@ def _output_error() -> type[OSError]:
 
 
 def _monitor_violation() -> type[Exception]:
-    from schedc.runtime.monitor import MonitorViolation
+    from schedc.runtime.engine.monitor import MonitorViolation
 
     return MonitorViolation

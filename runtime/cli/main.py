@@ -33,8 +33,8 @@ from schedc.runtime.cli.usage import (
     unknown_command,
 )
 from schedc.runtime.cli.verify import VERIFY_QUEUED, VERIFY_RUNNING
-from schedc.runtime.cli.version import version
 from schedc.runtime.run import bundled_trace
+from schedc.runtime.version import version
 from schedc.runtime.workloads.overrun import DEFAULT as OVERRUN_DEFAULT
 from schedc.runtime.workloads.overrun import MODES as OVERRUN_MODES
 
@@ -71,7 +71,7 @@ def positive(text: str) -> int:
 
 def seconds(text: str) -> int | float:
     """`--bsld-tau`'s value: seconds, more than 0 (10, 2.5, or a duration: 1min)."""
-    from schedc.runtime.metrics import parse_tau
+    from schedc.runtime.results.metrics import parse_tau
 
     try:
         return parse_tau(text)
@@ -81,7 +81,7 @@ def seconds(text: str) -> int | float:
 
 def jobs_or_duration(text: str) -> object:
     """`--warmup`/`--cooldown`'s value: N jobs or a duration (`metrics.Cut`)."""
-    from schedc.runtime.metrics import parse_cut
+    from schedc.runtime.results.metrics import parse_cut
 
     try:
         return parse_cut(text)

@@ -112,10 +112,10 @@ def parse_times(text: str) -> list[int]:
 
 def cmd_optimal(args: argparse.Namespace) -> int:
     from schedc.runtime.engine.planning import why_not_planning
-    from schedc.runtime.optimal.instance import sample_steps, state_at
-    from schedc.runtime.optimal.outcome import candidates, optimise
-    from schedc.runtime.optimal.report import instance_json, print_instances
     from schedc.runtime.run import prepare_run, prepared_policy
+    from schedc.runtime.tools.optimal.instance import sample_steps, state_at
+    from schedc.runtime.tools.optimal.outcome import candidates, optimise
+    from schedc.runtime.tools.optimal.report import instance_json, print_instances
 
     _check_options(args)
     # it writes standard output only: compared with the inputs if it is a file

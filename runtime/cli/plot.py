@@ -1,4 +1,4 @@
-"""`schedc plot run|compare|sweep`: the figures of `runtime/plots` written as PNG or SVG.
+"""`schedc plot run|compare|sweep`: the figures of `runtime/results/plots` written as PNG or SVG.
 
 `run` and `compare` take the options of `schedc run` and `schedc compare` (the same
 argument definitions); `sweep DIR` reads a sweep's `summary.csv`. matplotlib is imported
@@ -145,7 +145,7 @@ def output_paths(args: argparse.Namespace, kinds: Sequence[str],
     suffix of .png or .svg, a folder that exists, none of the ``inputs``) before any work."""
     from schedc.runtime.atomicio import STDOUT
     from schedc.runtime.outputs import Output, check_outputs
-    from schedc.runtime.plots.save import FORMATS
+    from schedc.runtime.results.plots.save import FORMATS
 
     out = args.output
     suffix = Path(out).suffix.lower()
@@ -163,7 +163,7 @@ def output_paths(args: argparse.Namespace, kinds: Sequence[str],
 
 
 def _save_all(figures: Mapping[str, Any], paths: Mapping[str, str]) -> None:
-    from schedc.runtime.plots import save_figure
+    from schedc.runtime.results.plots import save_figure
 
     for kind, path in paths.items():
         if kind in figures:
@@ -176,7 +176,7 @@ def _save_all(figures: Mapping[str, Any], paths: Mapping[str, str]) -> None:
 
 def _plot_run(args: argparse.Namespace) -> int:
     from schedc.runtime.cli.run import run_inputs, run_options
-    from schedc.runtime.plots import run as plots
+    from schedc.runtime.results.plots import run as plots
     from schedc.runtime.run import run_policy
 
     kinds = chosen_kinds(args, RUN_KINDS)
@@ -219,7 +219,7 @@ def _plot_compare(args: argparse.Namespace) -> int:
         prepare_all,
     )
     from schedc.runtime.cli.run import run_options
-    from schedc.runtime.plots import compare as plots
+    from schedc.runtime.results.plots import compare as plots
 
     kinds = chosen_kinds(args, COMPARE_KINDS)
     paths = output_paths(args, kinds, compare_inputs(args))
@@ -243,7 +243,7 @@ def _plot_compare(args: argparse.Namespace) -> int:
 
 def _plot_sweep(args: argparse.Namespace) -> int:
     from schedc.runtime.outputs import Input
-    from schedc.runtime.plots import sweep_figure
+    from schedc.runtime.results.plots import sweep_figure
 
     summary = Input(f"{args.directory}'s summary", str(Path(args.directory) / "summary.csv"))
     paths = output_paths(args, ["sweep"], [summary])
@@ -306,7 +306,7 @@ def _shown(value: Any) -> str:
 def read_summary(directory: str) -> list[dict[str, Any]]:
     """The sweep's summary rows, numbers as numbers (the folder checked first)."""
     from schedc.runtime.run import require_file
-    from schedc.runtime.sweep import read_summary as sweep_summary
+    from schedc.runtime.tools.sweep import read_summary as sweep_summary
 
     folder = Path(directory)
     if not folder.is_dir():

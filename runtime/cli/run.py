@@ -22,7 +22,7 @@ from schedc.runtime.run import RunOptions
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from schedc.runtime import report
+    from schedc.runtime.results import report
     from schedc.runtime.run import run_policy
 
     to_stdout = check_outputs(
@@ -46,26 +46,26 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         report.print_run(result, to_stderr=to_stdout, timing=args.timing)
     if args.switches_out and result.schedule.tuning is not None:
-        from schedc.runtime.tuning_report import write_switches_csv
+        from schedc.runtime.results.tuning_report import write_switches_csv
 
         write_switches_csv(result.schedule.tuning, args.switches_out,
                            report.provenance_header(result))
     if args.jobs_out:
-        from schedc.runtime.metrics import write_jobs_csv
+        from schedc.runtime.results.metrics import write_jobs_csv
 
         if args.jobs_out_format == "batsim":  # no comment lines: pandas would not read it
-            from schedc.runtime.batsim import write_batsim_jobs
+            from schedc.runtime.results.batsim import write_batsim_jobs
 
             write_batsim_jobs(result.schedule, args.jobs_out)
         else:
             write_jobs_csv(result.schedule, args.jobs_out, report.provenance_header(result))
     if args.swf_out:
-        from schedc.runtime.workloads.swf import write_swf
+        from schedc.runtime.results.swf_out import write_swf
 
         write_swf(result.schedule, args.swf_out,
                   result.provenance.to_json() if result.provenance else None)
     if args.report:
-        from schedc.runtime.html_report.run import run_page
+        from schedc.runtime.results.html_report.run import run_page
 
         run_page(result).write(args.report)
     return EXIT_OK
@@ -264,7 +264,7 @@ class _ProgressBar:
     def __enter__(self) -> Callable[[int, int], None]:
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-        from schedc.runtime.report import stderr_console
+        from schedc.runtime.results.report import stderr_console
 
         self._bar = Progress(TextColumn("{task.description}"), BarColumn(),
                              TextColumn("{task.completed:,.0f}/{task.total:,.0f} jobs ended"),

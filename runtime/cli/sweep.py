@@ -61,11 +61,11 @@ def add_parser(commands: Any) -> None:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from schedc.runtime.cli.exit import allow_quick_exit
-    from schedc.runtime.sweep.execute import RUN_TIMEOUT, execute
-    from schedc.runtime.sweep.runs import plan, repeated_seeds
-    from schedc.runtime.sweep.spec import MAX_RUN_TIMEOUT, read_spec
-    from schedc.runtime.sweep.store import FAILED, Store
-    from schedc.runtime.sweep.tables import shared_facts, write_tables
+    from schedc.runtime.tools.sweep.execute import RUN_TIMEOUT, execute
+    from schedc.runtime.tools.sweep.runs import plan, repeated_seeds
+    from schedc.runtime.tools.sweep.spec import MAX_RUN_TIMEOUT, read_spec
+    from schedc.runtime.tools.sweep.store import FAILED, Store
+    from schedc.runtime.tools.sweep.tables import shared_facts, write_tables
 
     if args.workers is not None and args.workers < 1:
         raise UserError(f"--workers {args.workers}: at least 1",
@@ -120,7 +120,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 def _written(args: argparse.Namespace, spec: Any, out: str) -> list[Output]:
     """The output folder and the tables written into it (the figures and the store are
     in folders of their own)."""
-    from schedc.runtime.sweep.tables import CATEGORIES, CLASSES, RESULTS, SUMMARY
+    from schedc.runtime.tools.sweep.tables import CATEGORIES, CLASSES, RESULTS, SUMMARY
 
     flag = "--out" if args.out else "the spec's out" if spec.out else "the default --out"
     tables = [f"{name}.{kind}" for name in (RESULTS, CATEGORIES, CLASSES)
@@ -147,7 +147,7 @@ def _cluster_up(bar: _progress) -> None:
     table writer's imports are made in a thread, while this process waits for the runs."""
     import threading
 
-    from schedc.runtime.sweep.tables import warm_up
+    from schedc.runtime.tools.sweep.tables import warm_up
 
     bar.start()
     threading.Thread(target=warm_up, name="schedc-warm-tables", daemon=True).start()
@@ -156,15 +156,15 @@ def _cluster_up(bar: _progress) -> None:
 def _figures(out: str, runs: Any, save: bool, page: bool) -> dict[str, Any]:
     """The sweep's figures by path: drawn and saved, or drawn for the page only, or (None)
     already on disk from the same summary (each figure takes about a second to draw)."""
-    from schedc.runtime.sweep import read_summary
-    from schedc.runtime.sweep.figures import (
+    from schedc.runtime.tools.sweep import read_summary
+    from schedc.runtime.tools.sweep.figures import (
         draw,
         figure_path,
         is_fresh,
         planned_figures,
         write_figures,
     )
-    from schedc.runtime.sweep.tables import input_columns
+    from schedc.runtime.tools.sweep.tables import input_columns
 
     if not save and not page:
         return {}
@@ -176,8 +176,8 @@ def _figures(out: str, runs: Any, save: bool, page: bool) -> dict[str, Any]:
 
 def _write_report(path: str, facts: Mapping[str, Any], out: str, figures: Mapping[str, Any],
                   shared: Mapping[str, Any]) -> None:
-    from schedc.runtime.html_report.sweep import sweep_page
-    from schedc.runtime.sweep import read_summary
+    from schedc.runtime.results.html_report.sweep import sweep_page
+    from schedc.runtime.tools.sweep import read_summary
 
     titled = {Path(p).stem.replace("-", " "): fig for p, fig in figures.items()}
     sweep_page(facts, read_summary(out), titled, shared).write(path)
@@ -203,7 +203,7 @@ def _failure(desc: Any, record: Mapping[str, Any] | None) -> dict[str, Any]:
 def _best(out: str) -> list[dict[str, Any]]:
     """Per scenario (workload and transforms), the best policy configuration by each of
     `BEST`'s metrics, by their mean over seeds."""
-    from schedc.runtime.sweep import read_summary
+    from schedc.runtime.tools.sweep import read_summary
 
     rows = [r for r in read_summary(out) if r["runs"]]
     if not rows:
@@ -301,7 +301,7 @@ class _progress:  # noqa: N801 - used as a context manager, like a function
             TimeRemainingColumn,
         )
 
-        from schedc.runtime.report import stderr_console
+        from schedc.runtime.results.report import stderr_console
 
         self._bar = Progress(TextColumn("sweep"), BarColumn(), MofNCompleteColumn(),
                              TaskProgressColumn(), TextColumn("{task.fields[rate]}"),

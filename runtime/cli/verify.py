@@ -13,8 +13,8 @@ from typing import Any, TypeVar
 
 from schedc.dsl.verify import vocabulary
 from schedc.runtime.cli.errors import EXIT_OK, EXIT_UNKNOWN, EXIT_VIOLATION, UserError, report
-from schedc.runtime.cli.version import version
 from schedc.runtime.run import require_file
+from schedc.runtime.version import version
 
 # `schedc verify` bounds: the defaults of dsl/verify's Bounds
 VERIFY_QUEUED = vocabulary.QUEUED
@@ -111,7 +111,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.report:
         _write_report(args, reports, policies)
     if args.format == "text" and not args.output:
-        from schedc.runtime.report import stdout_console
+        from schedc.runtime.results.report import stdout_console
 
         vr.print_terminal(reports, stdout_console())
     else:
@@ -159,7 +159,7 @@ class _Status:
         if sys.stderr.isatty():
             from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-            from schedc.runtime.report import stderr_console
+            from schedc.runtime.results.report import stderr_console
 
             # the time first: a narrow terminal cuts the end of the line
             self._bar = Progress(SpinnerColumn(), TimeElapsedColumn(),
@@ -317,8 +317,8 @@ def _write_report(args: argparse.Namespace, reports, policies) -> None:
     """The HTML page: each counterexample replayed once more in the simulator, for the
     monitor's words (a state of a few jobs: milliseconds)."""
     from schedc.dsl.tuning import candidate_policies
-    from schedc.runtime.html_report.verify import VerifyRun, verify_page
     from schedc.runtime.replay import replay_stop
+    from schedc.runtime.results.html_report.verify import VerifyRun, verify_page
 
     files, monitor = {}, {}
     for i, (r, policy) in enumerate(zip(reports, policies, strict=True)):

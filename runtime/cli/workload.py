@@ -93,6 +93,7 @@ def cmd_kresource(args: argparse.Namespace) -> int:
     from schedc.dsl import compile_file, compile_source
     from schedc.dsl.machines import with_resources
     from schedc.runtime.engine.from_ir import to_runtime
+    from schedc.runtime.tools import calibrate
     from schedc.runtime.workloads import kresource
     from schedc.runtime.workloads.load import load_workload
 
@@ -138,7 +139,7 @@ def cmd_kresource(args: argparse.Namespace) -> int:
     note = ""
     if baseline is not None:
         try:
-            found = kresource.calibrate_rate(baseline, source, draws, capacity,
+            found = calibrate.calibrate_rate(baseline, source, draws, capacity,
                                              args.queue_length, args.tolerance)
         except ValueError as exc:
             raise UserError(str(exc), help="try a larger --tolerance, a target the trace "
@@ -204,7 +205,7 @@ def print_info(info: WorkloadInfo) -> None:
     """The facts as one table, a section per kind of fact."""
     from rich.table import Table
 
-    from schedc.runtime.report import stdout_console
+    from schedc.runtime.results.report import stdout_console
 
     facts = info.to_dict()
     unit = "s" if info.time_unit == 1 else f"units of {info.time_unit} s"

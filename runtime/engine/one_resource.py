@@ -32,9 +32,9 @@ from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable
 
 from schedc.dsl.semantics.decisions import PassDecisions, Reserved, Started
+from schedc.runtime.engine.monitor import MonitorViolation, call_policy, check_invariants
 from schedc.runtime.engine.policy import PassState, RuntimePolicy
 from schedc.runtime.jobs import Job
-from schedc.runtime.monitor import MonitorViolation, call_policy, check_invariants
 
 Progress = Callable[[int, int], None]
 

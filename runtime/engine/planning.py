@@ -21,10 +21,10 @@ from attrs import frozen
 
 from schedc.dsl.semantics.decisions import PassDecisions
 from schedc.runtime.engine.machine import Machine
+from schedc.runtime.engine.monitor import call_policy
 from schedc.runtime.engine.policy import RuntimePolicy
 from schedc.runtime.engine.walk import PassWalk, share_packing
 from schedc.runtime.jobs import Job
-from schedc.runtime.monitor import call_policy
 
 
 class NotPlanning(ValueError):

@@ -28,15 +28,15 @@ from schedc.dsl.semantics.decisions import PassDecisions
 from schedc.runtime.engine import one_resource
 from schedc.runtime.engine.cluster import Cluster, ClusterError, ClusterState, check_fits
 from schedc.runtime.engine.events import Agenda, Finish, Pass, Submit
-from schedc.runtime.engine.gc_paused import paused_gc
 from schedc.runtime.engine.machine import Machine, timed
+from schedc.runtime.engine.monitor import MonitorViolation, call_policy, opt_in_checks
 from schedc.runtime.engine.planning import order_queue
 from schedc.runtime.engine.policy import RuntimePolicy
+from schedc.runtime.engine.schedule import JobRecord, Schedule
 from schedc.runtime.engine.tuning import Tuner
 from schedc.runtime.engine.walk import PassWalk, share_packing, size_candidates
+from schedc.runtime.gc_paused import paused_gc
 from schedc.runtime.jobs import Job
-from schedc.runtime.monitor import MonitorViolation, call_policy, opt_in_checks
-from schedc.runtime.schedule import JobRecord, Schedule
 from schedc.runtime.workloads.state_file import InitialState
 from schedc.runtime.workloads.workload import Workload, WorkloadError
 

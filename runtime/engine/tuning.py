@@ -33,12 +33,12 @@ from fractions import Fraction
 from attrs import evolve, field, frozen
 
 from schedc.runtime.engine.machine import Machine
+from schedc.runtime.engine.monitor import call_policy
+from schedc.runtime.engine.plan_metrics import METRICS, PlanContext, PlanMetric
 from schedc.runtime.engine.planning import PlannedJob, Planner
 from schedc.runtime.engine.policy import RuntimePolicy, RuntimeTuning
 from schedc.runtime.engine.profile import Profile1
 from schedc.runtime.jobs import Job
-from schedc.runtime.monitor import call_policy
-from schedc.runtime.plan_metrics import METRICS, PlanContext, PlanMetric
 
 
 @frozen

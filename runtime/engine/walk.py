@@ -29,12 +29,7 @@ from typing import Any
 
 from schedc.dsl.semantics.decisions import PassDecisions, Reserved, Started
 from schedc.runtime.engine.machine import Machine, timed
-from schedc.runtime.engine.packing import Packing
-from schedc.runtime.engine.policy import PassState, RuntimePolicy
-from schedc.runtime.engine.profile import Profile, Profile1, ProfileK
-from schedc.runtime.engine.shadow_time import Shadow
-from schedc.runtime.jobs import Job
-from schedc.runtime.monitor import (
+from schedc.runtime.engine.monitor import (
     MonitorViolation,
     Reservation,
     call_policy,
@@ -43,6 +38,11 @@ from schedc.runtime.monitor import (
     check_kept_size,
     check_reservations,
 )
+from schedc.runtime.engine.packing import Packing
+from schedc.runtime.engine.policy import PassState, RuntimePolicy
+from schedc.runtime.engine.profile import Profile, Profile1, ProfileK
+from schedc.runtime.engine.shadow_time import Shadow
+from schedc.runtime.jobs import Job
 
 Decision = Started | Reserved
 

@@ -41,7 +41,7 @@ at the value's line and column):
   state before its first pass plus these events;
 * ``check`` (optional, default none): opt-in monitor checks for this replay, a list of
   names: ``"reservations-kept"`` stops the run when a job's reservation moves later (or it
-  starts after it) from one pass to the next (``runtime/monitor.py``, ``ReservationsKept``).
+  starts after it) from one pass to the next (``runtime/engine/monitor.py``, ``ReservationsKept``).
 
 The state's jobs form a workload (``InitialState.workload``): the running ones first, then
 the queued ones, then the arrivals, each in file order; their positions are their
@@ -63,8 +63,8 @@ from attrs import field, frozen
 
 from schedc.dsl.exact import json_number, number_text, parse_real
 from schedc.dsl.ir import LABEL_ATTRS
+from schedc.dsl.verify.vocabulary import OPT_IN_CHECKS
 from schedc.runtime.jobs import Job, Moldable, RunningJob
-from schedc.runtime.monitor import OPT_IN_CHECKS
 from schedc.runtime.speedup import USAGE, SpeedupError, format_speedup, parse_speedup
 from schedc.runtime.workloads.workload import (
     VALUE_HELP,

@@ -17,7 +17,7 @@ from repo import ROOT
 
 from experiments import common
 from schedc.runtime.engine import simulator
-from schedc.runtime.student_t import t_quantile
+from schedc.runtime.results.student_t import t_quantile
 
 SCRIPT = ROOT / "experiments" / "paper002" / "run.py"
 if str(ROOT) not in sys.path:

@@ -1,4 +1,4 @@
-"""The opt-in monitor check across passes, `reservations-kept` (runtime/monitor.py), and the
+"""The opt-in monitor check across passes, `reservations-kept` (runtime/engine/monitor.py), and the
 state file's additions that replay a two-pass story (`arrivals`, `check`)."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from repo import EXAMPLES
 from schedc.dsl import compile_file
 from schedc.runtime.cli.main import main
 from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.monitor import KEPT, MonitorViolation, ReservationsKept
 from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.jobs import Job
-from schedc.runtime.monitor import KEPT, MonitorViolation, ReservationsKept
 from schedc.runtime.workloads.state_file import state_from_data, state_to_data
 from schedc.runtime.workloads.workload import Workload, WorkloadError
 

@@ -1,4 +1,4 @@
-"""Processor ids (`runtime/allocation.py`): each job gets exactly its cpus, no processor is
+"""Processor ids (`runtime/results/allocation.py`): each job gets exactly its cpus, no processor is
 held by two jobs at once (checked by a sweep written apart from the code), lowest free ids at
 each start; on random workloads, on every shared trace, for a state replay and on a
 heterogeneous cluster (the cluster's own ids)."""
@@ -14,14 +14,14 @@ from hypothesis import strategies as st
 from shared_traces import shared_trace
 
 from schedc.dsl import compile_source
-from schedc.runtime.allocation import intervals, processor_sets, procset_text
 from schedc.runtime.engine.cluster import Cluster
 from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.schedule import JobRecord, Schedule
 from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.jobs import Job
-from schedc.runtime.provenance import read_csv
+from schedc.runtime.results.allocation import intervals, processor_sets, procset_text
+from schedc.runtime.results.provenance import read_csv
 from schedc.runtime.run import RunOptions, run_policy
-from schedc.runtime.schedule import JobRecord, Schedule
 from schedc.runtime.workloads.workload import Workload
 
 ROOT = Path(__file__).resolve().parents[2]

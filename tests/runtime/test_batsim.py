@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from schedc.runtime.allocation import processor_sets, procset_text
-from schedc.runtime.batsim import COLUMNS, write_batsim_jobs
 from schedc.runtime.cli.main import main
+from schedc.runtime.results.allocation import processor_sets, procset_text
+from schedc.runtime.results.batsim import COLUMNS, write_batsim_jobs
 from schedc.runtime.run import RunOptions, run_policy
 
 ROOT = Path(__file__).resolve().parents[2]

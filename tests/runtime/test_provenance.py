@@ -11,9 +11,9 @@ from repo import ROOT
 from tiny_traces import THREE_JOBS_SWF
 
 from schedc.runtime.cli.main import main
-from schedc.runtime.cli.version import version
-from schedc.runtime.provenance import header_lines, read_csv
+from schedc.runtime.results.provenance import header_lines, read_csv
 from schedc.runtime.run import BUNDLED_TRACE, RunOptions, bundled_trace, run_policy
+from schedc.runtime.version import version
 
 EXAMPLES = ROOT / "examples"
 

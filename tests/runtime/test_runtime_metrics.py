@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from schedc.runtime.engine.monitor import MonitorViolation, Reservation, check_reservations
+from schedc.runtime.engine.schedule import JobRecord, Schedule
 from schedc.runtime.jobs import Job, RunningJob
-from schedc.runtime.metrics import (
+from schedc.runtime.results.metrics import (
     CLASSES,
     Cut,
     MetricOptions,
@@ -17,8 +19,6 @@ from schedc.runtime.metrics import (
     parse_tau,
     write_jobs_csv,
 )
-from schedc.runtime.monitor import MonitorViolation, Reservation, check_reservations
-from schedc.runtime.schedule import JobRecord, Schedule
 from schedc.runtime.workloads.workload import Workload
 
 

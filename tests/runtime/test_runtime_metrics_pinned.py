@@ -7,7 +7,7 @@ from shared_traces import shared_trace
 
 from schedc.runtime.engine.policy import RuntimePolicy
 from schedc.runtime.engine.simulator import simulate
-from schedc.runtime.metrics import compute_metrics
+from schedc.runtime.results.metrics import compute_metrics
 from schedc.runtime.workloads.load import load_workload
 
 EASY = RuntimePolicy("easy", ("cpus",), (None,), depth=1, backfill="first_fit")

@@ -1,4 +1,4 @@
-"""Student t quantiles (runtime/student_t.py) against tables and closed forms."""
+"""Student t quantiles (runtime/results/student_t.py) against tables and closed forms."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from schedc.runtime.student_t import regularized_beta, t_quantile
+from schedc.runtime.results.student_t import regularized_beta, t_quantile
 
 
 @pytest.mark.parametrize(("p", "df", "expected"), [

@@ -1,4 +1,4 @@
-"""A dynP run's outputs (runtime/tuning_report.py): the switches CSV with its provenance
+"""A dynP run's outputs (runtime/results/tuning_report.py): the switches CSV with its provenance
 header, the block after the metrics, the step-time summary."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 from fractions import Fraction
 
 from schedc.runtime.engine.tuning import Switch, TuningRecord
-from schedc.runtime.provenance import read_csv
-from schedc.runtime.tuning_report import (
+from schedc.runtime.results.provenance import read_csv
+from schedc.runtime.results.tuning_report import (
     percentile,
     timing_json,
     tuning_lines,

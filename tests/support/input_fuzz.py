@@ -343,7 +343,7 @@ def mutate_spec(policy: Path, rng: random.Random) -> str:
 
 def _serial_execute(runs, out, scheduler=None, workers=None, done=None, ready=None, **_):
     """The sweep's `execute` without Dask: each run made here by the workers' own `run_one`."""
-    from schedc.runtime.sweep.execute import run_one
+    from schedc.runtime.tools.sweep.execute import run_one
 
     statuses: dict[str, str] = {}
     if not runs:
@@ -363,7 +363,7 @@ def sweep_campaign(policy: Path, heterogeneous: Path, folder: Path, runs: int,
     """Damaged sweep specs (values, keys, structure, TOML text) run by `schedc sweep`, the
     runs made in this process (``policy`` declares the param `depth`; ``heterogeneous``
     runs on a heterogeneous cluster)."""
-    from schedc.runtime.sweep import execute
+    from schedc.runtime.tools.sweep import execute
 
     rng = random.Random(seed)
     (folder / "t.swf").write_text(SWF)
@@ -397,7 +397,7 @@ def plot_campaign(policy: Path, folder: Path, runs: int, seed: int) -> Iterator[
     """`schedc plot run|compare|sweep` with options drawn among good and bad values; `plot
     sweep` reads a sweep's summary.csv, damaged in some runs (``policy`` declares the param
     `depth`; its sweep is made in this process)."""
-    from schedc.runtime.sweep import execute
+    from schedc.runtime.tools.sweep import execute
 
     rng = random.Random(seed)
     trace = folder / "t.swf"
@@ -549,7 +549,7 @@ def limits_campaign(policies: list[Path], policy: Path, heterogeneous: Path, fol
     FIFOs as inputs, deep or out-of-range sweep specs, odd CSV columns and cells
     (``policy`` declares the param `depth`, ``heterogeneous`` runs on a heterogeneous
     cluster: a sweep spec's two policies, as in ``sweep_campaign``)."""
-    from schedc.runtime.sweep import execute
+    from schedc.runtime.tools.sweep import execute
 
     rng = random.Random(seed)
     (folder / "t.swf").write_text(SWF)

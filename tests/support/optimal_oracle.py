@@ -8,8 +8,8 @@ import itertools
 import random
 
 from schedc.runtime.jobs import Job, RunningJob
-from schedc.runtime.optimal.instance import Instance
-from schedc.runtime.optimal.model import weighted_starts
+from schedc.runtime.tools.optimal.instance import Instance
+from schedc.runtime.tools.optimal.model import weighted_starts
 
 
 def random_instance(rng: random.Random) -> Instance:

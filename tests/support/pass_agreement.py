@@ -13,10 +13,10 @@ from attrs import evolve
 from hypothesis import strategies as st
 
 from schedc.dsl.semantics.decisions import PassDecisions
+from schedc.runtime.engine.monitor import MonitorViolation
 from schedc.runtime.engine.policy import PassState
 from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.jobs import RunningJob
-from schedc.runtime.monitor import MonitorViolation
 from schedc.runtime.workloads.state_file import InitialState
 
 # hypothesis examples per agreement test (SCHEDC_AGREEMENT_EXAMPLES=500 for a longer hunt)

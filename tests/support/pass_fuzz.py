@@ -39,10 +39,10 @@ from schedc.dsl.tuning import candidate_policies
 from schedc.dsl.verify.pass_encoding import Bounds, Unsupported, encode_pass
 from schedc.dsl.verify.prover import completes
 from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.monitor import MonitorViolation
 from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.jobs import Job
-from schedc.runtime.monitor import MonitorViolation
-from schedc.runtime.optimal.instance import state_at
+from schedc.runtime.tools.optimal.instance import state_at
 from schedc.runtime.workloads.state_file import (
     InitialState,
     param_text,

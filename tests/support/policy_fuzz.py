@@ -42,10 +42,10 @@ from schedc.dsl.verify.pass_encoding import Bounds
 from schedc.dsl.verify.prover import Limits, Verdict, verify_policy
 from schedc.runtime.engine import simulator
 from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.monitor import MonitorViolation
 from schedc.runtime.engine.policy import PassState, RuntimePolicy
 from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.jobs import Job, Moldable, RunningJob
-from schedc.runtime.monitor import MonitorViolation
 from schedc.runtime.replay import replayer
 from schedc.runtime.run import bundled_trace
 from schedc.runtime.speedup import format_speedup, parse_speedup

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from schedc.runtime.engine.cluster import Cluster
-from schedc.runtime.schedule import Schedule
+from schedc.runtime.engine.schedule import Schedule
 
 
 def assert_feasible(schedule: Schedule, cluster: Cluster | None = None) -> None:

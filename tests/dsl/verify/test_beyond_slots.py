@@ -18,8 +18,8 @@ from schedc.dsl.verify import reports as vr
 from schedc.dsl.verify.pass_encoding import Bounds
 from schedc.dsl.verify.prover import BEYOND, Limits, verify_policy
 from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.monitor import MonitorViolation
 from schedc.runtime.engine.simulator import simulate
-from schedc.runtime.monitor import MonitorViolation
 from schedc.runtime.replay import replay_stop, replayer
 from schedc.runtime.run import bundled_trace
 from schedc.runtime.workloads.load import load_workload

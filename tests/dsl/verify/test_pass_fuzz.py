@@ -23,7 +23,7 @@ from schedc.dsl import compile_source
 from schedc.dsl.verify.pass_encoding import Bounds, encode_pass
 from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.engine.simulator import simulate
-from schedc.runtime.optimal.instance import state_at
+from schedc.runtime.tools.optimal.instance import state_at
 from schedc.runtime.workloads.state_file import state_from_data
 
 

@@ -19,7 +19,7 @@ from pass_agreement import pass_solver
 from schedc.dsl import compile_source
 from schedc.dsl.verify.pass_encoding import encode_pass
 from schedc.dsl.verify.prover import Bounds, Limits, size_stops, verify_policy
-from schedc.runtime.monitor import MonitorViolation
+from schedc.runtime.engine.monitor import MonitorViolation
 from schedc.runtime.replay import replay_stop, replayer
 from schedc.runtime.run import RunOptions, run_policy
 

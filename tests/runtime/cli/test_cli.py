@@ -12,7 +12,7 @@ from repo import ROOT
 from tiny_traces import THREE_JOBS_SWF
 
 from schedc.runtime.cli.main import bundled_trace, main
-from schedc.runtime.provenance import read_csv
+from schedc.runtime.results.provenance import read_csv
 
 EXAMPLES = ROOT / "examples"
 

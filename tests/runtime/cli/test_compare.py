@@ -11,9 +11,9 @@ import pytest
 from repo import ROOT
 from rich.console import Console
 
-from schedc.runtime import report
 from schedc.runtime.cli.main import main
-from schedc.runtime.provenance import read_csv
+from schedc.runtime.results import report
+from schedc.runtime.results.provenance import read_csv
 from schedc.runtime.run import RunOptions, run_policy
 
 EXAMPLES = ROOT / "examples"

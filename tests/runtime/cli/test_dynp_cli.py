@@ -11,7 +11,7 @@ import pytest
 from repo import EXAMPLES
 
 from schedc.runtime.cli.main import main
-from schedc.runtime.provenance import read_csv
+from schedc.runtime.results.provenance import read_csv
 
 DYNP = EXAMPLES / "dynp.pol"
 

@@ -12,8 +12,8 @@ import pytest
 from repo import ROOT
 
 from schedc.runtime.cli.main import build_parser, main
-from schedc.runtime.metrics import Cut
-from schedc.runtime.provenance import read_csv
+from schedc.runtime.results.metrics import Cut
+from schedc.runtime.results.provenance import read_csv
 
 EXAMPLES = ROOT / "examples"
 
@@ -155,7 +155,7 @@ def test_compare_csv_carries_every_scalar_metric(capsys, three_jobs: Path,
 def test_compare_table_still_fits_100_columns(three_jobs: Path) -> None:
     from rich.console import Console
 
-    from schedc.runtime.report import print_compare
+    from schedc.runtime.results.report import print_compare
     from schedc.runtime.run import RunOptions, run_policy
 
     options = RunOptions(bsld_tau=60, warmup=Cut(1))
@@ -189,8 +189,8 @@ def test_help_says_the_syntax(capsys) -> None:
 
 
 def test_the_html_pages_carry_the_new_tables(three_jobs: Path) -> None:
-    from schedc.runtime.html_report.compare import compare_page
-    from schedc.runtime.html_report.run import run_page
+    from schedc.runtime.results.html_report.compare import compare_page
+    from schedc.runtime.results.html_report.run import run_page
     from schedc.runtime.run import RunOptions, run_policy
 
     options = RunOptions(bsld_tau=60, cooldown=Cut(1))

@@ -72,7 +72,7 @@ def folder(tmp_path: Path, monkeypatch) -> Path:
 def no_work(monkeypatch) -> None:
     """Any simulation or sweep fails the test: the paths must be refused before."""
     from schedc.runtime import run
-    from schedc.runtime.sweep import execute
+    from schedc.runtime.tools.sweep import execute
 
     def never(*args, **kwargs):
         raise AssertionError("the work started")
@@ -282,7 +282,7 @@ with open_atomic(sys.argv[1]) as out:
 # `schedc run --jobs-out` whose writer stops half-way: the CLI's own path to the file
 CLI_WRITER = """\
 import sys, time
-from schedc.runtime import metrics
+from schedc.runtime.results import metrics
 from schedc.runtime.atomicio import open_atomic
 from schedc.runtime.cli.main import main
 

@@ -191,7 +191,7 @@ def test_plot_run_of_a_state(tmp_path: Path, capsys) -> None:
 
 def test_plot_run_draws_a_time_window_of_the_gantt_chart(tmp_path: Path, capsys,
                                                          monkeypatch) -> None:
-    from schedc.runtime.plots import run as run_plots
+    from schedc.runtime.results.plots import run as run_plots
 
     drawn = []
     gantt = run_plots.gantt_figure

@@ -148,7 +148,7 @@ def test_without_report_no_page_or_plot_module_is_imported(three_jobs: Path) -> 
     code = ("import sys\nfrom schedc.runtime.cli.main import main\n"
             f"main(['run', {EASY!r}, '--workload', {str(three_jobs)!r}, '--json'])\n"
             "print(sorted(m for m in sys.modules if m.startswith(('matplotlib', "
-            "'schedc.runtime.plots', 'schedc.runtime.html_report'))))\n")
+            "'schedc.runtime.results.plots', 'schedc.runtime.results.html_report'))))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0, done.stderr

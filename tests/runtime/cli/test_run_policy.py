@@ -10,8 +10,8 @@ import pytest
 from repo import ROOT
 
 from schedc.dsl import DiagnosticError, compile_file
-from schedc.runtime import report
 from schedc.runtime.cli.main import main
+from schedc.runtime.results import report
 from schedc.runtime.run import OptionError, RunOptions, load_for, prepared_policy, run_policy
 from schedc.runtime.workloads.load import load_workload
 from schedc.runtime.workloads.moldable import MoldableSpec

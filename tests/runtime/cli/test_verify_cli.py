@@ -199,7 +199,7 @@ def deep_policy(tmp_path: Path) -> Path:
 
 def test_text_report_keeps_a_long_location_whole_on_a_narrow_terminal(
         deep_policy: Path, capsys, monkeypatch) -> None:
-    from schedc.runtime import report
+    from schedc.runtime.results import report
 
     monkeypatch.setattr(report, "stdout_console",
                         lambda: Console(width=80, file=sys.stdout, color_system=None))

@@ -13,10 +13,10 @@ import pytest
 from support.shared_traces import BUNDLED, any_real_workload
 from support.tuned import planning, tuned
 
-from schedc.runtime import report
 from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.engine.tuning import Switch
+from schedc.runtime.results import report
 from schedc.runtime.run import RunOptions, run_policy
 
 # 10 cpus. Job 1 (10 cpus, 100 s) runs from 0 to 100. Job 2 (10 cpus, 1000 s) arrives at 1,

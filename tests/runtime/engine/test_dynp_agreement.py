@@ -26,10 +26,10 @@ from support.tuned import planning, tuned
 
 from schedc.dsl.verify.pass_encoding import Bounds, encode_pass
 from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.plan_metrics import METRICS, PlanContext
 from schedc.runtime.engine.planning import Planner
 from schedc.runtime.engine.simulator import machine_at, simulate
 from schedc.runtime.engine.tuning import queue_order, serial_plan, serial_plannable
-from schedc.runtime.plan_metrics import METRICS, PlanContext
 from schedc.runtime.workloads.state_file import InitialState
 
 NAMES = ("conservative", "conservative_sjf", "conservative_ljf")

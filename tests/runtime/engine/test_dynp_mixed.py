@@ -13,7 +13,7 @@ import pytest
 from policy_fuzz import GenConfig, fuzz_seed
 
 from schedc.runtime.cli.main import main
-from schedc.runtime.monitor import MonitorViolation
+from schedc.runtime.engine.monitor import MonitorViolation
 from schedc.runtime.run import RunOptions, run_policy
 
 MIXED = """\

@@ -14,9 +14,9 @@ from schedc.dsl import compile_file, compile_source
 from schedc.runtime.cli.main import main
 from schedc.runtime.engine.cluster import Cluster, ClusterError, parse_speeds, wall_time
 from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.monitor import MonitorViolation
 from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.jobs import Job
-from schedc.runtime.monitor import MonitorViolation
 from schedc.runtime.workloads import synthetic
 from schedc.runtime.workloads.load import load_workload
 from schedc.runtime.workloads.workload import Workload

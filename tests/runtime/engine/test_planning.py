@@ -16,10 +16,10 @@ from support.repo import ROOT
 
 from schedc.dsl.api import compile_file
 from schedc.runtime.engine.from_ir import to_runtime as runtime_policy
+from schedc.runtime.engine.plan_metrics import METRICS, PlanContext
 from schedc.runtime.engine.planning import NotPlanning, PlannedJob, Planner, plan_once
 from schedc.runtime.engine.simulator import machine_at
 from schedc.runtime.jobs import Job, RunningJob
-from schedc.runtime.plan_metrics import METRICS, PlanContext
 from schedc.runtime.workloads.state_file import InitialState
 
 FILES = {"conservative": "conservative.pol", "conservative_sjf": "conservative-sjf.pol",

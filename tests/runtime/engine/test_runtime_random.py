@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schedc.runtime.engine.policy import RuntimePolicy
+from schedc.runtime.engine.schedule import Schedule
 from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.jobs import Job
-from schedc.runtime.schedule import Schedule
 from schedc.runtime.workloads.workload import Workload
 
 CAPS = (8, 20, 1000)  # different field widths for the packed K-resource profile

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from variants import VARIANTS
 
+from schedc.runtime.engine.monitor import MonitorViolation
 from schedc.runtime.engine.policy import RuntimeInvariant, RuntimePolicy
 from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.jobs import Job
-from schedc.runtime.monitor import MonitorViolation
 from schedc.runtime.workloads.workload import Workload, WorkloadError
 
 

@@ -17,9 +17,9 @@ from schedc.dsl.syntax.parser import parse
 from schedc.dsl.syntax.printer import module
 from schedc.runtime.engine import one_resource
 from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.monitor import MonitorViolation
 from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.jobs import Job
-from schedc.runtime.monitor import MonitorViolation
 from schedc.runtime.run import bundled_trace
 from schedc.runtime.workloads.load import load_workload
 from schedc.runtime.workloads.workload import Workload

@@ -10,8 +10,8 @@ from tiny_traces import THREE_JOBS_SWF
 
 from schedc.dsl.verify.prover import Verdict
 from schedc.dsl.verify.reports import PolicyReport
-from schedc.runtime.html_report.run import run_page
-from schedc.runtime.html_report.verify import VerifyRun, verify_page
+from schedc.runtime.results.html_report.run import run_page
+from schedc.runtime.results.html_report.verify import VerifyRun, verify_page
 from schedc.runtime.run import run_policy
 
 BOUND = "N=8 queued, R=8 running, K=1"

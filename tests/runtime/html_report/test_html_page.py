@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from schedc.runtime.html_report.page import Page, VerdictEntry
-from schedc.runtime.provenance import Provenance
+from schedc.runtime.results.html_report.page import Page, VerdictEntry
+from schedc.runtime.results.provenance import Provenance
 
 HOSTILE = '<script>alert("x")</script> & "quotes" \'single\''
 

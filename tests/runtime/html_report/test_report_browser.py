@@ -102,7 +102,7 @@ def test_a_rasterized_figure_shows_under_the_pages_policy(tmp_path: Path) -> Non
 
     from PIL import Image
 
-    from schedc.runtime.html_report.page import Page
+    from schedc.runtime.results.html_report.page import Page
 
     buffer = io.BytesIO()
     Image.new("RGB", (40, 20), (30, 90, 160)).save(buffer, format="PNG")

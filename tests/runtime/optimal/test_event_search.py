@@ -1,4 +1,4 @@
-"""The event search (runtime/optimal/search.py) against the exhaustive oracle written apart
+"""The event search (runtime/tools/optimal/search.py) against the exhaustive oracle written apart
 from it: every rule that drops plans (left shift, short jobs, identical jobs as one type,
 the dominance of states, the slice and wide-job bounds, the bound of partial sets) must keep
 an optimum,
@@ -15,10 +15,10 @@ from attrs import evolve
 from optimal_oracle import crowded_instance, exhaustive_minimum, random_instance, serial_plan
 
 from schedc.runtime.jobs import Job, RunningJob
-from schedc.runtime.optimal.check import plan_errors
-from schedc.runtime.optimal.instance import Instance
-from schedc.runtime.optimal.model import solve, weighted_starts
-from schedc.runtime.optimal.search import Incumbent, _Search, event_search
+from schedc.runtime.tools.optimal.check import plan_errors
+from schedc.runtime.tools.optimal.instance import Instance
+from schedc.runtime.tools.optimal.model import solve, weighted_starts
+from schedc.runtime.tools.optimal.search import Incumbent, _Search, event_search
 
 LONG = 60.0  # seconds: the small instances here end in milliseconds
 
@@ -160,7 +160,7 @@ def test_solve_gives_the_same_optimum_with_and_without_the_search(seed: int) -> 
 
 
 def test_where_the_search_ends_in_its_tenth_cp_sat_never_starts(monkeypatch) -> None:
-    from schedc.runtime.optimal import model
+    from schedc.runtime.tools.optimal import model
 
     def no_cp_sat(*args: object, **kwargs: object) -> None:
         raise AssertionError("CP-SAT started")
@@ -173,7 +173,7 @@ def test_where_the_search_ends_in_its_tenth_cp_sat_never_starts(monkeypatch) -> 
 
 
 def test_an_error_in_the_search_thread_reaches_the_caller(monkeypatch) -> None:
-    from schedc.runtime.optimal import model
+    from schedc.runtime.tools.optimal import model
 
     def broken(*args: object, **kwargs: object) -> None:
         raise ValueError("broken search")

@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from optimal_oracle import exhaustive_minimum, random_instance, serial_plan
 
 from schedc.runtime.jobs import Job, RunningJob
-from schedc.runtime.optimal import grid_bound as gb
-from schedc.runtime.optimal.bound import slice_bound
-from schedc.runtime.optimal.instance import Instance
-from schedc.runtime.optimal.model import solve, weighted_starts
+from schedc.runtime.tools.optimal import grid_bound as gb
+from schedc.runtime.tools.optimal.bound import slice_bound
+from schedc.runtime.tools.optimal.instance import Instance
+from schedc.runtime.tools.optimal.model import solve, weighted_starts
 
 # fine grids (the random instances' times are a few seconds) and the default coarse one
 GRIDS = st.sampled_from([(0.0, 1), (0.5, 1), (0.25, 2), (gb.GROWTH, gb.MIN_SLOT)])

@@ -1,4 +1,4 @@
-"""The annealing over job orders (runtime/optimal/local_search.py): its decoder is the
+"""The annealing over job orders (runtime/tools/optimal/local_search.py): its decoder is the
 serial schedule of the oracle written apart from it, every plan it offers passes the
 monitor, it reaches the exhaustive minimum on small instances, and `solve` still proves
 CP-SAT's optimum when the annealing has planned first."""
@@ -13,11 +13,11 @@ import pytest
 from attrs import evolve
 from optimal_oracle import exhaustive_minimum, random_instance, serial_plan
 
-from schedc.runtime.optimal import model
-from schedc.runtime.optimal.check import plan_errors
-from schedc.runtime.optimal.instance import Instance, weighted_starts
-from schedc.runtime.optimal.local_search import SerialDecoder, anneal
-from schedc.runtime.optimal.search import Incumbent
+from schedc.runtime.tools.optimal import model
+from schedc.runtime.tools.optimal.check import plan_errors
+from schedc.runtime.tools.optimal.instance import Instance, weighted_starts
+from schedc.runtime.tools.optimal.local_search import SerialDecoder, anneal
+from schedc.runtime.tools.optimal.search import Incumbent
 
 LONG = 60.0
 

@@ -12,11 +12,11 @@ from optimal_oracle import exhaustive_minimum, random_instance, serial_plan
 
 from schedc.runtime.engine.policy import RuntimeTuning
 from schedc.runtime.jobs import Job, RunningJob
-from schedc.runtime.optimal.bound import slice_bound
-from schedc.runtime.optimal.check import plan_errors
-from schedc.runtime.optimal.instance import Instance
-from schedc.runtime.optimal.model import artww_of, solve, weighted_starts
-from schedc.runtime.optimal.outcome import candidates
+from schedc.runtime.tools.optimal.bound import slice_bound
+from schedc.runtime.tools.optimal.check import plan_errors
+from schedc.runtime.tools.optimal.instance import Instance
+from schedc.runtime.tools.optimal.model import artww_of, solve, weighted_starts
+from schedc.runtime.tools.optimal.outcome import candidates
 
 
 @pytest.mark.parametrize("seed", range(30))
@@ -73,7 +73,7 @@ def test_the_slice_bound_never_exceeds_the_exhaustive_minimum(seed: int) -> None
 def test_solve_pauses_the_cycle_collector_and_restores_it(enabled: bool, monkeypatch) -> None:
     import gc
 
-    from schedc.runtime.optimal import model
+    from schedc.runtime.tools.optimal import model
 
     seen = []
     real = model._solve

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from schedc.runtime.optimal.instance import queue_sizes, sample_steps, state_at
-from schedc.runtime.optimal.outcome import optimise
 from schedc.runtime.run import RunOptions, prepare_run
+from schedc.runtime.tools.optimal.instance import queue_sizes, sample_steps, state_at
+from schedc.runtime.tools.optimal.outcome import optimise
 from schedc.runtime.workloads.state_file import load_state
 
 ROOT = Path(__file__).resolve().parents[3]

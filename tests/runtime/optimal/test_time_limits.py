@@ -10,12 +10,12 @@ import random
 import time
 
 from schedc.runtime.jobs import Job, RunningJob
-from schedc.runtime.optimal.grid_bound import grid_bound
-from schedc.runtime.optimal.instance import Instance
-from schedc.runtime.optimal.local_search import SerialDecoder
-from schedc.runtime.optimal.model import solve
-from schedc.runtime.optimal.outcome import optimise
-from schedc.runtime.optimal.search import Incumbent, event_search
+from schedc.runtime.tools.optimal.grid_bound import grid_bound
+from schedc.runtime.tools.optimal.instance import Instance
+from schedc.runtime.tools.optimal.local_search import SerialDecoder
+from schedc.runtime.tools.optimal.model import solve
+from schedc.runtime.tools.optimal.outcome import optimise
+from schedc.runtime.tools.optimal.search import Incumbent, event_search
 from schedc.runtime.workloads.state_file import load_state
 
 LIMIT = 0.5  # seconds: short, so that the whole test stays within a few seconds

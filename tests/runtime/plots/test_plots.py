@@ -9,17 +9,17 @@ from pathlib import Path
 import pytest
 from matplotlib.collections import PolyCollection
 
-from schedc.runtime.allocation import intervals, processor_sets
 from schedc.runtime.jobs import Job
-from schedc.runtime.plots import (
+from schedc.runtime.results.allocation import intervals, processor_sets
+from schedc.runtime.results.plots import (
     compare_figures,
     figure_svg,
     run_figures,
     save_figure,
     sweep_figure,
 )
-from schedc.runtime.plots import run as run_plots
-from schedc.runtime.plots.save import FigureFormatError
+from schedc.runtime.results.plots import run as run_plots
+from schedc.runtime.results.plots.save import FigureFormatError
 from schedc.runtime.run import RunOptions, RunResult, run_policy
 from schedc.runtime.workloads.workload import Workload
 
@@ -181,7 +181,7 @@ def test_figure_svg_is_inline_svg() -> None:
 
 
 def test_job_colours_are_stable_per_id() -> None:
-    from schedc.runtime.plots.style import job_colour_index
+    from schedc.runtime.results.plots.style import job_colour_index
 
     assert job_colour_index(7) == job_colour_index(7)
     assert len({job_colour_index(i) for i in range(1, 11)}) >= 6
@@ -217,7 +217,7 @@ class _Stub:
 
 
 def test_a_panel_spanning_more_than_two_decades_is_log_scaled_and_says_so() -> None:
-    from schedc.runtime.plots.compare import metrics_figure
+    from schedc.runtime.results.plots.compare import metrics_figure
 
     fig = metrics_figure([_Stub(mean_wait=2.0), _Stub(mean_wait=5_000.0, utilisation=0.6),
                           _Stub(mean_wait=3.0)], ["a", "b", "c"])

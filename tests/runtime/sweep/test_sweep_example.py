@@ -8,7 +8,7 @@ import re
 from repo import ROOT
 
 from schedc.dsl.diagnostics import DiagnosticError
-from schedc.runtime.sweep.spec import read_spec
+from schedc.runtime.tools.sweep.spec import read_spec
 
 SPEC = ROOT / "examples" / "sweeps" / "easy-depth.toml"
 

@@ -1,5 +1,5 @@
 """What the sweep's Dask side records when a task does not end normally
-(runtime/sweep/execute.py): a run whose workers kept dying (`KilledWorker`), any other
+(runtime/tools/sweep/execute.py): a run whose workers kept dying (`KilledWorker`), any other
 error of the task, and a run's own error as the CLI prints it; and the local cluster's
 workers made without Dask's samplers."""
 
@@ -10,10 +10,10 @@ from pathlib import Path
 from distributed import KilledWorker
 from sweep_specs import EASY
 
-from schedc.runtime.sweep.execute import _outcome, error_text, run_one
-from schedc.runtime.sweep.runs import RunDesc
-from schedc.runtime.sweep.spec import Transforms
-from schedc.runtime.sweep.store import Store
+from schedc.runtime.tools.sweep.execute import _outcome, error_text, run_one
+from schedc.runtime.tools.sweep.runs import RunDesc
+from schedc.runtime.tools.sweep.spec import Transforms
+from schedc.runtime.tools.sweep.store import Store
 
 
 class _Lost:
@@ -96,7 +96,7 @@ def _mark() -> int | None:
 def test_the_local_cluster_does_not_sample_the_runs() -> None:
     # Dask's profiler, GIL monitor and 20 ms watchdog take the GIL from a run: off or slowed
     # in our local cluster only
-    from schedc.runtime.sweep.execute import client_for
+    from schedc.runtime.tools.sweep.execute import client_for
 
     with client_for(None, 1) as client:
         assert set(client.run(_worker_settings).values()) == {(False, False, "1s", False,
@@ -113,7 +113,7 @@ def test_the_first_workers_are_forked_and_a_restarted_one_spawned(monkeypatch) -
 
     import test_sweep_execute
 
-    from schedc.runtime.sweep.execute import FIRST_START, client_for
+    from schedc.runtime.tools.sweep.execute import FIRST_START, client_for
 
     assert FIRST_START == "fork"  # on Linux
     monkeypatch.setattr(test_sweep_execute, "_MARK", os.getpid())
@@ -149,7 +149,7 @@ def test_another_cluster_on_port_8787_is_no_warning() -> None:
     import socket
     import warnings
 
-    from schedc.runtime.sweep.execute import client_for
+    from schedc.runtime.tools.sweep.execute import client_for
 
     holder = socket.socket()
     try:
@@ -196,7 +196,7 @@ class _Ended(_Finished):
 def test_the_cluster_holds_at_most_a_window_of_tasks(tmp_path: Path, monkeypatch) -> None:
     """A sweep of many runs gives them in batches, never more than WINDOW at a time on the
     cluster (the scheduler holds a few kB per task: 100,000 at once took gigabytes)."""
-    from schedc.runtime.sweep import execute
+    from schedc.runtime.tools.sweep import execute
 
     monkeypatch.setattr(execute, "WINDOW", 5)
     monkeypatch.setattr(execute, "RELEASE_EVERY", 2)

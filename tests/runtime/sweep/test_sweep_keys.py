@@ -1,4 +1,4 @@
-"""Run keys (runtime/sweep/keys.py): the same in every process and folder, and changed by
+"""Run keys (runtime/tools/sweep/keys.py): the same in every process and folder, and changed by
 every input that changes a result: the policy's text, an import's text, a param value, the
 workload's bytes, a transform, the capacities, the seed, the schedc version."""
 
@@ -11,10 +11,10 @@ from pathlib import Path
 
 from sweep_specs import DEPTH2, DEPTH_SJF, write_spec
 
-from schedc.runtime.sweep import keys
-from schedc.runtime.sweep.runs import plan
-from schedc.runtime.sweep.spec import read_spec
-from schedc.runtime.sweep.store import Store
+from schedc.runtime.tools.sweep import keys
+from schedc.runtime.tools.sweep.runs import plan
+from schedc.runtime.tools.sweep.spec import read_spec
+from schedc.runtime.tools.sweep.store import Store
 
 SPEC = """\
 policies = ["depth-sjf.pol"]

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from sweep_specs import run_cli, write_spec
 
+from schedc.runtime.results.student_t import t_quantile
 from schedc.runtime.run import WorkloadCache, run_policy
-from schedc.runtime.student_t import t_quantile
-from schedc.runtime.sweep import read_summary
-from schedc.runtime.sweep.runs import plan
-from schedc.runtime.sweep.spec import read_spec
-from schedc.runtime.sweep.tables import metric_names, read_rows
+from schedc.runtime.tools.sweep import read_summary
+from schedc.runtime.tools.sweep.runs import plan
+from schedc.runtime.tools.sweep.spec import read_spec
+from schedc.runtime.tools.sweep.tables import metric_names, read_rows
 
 SPEC = """\
 policies = ["@EXAMPLES/depth2.pol", "@EXAMPLES/easy.pol"]
@@ -116,7 +116,7 @@ def test_parquet_holds_the_csv_rows(swept) -> None:
 
 
 def test_the_width_length_categories_are_run_policy_s(swept) -> None:
-    from schedc.runtime.metrics import CLASSES
+    from schedc.runtime.results.metrics import CLASSES
 
     spec, out, _ = swept
     classes = read_rows(str(out / "classes.csv"))
@@ -179,7 +179,7 @@ def test_an_unreachable_scheduler_is_a_user_error(tmp_path: Path, capsys, monkey
                                                   ) -> None:
     import socket
 
-    from schedc.runtime.sweep import execute
+    from schedc.runtime.tools.sweep import execute
 
     monkeypatch.setattr(execute, "SCHEDULER_TIMEOUT", "1s")
 
@@ -233,7 +233,7 @@ def test_report_paths_are_checked_before_the_work(tmp_path: Path, capsys) -> Non
 def test_ended_tasks_are_released_in_batches(tmp_path: Path, scheduler, monkeypatch) -> None:
     from distributed import Client
 
-    from schedc.runtime.sweep import execute
+    from schedc.runtime.tools.sweep import execute
 
     monkeypatch.setattr(execute, "RELEASE_EVERY", 2)
     spec = write_spec(tmp_path, 'policies = ["@EXAMPLES/easy.pol", "@EXAMPLES/fcfs.pol"]\n'

@@ -9,10 +9,10 @@ import pytest
 from sweep_specs import EASY, write_spec
 
 from schedc.dsl.diagnostics import DiagnosticError
-from schedc.runtime.metrics import Cut
+from schedc.runtime.results.metrics import Cut
 from schedc.runtime.run import run_policy
-from schedc.runtime.sweep.runs import plan
-from schedc.runtime.sweep.spec import read_spec
+from schedc.runtime.tools.sweep.runs import plan
+from schedc.runtime.tools.sweep.spec import read_spec
 
 BASE = f'policies = ["{EASY}"]\n[transforms]\nlimit = [40]\noverrun = ["kill", "estimate"]\n'
 

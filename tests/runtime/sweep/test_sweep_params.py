@@ -9,11 +9,11 @@ from pathlib import Path
 
 from sweep_specs import EASY, run_cli, write_spec
 
-from schedc.runtime.sweep import read_summary
-from schedc.runtime.sweep.figures import draw, planned_figures
-from schedc.runtime.sweep.runs import plan
-from schedc.runtime.sweep.spec import read_spec
-from schedc.runtime.sweep.tables import input_columns, result_rows, write_tables
+from schedc.runtime.tools.sweep import read_summary
+from schedc.runtime.tools.sweep.figures import draw, planned_figures
+from schedc.runtime.tools.sweep.runs import plan
+from schedc.runtime.tools.sweep.spec import read_spec
+from schedc.runtime.tools.sweep.tables import input_columns, result_rows, write_tables
 
 POLICY = """param starve: int in [0, 1000000] = 1h
 
@@ -75,7 +75,7 @@ def test_plot_sweep_takes_the_param_on_x_and_legends_leave_out_none(tmp_path: Pa
                            "mean_wait", "-o", tmp_path / "t.png", "--where",
                            "param.starve=1h")  # found by its text as well as by 3600
     assert code == 0, err
-    from schedc.runtime.plots import sweep_figure
+    from schedc.runtime.results.plots import sweep_figure
 
     fig = sweep_figure(read_summary(out), "limit", "mean_wait", ["policy", "param.starve"])
     legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]

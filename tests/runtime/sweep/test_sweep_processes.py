@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from sweep_specs import write_spec
 
-from schedc.runtime.sweep.tables import read_rows
+from schedc.runtime.tools.sweep.tables import read_rows
 
 BIN = Path(sys.executable).parent
 # 16 runs of EASY-like policies on the first 4,000 jobs of KTH-SP2: long enough to be

@@ -1,4 +1,4 @@
-"""The sweep spec (runtime/sweep/spec.py, runs.py): the example's runs, and every mistake a
+"""The sweep spec (runtime/tools/sweep/spec.py, runs.py): the example's runs, and every mistake a
 located diagnostic (file:line:col, the source line, a caret, help) with exit status 2 and
 no traceback, found before any run is submitted."""
 
@@ -10,8 +10,8 @@ import pytest
 from repo import ROOT
 from sweep_specs import DEPTH2, DEPTH_SJF, run_cli, write_spec
 
-from schedc.runtime.sweep.runs import plan, repeated_seeds
-from schedc.runtime.sweep.spec import read_spec
+from schedc.runtime.tools.sweep.runs import plan, repeated_seeds
+from schedc.runtime.tools.sweep.spec import read_spec
 
 GOOD = """\
 policies = ["@EXAMPLES/depth2.pol", "@EXAMPLES/easy.pol"]

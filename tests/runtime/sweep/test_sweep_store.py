@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 from sweep_specs import EASY, run_cli, write_spec
 
-from schedc.runtime.sweep import execute as ex
-from schedc.runtime.sweep.runs import RunDesc
-from schedc.runtime.sweep.spec import Transforms
-from schedc.runtime.sweep.store import LOCK, Store, record_problem
-from schedc.runtime.sweep.tables import WALL, read_rows
+from schedc.runtime.tools.sweep import execute as ex
+from schedc.runtime.tools.sweep.runs import RunDesc
+from schedc.runtime.tools.sweep.spec import Transforms
+from schedc.runtime.tools.sweep.store import LOCK, Store, record_problem
+from schedc.runtime.tools.sweep.tables import WALL, read_rows
 
 SPEC = 'policies = ["@EXAMPLES/easy.pol", "@EXAMPLES/fcfs.pol"]\n[transforms]\nlimit = [30]\n'
 
@@ -190,7 +190,7 @@ def test_a_timeout_must_be_positive(tmp_path: Path) -> None:
 
 WORKER = textwrap.dedent("""\
     import os, sys, threading, time
-    from schedc.runtime.sweep import execute, store
+    from schedc.runtime.tools.sweep import execute, store
 
     execute._arm_worker()  # as a worker forked or spawned for a sweep does
     def slow_fsync(fd):

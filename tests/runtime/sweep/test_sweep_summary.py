@@ -11,11 +11,11 @@ from pathlib import Path
 from sweep_specs import DEPTH2, run_cli, write_spec
 
 from schedc.runtime.cli import sweep as cli_sweep
-from schedc.runtime.sweep import read_summary
-from schedc.runtime.sweep.runs import plan
-from schedc.runtime.sweep.spec import read_spec
-from schedc.runtime.sweep.summary import interval
-from schedc.runtime.sweep.tables import write_tables
+from schedc.runtime.tools.sweep import read_summary
+from schedc.runtime.tools.sweep.runs import plan
+from schedc.runtime.tools.sweep.spec import read_spec
+from schedc.runtime.tools.sweep.summary import interval
+from schedc.runtime.tools.sweep.tables import write_tables
 
 
 def test_one_value_has_no_interval_and_equal_values_a_zero_wide_one() -> None:
@@ -56,7 +56,7 @@ def test_one_seed_leaves_the_interval_empty_and_says_so_once(tmp_path: Path,
 def test_a_figure_of_one_seed_draws_without_a_band(tmp_path: Path) -> None:
     import matplotlib.pyplot as plt
 
-    from schedc.runtime.plots import sweep_figure
+    from schedc.runtime.results.plots import sweep_figure
 
     fig = sweep_figure(read_summary(_written(tmp_path)), "param.depth", "mean_wait",
                        ["policy"])

@@ -1,4 +1,4 @@
-"""The sweep's Parquet writer (runtime/sweep/tables.py): any rows of cells a sweep makes
+"""The sweep's Parquet writer (runtime/tools/sweep/tables.py): any rows of cells a sweep makes
 (ints, floats, bools, text, empty cells, columns of mixed kinds) come back exactly, typed by
 their column, with the provenance as schema metadata, and writing one does not load
 pandas (0.35 s of CPU a sweep would spend for nothing)."""
@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedc.runtime.sweep.tables import write_parquet
+from schedc.runtime.tools.sweep.tables import write_parquet
 
 CELL = {
     "int": st.integers(-(2**63), 2**63 - 1),
@@ -72,7 +72,7 @@ def test_parquet_gives_back_each_cell_typed_by_its_column(tmp_path_factory, tabl
 
 
 def test_writing_parquet_does_not_load_pandas(tmp_path: Path) -> None:
-    program = ("import sys; from schedc.runtime.sweep.tables import write_parquet; "
+    program = ("import sys; from schedc.runtime.tools.sweep.tables import write_parquet; "
                f"write_parquet({str(tmp_path / 't.parquet')!r}, ['a', 'b'], "
                "[{'a': 1, 'b': 'x'}, {'a': None, 'b': 2.5}], {}); "
                "print('pandas' in sys.modules)")

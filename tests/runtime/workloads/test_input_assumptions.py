@@ -22,7 +22,7 @@ from repo import ROOT
 
 from schedc.runtime.cli.main import bundled_trace, main
 from schedc.runtime.jobs import Job
-from schedc.runtime.provenance import read_csv
+from schedc.runtime.results.provenance import read_csv
 from schedc.runtime.workloads import swf
 from schedc.runtime.workloads.load import load_workload
 from schedc.runtime.workloads.moldable import MoldableSpec, make_moldable

@@ -20,7 +20,8 @@ from schedc.runtime.engine.packing import Packing
 from schedc.runtime.engine.profile import Profile, ProfileK
 from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.jobs import Job, RunningJob
-from schedc.runtime.metrics import compute_metrics
+from schedc.runtime.results.metrics import compute_metrics
+from schedc.runtime.tools import calibrate as cal
 from schedc.runtime.workloads import kresource as kr
 from schedc.runtime.workloads.load import load_workload
 from schedc.runtime.workloads.workload import WorkloadError
@@ -88,7 +89,7 @@ def test_calibration_finds_the_gap_from_either_side(start: float) -> None:
         seen.append(gap)
         return 6400.0 / gap
 
-    found = kr.calibrate(queue, 128, start, tolerance=0.01)
+    found = cal.calibrate(queue, 128, start, tolerance=0.01)
     assert abs(found.queue_length - 128) <= 1.28
     assert found.mean_interarrival == pytest.approx(50, rel=0.011)
     assert [s[0] for s in found.steps] == seen  # every simulation is recorded
@@ -97,7 +98,7 @@ def test_calibration_finds_the_gap_from_either_side(start: float) -> None:
 def test_calibration_that_cannot_reach_the_target_says_so() -> None:
     with pytest.raises(ValueError, match=r"no arrival rate .* 64 in 30 simulations "
                        r"\(closest: 3 "):
-        kr.calibrate(lambda gap: 3.0, 64, 100.0)
+        cal.calibrate(lambda gap: 3.0, 64, 100.0)
 
 
 def test_calibrated_baseline_reaches_the_queue_length() -> None:
@@ -105,7 +106,7 @@ def test_calibrated_baseline_reaches_the_queue_length() -> None:
                    ((1 + (7 * i) % 16, 10 + (13 * i) % 90) for i in range(300)))
     draws = kr.draw(source, 2, "uniform", seed=0)
     ff = to_runtime(with_resources(compile_file(EXAMPLES / "ff-easy.pol"), 2))
-    found = kr.calibrate_rate(ff, source, draws, 16, 20, tolerance=0.05)
+    found = cal.calibrate_rate(ff, source, draws, 16, 20, tolerance=0.05)
     assert abs(found.queue_length - 20) <= 1.0
     again = simulate(ff, kr.workload(source, draws, 16, found.mean_interarrival))
     assert compute_metrics(again).mean_queue == found.queue_length

@@ -11,9 +11,10 @@ from repo import ROOT
 from schedc.dsl import compile_source
 from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.engine.simulator import simulate
+from schedc.runtime.results.swf_out import write_swf
 from schedc.runtime.workloads.load import load_workload
 from schedc.runtime.workloads.state_file import load_state, state_from_data, state_to_data
-from schedc.runtime.workloads.swf import read_swf, write_swf
+from schedc.runtime.workloads.swf import read_swf
 from schedc.runtime.workloads.workload import WorkloadError
 
 LABELS = ("user", "group", "executable", "queue", "partition")

@@ -252,7 +252,7 @@ def test_lanl_cm5_extend_keeps_the_monitor_quiet(capsys: pytest.CaptureFixture[s
 def test_optimal_plans_an_overdue_job_to_end_a_second_later(over_swf: Path) -> None:
     """`schedc optimal` in extend mode: at t=60 job 1 (estimate 50) still runs; the instance
     plans it as the pass does, ending at 61, never before now."""
-    from schedc.runtime.optimal.instance import state_at
+    from schedc.runtime.tools.optimal.instance import state_at
 
     result = run_policy(EASY.parent / "conservative.pol", over_swf, RunOptions(overrun="extend"))
     state = state_at(result.schedule, 60, "over.swf")

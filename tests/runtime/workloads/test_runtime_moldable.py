@@ -17,7 +17,7 @@ from schedc.runtime.cli.main import main
 from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.jobs import Job, Moldable
-from schedc.runtime.provenance import read_csv
+from schedc.runtime.results.provenance import read_csv
 from schedc.runtime.speedup import Downey, Linear
 from schedc.runtime.workloads.moldable import MoldableSpec, make_moldable, size_range
 from schedc.runtime.workloads.state_file import state_from_data
@@ -124,7 +124,7 @@ def test_size_rule_runs_a_moldable_job_on_its_maximum() -> None:
 
 
 def test_size_outside_the_moldable_range_stops_the_run() -> None:
-    from schedc.runtime.monitor import MonitorViolation
+    from schedc.runtime.engine.monitor import MonitorViolation
 
     policy = compile_source("policy p { size job.max_size + 1 }", "<over>")
     w = workload([job(1, 0, 100, 100, 2, Moldable(1, 3, Linear()))], cpus=8)
@@ -321,7 +321,7 @@ def test_categories_are_by_the_recorded_weight() -> None:
     """Paper 000 compares per-category turnaround of rigid and moldable runs of one trace: a
     job stays in its category whatever size it ran on. Recorded on 2 cpus for 40 s (80,
     category 1); on 4 cpus with Amdahl f = 0.5 it runs ceil(40 * (4/3) / 1.6) = 34 s (136)."""
-    from schedc.runtime.metrics import compute_metrics
+    from schedc.runtime.results.metrics import compute_metrics
     from schedc.runtime.speedup import Amdahl
 
     policy = compile_source("policy p { size job.max_size }", "<max>")

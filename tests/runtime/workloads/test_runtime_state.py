@@ -12,10 +12,10 @@ from repo import ROOT
 from schedc.dsl import compile_file, compile_source
 from schedc.runtime.cli.main import main
 from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.monitor import MonitorViolation
 from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.jobs import Job
-from schedc.runtime.monitor import MonitorViolation
-from schedc.runtime.provenance import read_csv
+from schedc.runtime.results.provenance import read_csv
 from schedc.runtime.workloads.state_file import (
     load_state,
     merged_params,

@@ -10,8 +10,8 @@ import pytest
 from schedc.runtime.engine.policy import RuntimePolicy
 from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.jobs import Job
+from schedc.runtime.results.swf_out import write_swf
 from schedc.runtime.workloads.load import load_workload
-from schedc.runtime.workloads.swf import write_swf
 from schedc.runtime.workloads.workload import WorkloadError
 
 HEADER = "; Version: 2.2\n; MaxNodes: 64\n; MaxProcs: 16\n"

@@ -1,6 +1,0 @@
-"""Self-contained HTML pages of results (`--report FILE.html`): `Page` and its builders for
-`run`, `compare` and `verify`."""
-
-from schedc.runtime.html_report.page import Page, VerdictEntry
-
-__all__ = ["Page", "VerdictEntry"]

@@ -1,0 +1,1 @@
+"""Tools built on runs: sweeps on Dask and the optimal planner."""
