@@ -10,12 +10,14 @@ import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from attrs import evolve, frozen
 
 from schedc.dsl.diagnostics import Diagnostic, DiagnosticError, did_you_mean
 from schedc.runtime.cli.errors import EXIT_OK, UserError
 from schedc.runtime.cli.errors import report as report_diagnostics
+from schedc.runtime.cli.options import add_simulation_options
 from schedc.runtime.cli.run import (
     parse_assignments,
     report_output,
@@ -47,7 +49,7 @@ class Run:
         return " ".join((name, *(f"{p}={v}" for p, v in self.varied)))
 
 
-def cmd_compare(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from schedc.runtime.results import report
 
     to_stdout = check_outputs(
@@ -184,3 +186,23 @@ def prepare_all(runs: Sequence[Run], workload: str | None, options: RunOptions,
             evolve(d, message=f"{', '.join(dict.fromkeys(who))}: {d.message}")
             if len(runs) > 1 else d for d, who in failures.items()])
     return prepared
+
+
+def add_parser(commands: Any) -> None:
+    """`schedc compare`'s parser."""
+    compare = commands.add_parser(
+        "compare", help="simulate several policies on one workload",
+        description="Simulate several policies, or one at several param values, on the same "
+        "workload; one table row per run. Every run is checked against the workload before "
+        "the first simulation.")
+    compare.add_argument("policy_files", nargs="+", metavar="POLICY",
+                         help="FILE.pol, or FILE.pol:NAME for one policy of a file that "
+                         "defines several")
+    add_simulation_options(compare, several=True)
+    compare.add_argument("--vary", action="append", default=[], metavar="NAME=V1,V2,...",
+                         help="run each policy that declares param NAME once per value "
+                         "(repeatable: every combination); a policy that declares none of "
+                         "them runs once")
+    compare.add_argument("--csv", metavar="FILE.csv", dest="csv_out",
+                         help="also write the comparison table as CSV, after the runs' "
+                         "provenance as `# KEY: VALUE` lines")

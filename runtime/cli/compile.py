@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from schedc.runtime.cli.errors import EXIT_OK, EXIT_USER_ERROR, report
 from schedc.runtime.run import require_file
 
 
-def cmd_check(args: argparse.Namespace) -> int:
+def run_check(args: argparse.Namespace) -> int:
     from schedc.dsl import check_file
 
     failed = False
@@ -27,7 +28,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_USER_ERROR if failed else EXIT_OK
 
 
-def cmd_compile(args: argparse.Namespace) -> int:
+def run_compile(args: argparse.Namespace) -> int:
     from schedc.dsl import compile_file, policy_to_json
 
     require_file(args.file, "policy")
@@ -46,3 +47,21 @@ def cmd_compile(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return EXIT_OK
+
+
+def add_parser(commands: Any) -> None:
+    """`schedc check` and `schedc compile`'s parser."""
+    check = commands.add_parser(
+        "check", help="parse and type-check policy files", description="Parse and check "
+        ".pol files; report every error of every file at once.")
+    check.add_argument("files", nargs="+", metavar="FILE", help=".pol file(s)")
+
+    compile_ = commands.add_parser(
+        "compile", help="compile a policy to its IR", description="Compile a policy and "
+        "print its intermediate representation.")
+    compile_.add_argument("file", metavar="FILE", help=".pol file")
+    compile_.add_argument("--policy", help="which policy of the file (if it defines several)")
+    compile_.add_argument("--emit", choices=["json"], default="json",
+                          help="output format (default: json)")
+    compile_.add_argument("-o", "--output", metavar="PATH",
+                          help="write to PATH instead of standard output")

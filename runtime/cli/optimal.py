@@ -12,6 +12,7 @@ from attrs import evolve
 
 from schedc.runtime.cli.compare import compare_inputs, parse_entry
 from schedc.runtime.cli.errors import EXIT_OK, UserError
+from schedc.runtime.cli.options import finite
 from schedc.runtime.cli.run import parse_assignments
 from schedc.runtime.engine.policy import RuntimePolicy
 from schedc.runtime.outputs import check_outputs
@@ -23,7 +24,7 @@ PLANNING_HELP = ("a planning policy plans every waiting job: `reserve all` and a
                  "other than `none`, e.g. examples/conservative.pol")
 
 
-def add_parser(commands: Any, finite: Any) -> None:
+def add_parser(commands: Any) -> None:
     sub = commands.add_parser(
         "optimal", help="plan the waiting jobs optimally (event search and CP-SAT) and rate the "
         "policies' plans",
@@ -110,7 +111,7 @@ def parse_times(text: str) -> list[int]:
     return sorted(set(times))
 
 
-def cmd_optimal(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from schedc.runtime.engine.planning import why_not_planning
     from schedc.runtime.run import prepare_run, prepared_policy
     from schedc.runtime.tools.optimal.instance import sample_steps, state_at

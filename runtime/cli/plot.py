@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import re
 import shlex
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from schedc.dsl.diagnostics import Diagnostic, DiagnosticError, did_you_mean
 from schedc.runtime.cli.errors import EXIT_OK, UserError
 from schedc.runtime.cli.errors import report as report_diagnostics
+from schedc.runtime.cli.options import add_simulation_options
 from schedc.runtime.cli.usage import COMMAND_LINE
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ RUN_KINDS = ("gantt", "utilisation", "waits")
 COMPARE_KINDS = ("metrics", "categories")
 
 
-def add_parser(commands: Any, simulation_options: Callable[..., None]) -> None:
+def add_parser(commands: Any) -> None:
     sub = commands.add_parser(
         "plot", help="draw figures of a run, a comparison or a sweep",
         description="Draw figures as PNG or SVG (by the suffix of -o): a run's Gantt chart "
@@ -40,7 +41,7 @@ def add_parser(commands: Any, simulation_options: Callable[..., None]) -> None:
         description="Simulate a policy as `schedc run` does and draw its figures: "
         f"{', '.join(RUN_KINDS)}.")
     run.add_argument("policy_file", metavar="POLICY", help=".pol file")
-    simulation_options(run, json=False)
+    add_simulation_options(run, json=False)
     run.add_argument("--state", metavar="STATE.json",
                      help="replay from a machine state (e.g. a counterexample of `verify`) "
                      "instead of a workload: its running jobs hold processors from their start")
@@ -58,7 +59,7 @@ def add_parser(commands: Any, simulation_options: Callable[..., None]) -> None:
     compare.add_argument("policy_files", nargs="+", metavar="POLICY",
                          help="FILE.pol, or FILE.pol:NAME for one policy of a file that "
                          "defines several")
-    simulation_options(compare, several=True, json=False)
+    add_simulation_options(compare, several=True, json=False)
     compare.add_argument("--vary", action="append", default=[], metavar="NAME=V1,V2,...",
                          help="run each policy that declares param NAME once per value "
                          "(repeatable), as `schedc compare --vary`")
@@ -92,7 +93,7 @@ def _output_options(sub: argparse.ArgumentParser, kinds: Sequence[str]) -> None:
                      "one file each, OUT-KIND.png")
 
 
-def cmd_plot(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     return {"run": _plot_run, "compare": _plot_compare,
             "sweep": _plot_sweep}[args.plot_command](args)
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from schedc.runtime.cli.errors import EXIT_OK, UserError
 from schedc.runtime.cli.errors import report as report_diagnostics
+from schedc.runtime.cli.options import add_simulation_options
 from schedc.runtime.outputs import (
     Input,
     Output,
@@ -21,7 +22,7 @@ from schedc.runtime.outputs import (
 from schedc.runtime.run import RunOptions
 
 
-def cmd_run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from schedc.runtime.results import report
     from schedc.runtime.run import run_policy
 
@@ -280,3 +281,31 @@ class _ProgressBar:
     def __exit__(self, *exc: object) -> None:
         if self._bar is not None:
             self._bar.__exit__(*exc)
+
+
+def add_parser(commands: Any) -> None:
+    """`schedc run`'s parser."""
+    sub = commands.add_parser(
+        "run", help="simulate a policy on a workload",
+        description="Simulate a policy on a workload (SWF trace, .swf.gz or CSV job table) "
+        "and print its metrics. Without --workload, runs on the bundled KTH-SP2 trace.")
+    sub.add_argument("policy_file", metavar="POLICY", help=".pol file")
+    add_simulation_options(sub)
+    sub.add_argument("--state", metavar="STATE.json",
+                     help="replay from a machine state (running and queued jobs at an "
+                     "instant, e.g. a counterexample of `verify`) instead of a workload")
+    sub.add_argument("--jobs-out", metavar="FILE.csv",
+                     help="write one row per job, after the run's provenance as `# KEY: "
+                     "VALUE` lines")
+    sub.add_argument("--jobs-out-format", choices=["schedc", "batsim"], default="schedc",
+                     help="columns of --jobs-out: schedc's own (default; the last, "
+                     "allocated_resources, is the processor ids as \"0-3 8\"), or Batsim's "
+                     "jobs.csv that evalys reads (times in seconds; no provenance lines, "
+                     "which pandas would not read: keep the run's --json for them)")
+    sub.add_argument("--swf-out", metavar="FILE.swf", help="write the simulated schedule as SWF")
+    sub.add_argument("--switches-out", metavar="FILE.csv",
+                     help="a self-tuning dynP policy: write one row per switch (time, from, "
+                     "to, each candidate's metric value), after the run's provenance")
+    sub.add_argument("--timing", action="store_true",
+                     help="a self-tuning dynP policy: report the wall time per self-tuning "
+                     "step (median, 99th percentile, max); not byte-identical across runs")

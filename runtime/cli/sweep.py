@@ -59,7 +59,7 @@ def add_parser(commands: Any) -> None:
     sub.add_argument("--no-progress", action="store_true", help="never show a progress bar")
 
 
-def cmd_sweep(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from schedc.runtime.cli.exit import allow_quick_exit
     from schedc.runtime.tools.sweep.execute import RUN_TIMEOUT, execute
     from schedc.runtime.tools.sweep.runs import plan, repeated_seeds
@@ -78,13 +78,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                         f"seconds, at most {MAX_RUN_TIMEOUT:,}",
                         help="e.g. --run-timeout 3600 (default 10800)")
     spec = read_spec(args.spec)
-    # absolute: the workers of an existing cluster (--scheduler) write the records there,
-    # whatever their own working folder
-    out = os.path.abspath(args.out or spec.out or str(Path(args.spec).with_suffix(".out")))
-    check_outputs([*_written(args, spec, out), report_output(args.report)],
+    given = args.out or spec.out or str(Path(args.spec).with_suffix(".out"))
+    check_outputs([*_written(args, spec, given), report_output(args.report)],
                   _inputs(args, spec), stdout="--json" if args.json else "the summary")
     runs = plan(spec)  # a spec refused makes no folder
-    _make_folder(out)
+    _make_folder(given)
+    # absolute: the workers of an existing cluster (--scheduler) write the records there,
+    # whatever their own working folder
+    out = os.path.abspath(given)
     warning = repeated_seeds(spec, runs)
     if warning is not None:
         report_diagnostics([warning])
@@ -99,7 +100,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     records = store.records({r.key for r in runs.runs}) if made else stored
     paths = write_tables(out, runs, records, args.spec)
     failed = [r for r in runs.runs if records.get(r.key, {}).get("status") != "ok"]
-    facts = {"spec": args.spec, "out": out, "runs": len(runs.runs), "made": len(made),
+    facts = {"spec": args.spec, "out": given, "runs": len(runs.runs), "made": len(made),
              "stored_before": len(runs.runs) - len(todo),
              "failed": len(failed), "files": paths,
              "warnings": [warning.message] if warning is not None else [],

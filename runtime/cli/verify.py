@@ -21,7 +21,7 @@ VERIFY_QUEUED = vocabulary.QUEUED
 VERIFY_RUNNING = vocabulary.RUNNING
 
 
-def cmd_verify(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from schedc.dsl import compile_file
     from schedc.dsl.verify import reports as vr
     from schedc.dsl.verify.across import KEPT, makes_reservations, verify_across
@@ -336,3 +336,47 @@ def _write_report(args: argparse.Namespace, reports, policies) -> None:
     run = VerifyRun(version(), getattr(args, "argv", None), bounds, limits)
     verify_page(reports, run, files, monitor, args.policy).write(args.report)
 
+
+def add_parser(commands: Any) -> None:
+    """`schedc verify`'s parser."""
+    verify = commands.add_parser(
+        "verify", help="prove a policy's properties with Z3",
+        description="Prove, for one scheduling pass over every state within the bounds, that "
+        "no resource is overcommitted (capacity), sizes are in range (size-bounds), no "
+        "formula divides by zero or takes sqrt/log of a bad value (well-defined), no backfill "
+        "delays a reservation more than the policy's `slack` allows, none without one "
+        "(reservation-safety), an idle machine starts a job (progress), "
+        "and every `invariant`; and, across two passes, that a reserved job is never "
+        "reserved later at the next pass (reservations-kept; policies that reserve). "
+        "Exit status: 0 all proved, 1 a property violated, 2 a user "
+        "error, 3 some verdict unknown.")
+    verify.add_argument("files", nargs="+", metavar="FILE", help=".pol file(s)")
+    verify.add_argument("--policy", help="which policy of the file (if it defines several)")
+    verify.add_argument("--queued", type=int, default=VERIFY_QUEUED, metavar="N",
+                        help=f"queued-job slots of the symbolic state (default {VERIFY_QUEUED})")
+    verify.add_argument("--running", type=int, default=VERIFY_RUNNING, metavar="R",
+                        help="running-job slots of the symbolic state "
+                        f"(default {VERIFY_RUNNING})")
+    verify.add_argument("--resources", type=int, metavar="K",
+                        help=f"prove for a machine of K resources (1 to "
+                        f"{vocabulary.MAX_RESOURCES}): the policy's own, "
+                        "then generic ones with symbolic capacities (default: the machine's)")
+    verify.add_argument("--property", action="append", dest="properties", metavar="NAME",
+                        help="check only this property (repeatable): "
+                        f"{', '.join((*vocabulary.PROPERTIES, 'invariant', vocabulary.KEPT))}")
+    verify.add_argument("--rlimit", type=int, default=vocabulary.RLIMIT,
+                        help="Z3 resource limit per property (machine-independent; "
+                        f"default {vocabulary.RLIMIT:,})")
+    verify.add_argument("--timeout", type=float, default=vocabulary.TIMEOUT_S,
+                        metavar="SECONDS", help="wall-clock limit per property, all its "
+                        "checks together (a dynP policy: per property of each candidate; "
+                        f"default {vocabulary.TIMEOUT_S:g})")
+    verify.add_argument("--format", choices=["text", "json", "markdown", "sarif"],
+                        default="text", help="report format (default: text)")
+    verify.add_argument("-o", "--output", metavar="PATH", help="write the report to PATH")
+    verify.add_argument("--report", metavar="FILE.html",
+                        help="also write a self-contained HTML page: every verdict, each "
+                        "counterexample's state and the command that replays it")
+    verify.add_argument("--counterexamples", metavar="DIR",
+                        help="write each counterexample as a state file that "
+                        "`schedc run POLICY --state FILE` replays")

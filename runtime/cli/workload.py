@@ -11,14 +11,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from schedc.runtime.cli.errors import EXIT_OK, UserError
+from schedc.runtime.cli.options import finite
 from schedc.runtime.run import bundled_trace, require_file
+from schedc.runtime.workloads.overrun import DEFAULT as OVERRUN_DEFAULT
+from schedc.runtime.workloads.overrun import MODES as OVERRUN_MODES
 
 if TYPE_CHECKING:
     from schedc.runtime.outputs import Input
     from schedc.runtime.workloads.info import WorkloadInfo
 
 
-def cmd_workload(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from schedc.runtime.outputs import Output, check_outputs
     from schedc.runtime.workloads import synthetic
 
@@ -289,3 +292,97 @@ def summary(args: argparse.Namespace, text: str) -> None:
     from schedc.runtime.atomicio import standard_stream
 
     print(text, file=sys.stderr if standard_stream(args.output) == 1 else sys.stdout)
+
+
+def add_parser(commands: Any) -> None:
+    """`schedc workload`'s parser."""
+    workload = commands.add_parser(
+        "workload", help="make or inspect workloads",
+        description="Make workloads for `schedc run`, or see what one holds.")
+    kinds = workload.add_subparsers(dest="workload_command", metavar="KIND")
+    kinds.required = True
+    generate = kinds.add_parser(
+        "generate", help="a synthetic moldable workload (papers/002)",
+        description="Poisson (or other CV) arrivals, two-stage hyper-exponential service "
+        "demand, Pmax uniform in [1, --pmax]; written as a moldable job table (each job may "
+        "run on 1..Pmax cpus, linear speedup). Give the arrival rate by --mean-interarrival "
+        "or by --utilisation (papers/002 eq. 9: rate x mean demand / processors).")
+    generate.add_argument("-o", "--output", required=True, metavar="FILE.csv")
+    generate.add_argument("--jobs", type=int, default=10_000, help="number of jobs")
+    rate = generate.add_mutually_exclusive_group(required=True)
+    rate.add_argument("--mean-interarrival", type=finite, metavar="S",
+                      help="mean time between arrivals (s)")
+    rate.add_argument("--utilisation", type=finite, metavar="U",
+                      help="offered utilisation in (0, 1] (eq. 9), with --processors")
+    generate.add_argument("--processors", type=int, default=64,
+                          help="processors of eq. 9 (default 64, as the paper)")
+    generate.add_argument("--cv-interarrival", type=finite, default=1.0, metavar="CV",
+                          help="coefficient of variation of inter-arrival times (default 1)")
+    generate.add_argument("--mean-demand", type=finite, default=16.0, metavar="D",
+                          help="mean service demand, BPU-seconds (default 16, as the paper)")
+    generate.add_argument("--cv-demand", type=finite, default=4.0, metavar="CV",
+                          help="coefficient of variation of the demand (default 4)")
+    generate.add_argument("--pmax", type=int, default=32,
+                          help="Pmax is uniform in [1, PMAX] (default 32)")
+    generate.add_argument("--time-scale", type=int, default=1, metavar="K",
+                          help="write times in units of 1/K s (inter-arrivals and demands "
+                          "scaled by K; utilisation and CVs unchanged): with the paper's "
+                          "mean demand of 16 s, whole seconds would round most run times "
+                          "to 1; e.g. 100 for 10 ms")
+    generate.add_argument("--seed", type=int, default=0)
+
+    kres = kinds.add_parser(
+        "kresource", help="a K-resource workload (papers/004)",
+        description="Sizes, run times and estimates of a trace's jobs, each given K "
+        "requirements (the largest its size, the others drawn uniform or exponential "
+        "relative to it) on K resources cpus, r2, ..., rK of the trace's capacity, arriving "
+        "by a Poisson process. Give the rate by --mean-interarrival, or by --queue-length: "
+        "the rate at which the baseline policy (FCFS/FF-EASY) keeps that many jobs waiting "
+        "on average, found by bisection (papers/004 section 3.1). Run it with "
+        "`schedc run POLICY --workload FILE.csv --resources K`.")
+    kres.add_argument("-o", "--output", required=True, metavar="FILE.csv")
+    kres.add_argument("--from", dest="source", metavar="TRACE",
+                      help="the trace whose sizes and run times are used (default: the "
+                      "bundled KTH-SP2 trace)")
+    kres.add_argument("--jobs", type=int, metavar="N", help="the trace's first N jobs "
+                      "(default: all)")
+    kres.add_argument("--resources", type=int, required=True, metavar="K",
+                      help="number of resources (the paper: 2, 4, 8)")
+    kres.add_argument("--distribution", choices=["uniform", "exponential"],
+                      default="uniform", help="how a job's requirements compare to its "
+                      "largest (default: uniform)")
+    krate = kres.add_mutually_exclusive_group(required=True)
+    krate.add_argument("--mean-interarrival", type=finite, metavar="S",
+                       help="mean time between arrivals (s)")
+    krate.add_argument("--queue-length", type=finite, metavar="Q",
+                       help="calibrate the rate: the baseline's mean number of waiting jobs "
+                       "(the paper: 64, 128, 256)")
+    kres.add_argument("--baseline", metavar="POLICY",
+                      help="the policy of the calibration (default: FCFS/FF-EASY, "
+                      "examples/ff-easy.pol)")
+    kres.add_argument("--tolerance", type=finite, default=0.03, metavar="F",
+                      help="calibrate to within this fraction of Q (default 0.03)")
+    kres.add_argument("--seed", type=int, default=0)
+
+    info = kinds.add_parser(
+        "info", help="what a workload holds, before a run",
+        description="Read a workload (SWF trace, .swf.gz or CSV job table) and print its "
+        "facts: jobs read and skipped, the machine and where its size came from, the span of "
+        "submissions, the offered load, how the run times compare with the estimates, the "
+        "work the --overrun mode simulates, the sizes, the labels present and the fields "
+        "missing. Without TRACE, the bundled KTH-SP2 trace.")
+    info.add_argument("trace", nargs="?", metavar="TRACE",
+                      help="SWF trace (.swf, .swf.gz) or CSV job table; default: the "
+                      "bundled KTH-SP2 trace")
+    info.add_argument("--overrun", choices=OVERRUN_MODES, default=OVERRUN_DEFAULT,
+                      help="the mode whose simulated work is shown, as `run --overrun` "
+                      f"(default {OVERRUN_DEFAULT})")
+    info.add_argument("--capacity", action="append", default=[], metavar="NAME=VALUE",
+                      help="machine capacity of a resource (repeatable), e.g. cpus=128")
+    info.add_argument("--lenient", action="store_true",
+                      help="skip and count malformed lines, and jobs with a negative or "
+                      "repeated id or a negative submit time, instead of stopping")
+    info.add_argument("--resources", metavar="K|NAMES",
+                      help="read these resources: K (cpus, r2, ..., rK) or names, e.g. "
+                      "cpus,memory (default cpus)")
+    info.add_argument("--json", action="store_true", help="print the facts as JSON")
