@@ -4,7 +4,7 @@ kind, how many runs ended in each exit status, and every run that crashed, with 
 kept for replay.
 
     python benchmarks/fuzz_inputs.py --runs 2000 --seed 7 --keep /tmp/fuzz
-    python benchmarks/fuzz_inputs.py --limits --runs 300   # also inputs past docs/limits.md
+    python benchmarks/fuzz_inputs.py --limits --runs 300   # also inputs past the limits
 
 Exit 1 if any run crashed (an exception, exit 70, or exit 2 with no message).
 """
@@ -39,7 +39,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--keep", type=Path, help="keep the inputs here (default: a temp dir)")
     parser.add_argument("--limits", action="store_true",
-                        help="also a campaign of inputs past the limits (docs/limits.md)")
+                        help="also a campaign of inputs past the limits (docs/reference/limits.md)")
     args = parser.parse_args()
     examples = sorted((ROOT / "examples").glob("*.pol"))
     runnable = [ROOT / "examples" / f"{name}.pol" for name in RUNNABLE]

@@ -101,7 +101,7 @@ def read_limited(path: str, limit: int, what: str, gunzip: bool = False) -> byte
         raise DiagnosticError([Diagnostic(
             f"`{path}` {grows} more than {byte_size(limit)}, the most schedc reads in a {what}",
             path, help=f"a {what} is read whole into memory: give a smaller one "
-            "(docs/limits.md lists the limits)")])
+            "(docs/reference/limits.md lists the limits)")])
     return data
 
 

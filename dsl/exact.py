@@ -10,7 +10,8 @@ __all__ = ["MAX_CAPACITY", "MAX_DIGITS", "MAX_EXPONENT", "MAX_TIME", "MAX_VALUE"
            "bound_text", "decimal_text", "json_number", "number_problem", "number_text",
            "parse_real", "range_problem", "read_int", "short", "show"]
 
-# The numbers schedc reads (docs/limits.md), checked on the text before Python converts it:
+# The numbers schedc reads (docs/reference/limits.md), checked on the text before Python
+# converts it:
 # `Fraction("1e999999999")` builds a billion-digit integer (it never ends), and `int()`
 # refuses more than 4,300 digits with an error that names no place.
 MAX_DIGITS = 1000  # digits of one number as written

@@ -8,11 +8,15 @@ Every expression has ``type`` in {"int", "real", "bool"} and an optional source 
 
 from __future__ import annotations
 
+from typing import Literal
+
 from attrs import field, frozen
 
 from schedc.dsl.diagnostics import Diagnostic, Span
 
-Type = str  # "int" | "real" | "bool"
+Type = Literal["int", "real", "bool"]  # an expression's type
+
+BackfillKind = Literal["none", "first_fit", "best", "when"]
 
 MAX_EXPONENT = 8  # `x ^ n`: n a literal in [0, 8] (a product of n factors, also for Z3)
 
@@ -176,7 +180,7 @@ class OrderKey:
 
 @frozen
 class Backfill:
-    kind: str  # none | first_fit | best | when
+    kind: BackfillKind
     score: Expr | None = None
     descending: bool = False  # best: the largest score starts instead of the smallest
     # when: after the D-th reservation a job starts iff it fits the free resources now and

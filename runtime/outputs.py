@@ -8,8 +8,8 @@ redirected to): two flags writing it, or one and `--json`, are refused; a regula
 standard output is redirected to is an output too, compared with the inputs. Terminals and
 `/dev/null` are never in conflict: writing one twice loses nothing.
 
-Every command calls `check_outputs` once, before its work; `docs/outputs-and-inputs.md` says
-what it refuses and why.
+Every command calls `check_outputs` once, before its work;
+`docs/reference/outputs-and-inputs.md` says what it refuses and why.
 """
 
 from __future__ import annotations

@@ -133,7 +133,7 @@ class PreparedRun:
     provenance: Provenance
     cluster: Cluster | None = None  # fresh: its background loads are drawn as the run goes
     initial: InitialState | None = None  # a state replayed (`--state`)
-    warnings: tuple[Diagnostic, ...] = ()  # likely mistakes (runtime/traps.py)
+    warnings: tuple[Diagnostic, ...] = ()  # likely mistakes (runtime/run_warnings.py)
 
     def run(self) -> RunResult:
         where = self.options.state if self.initial is not None else self.workload.source
@@ -158,7 +158,7 @@ def prepare_run(policy: str | Path | ir.Policy, workload: str | Path | Workload 
     options = options or RunOptions()
     if options.state is not None:
         return _prepare_state(policy, options)
-    from schedc.runtime.traps import run_warnings
+    from schedc.runtime.run_warnings import run_warnings
 
     texts: dict[str, str] = {}
     policy_ir = compiled(policy, options, texts)
@@ -287,7 +287,7 @@ def _prepare_state(policy: str | Path | ir.Policy, options: RunOptions) -> Prepa
     """One machine state replayed; its params are defaults for the options' params."""
     from schedc.runtime.engine.from_ir import to_runtime
     from schedc.runtime.engine.simulator import machine_for
-    from schedc.runtime.traps import run_warnings
+    from schedc.runtime.run_warnings import run_warnings
     from schedc.runtime.workloads.state_file import check_params, load_state, merged_params
 
     texts: dict[str, str] = {}

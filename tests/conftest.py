@@ -9,3 +9,16 @@ from hypothesis import settings
 settings.register_profile("ci", derandomize=True)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """The tiers (CONTRIBUTING.md): every test of the verifier is `z3`, every test that loads
+    a page in Chromium is `browser`; `slow` is set on the tests themselves."""
+    import pytest
+
+    for item in items:
+        path = item.path.as_posix()
+        if "/tests/dsl/verify/" in path:
+            item.add_marker(pytest.mark.z3)
+        if path.endswith("test_report_browser.py"):
+            item.add_marker(pytest.mark.browser)

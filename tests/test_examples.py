@@ -47,6 +47,7 @@ def from_source(text: str) -> RuntimePolicy:
     return to_runtime(compile_source(text, "<test>"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("trace", SHARED_TRACES)
 @pytest.mark.parametrize("name", CPU_EXAMPLES)
 def test_example_runs_feasibly(name: str, trace: str) -> None:

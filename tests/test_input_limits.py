@@ -1,4 +1,4 @@
-"""The limits of docs/limits.md hold (issue 32): an input past one ends in a located
+"""The limits of docs/reference/limits.md hold (issue 32): an input past one ends in a located
 diagnostic with exit 2, quickly, never in an internal error (70) or a hang.
 
 The small odd inputs are in tests/corpus/inputs/ (copied to a temporary folder per test);

@@ -136,7 +136,8 @@ class Compiler:
             elif r.capacity is not None and r.capacity > MAX_CAPACITY:
                 self.report.error(r.span, range_problem(r.capacity, 1, MAX_CAPACITY,
                                                         f"the capacity of `{r.name}`"),
-                                  "schedc holds capacities from 1 to 10^15 (docs/limits.md)")
+                                  "schedc holds capacities from 1 to 10^15 "
+                                  "(docs/reference/limits.md)")
                 ok = False
             seen[r.name] = r
         if "cpus" not in seen:

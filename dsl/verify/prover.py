@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 import z3
@@ -41,10 +41,13 @@ class Limits:
     timeout_ms: int = int(TIMEOUT_S * 1000)  # wall clock per property
 
 
+Status = Literal["proved", "violated", "unknown"]  # a verdict's
+
+
 @frozen
 class Verdict:
     property: str  # one of PROPERTIES, or "invariant `TEXT`"
-    status: str  # proved | violated | unknown
+    status: Status
     seconds: float
     bound: str  # e.g. "N=8 queued, R=8 running, K=1"
     location: Span | None = None  # of the invariant or the failing operation

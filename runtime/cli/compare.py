@@ -17,6 +17,7 @@ from attrs import evolve, frozen
 from schedc.dsl.diagnostics import Diagnostic, DiagnosticError, did_you_mean
 from schedc.runtime.cli.errors import EXIT_OK, UserError
 from schedc.runtime.cli.errors import report as report_diagnostics
+from schedc.runtime.cli.extras import require
 from schedc.runtime.cli.options import add_simulation_options
 from schedc.runtime.cli.run import (
     parse_assignments,
@@ -50,6 +51,8 @@ class Run:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.report:
+        require("plot", "--report (its figures)")
     from schedc.runtime.results import report
 
     to_stdout = check_outputs(

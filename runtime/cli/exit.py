@@ -2,8 +2,8 @@
 may ask for a quick exit: the standard streams are flushed and every `atexit` handler runs
 (Dask's, multiprocessing's, `weakref.finalize`'s), then the process ends without tearing the
 interpreter down. `schedc sweep` asks: with Dask, pyarrow and pandas loaded, the teardown
-took 0.2 s after its last line was written. Only the command's entry point acts on it, never
-`main()`, which the tests call in their own process."""
+is a noticeable wait after its last line is written. Only the command's entry point acts
+on it, never `main()`, which the tests call in their own process."""
 
 from __future__ import annotations
 

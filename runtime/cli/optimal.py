@@ -12,6 +12,7 @@ from attrs import evolve
 
 from schedc.runtime.cli.compare import compare_inputs, parse_entry
 from schedc.runtime.cli.errors import EXIT_OK, UserError
+from schedc.runtime.cli.extras import require
 from schedc.runtime.cli.options import finite
 from schedc.runtime.cli.run import parse_assignments
 from schedc.runtime.engine.policy import RuntimePolicy
@@ -112,6 +113,7 @@ def parse_times(text: str) -> list[int]:
 
 
 def run(args: argparse.Namespace) -> int:
+    require("optimal", "schedc optimal (OR-Tools CP-SAT)")
     from schedc.runtime.engine.planning import why_not_planning
     from schedc.runtime.run import prepare_run, prepared_policy
     from schedc.runtime.tools.optimal.instance import sample_steps, state_at

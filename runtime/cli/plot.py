@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from schedc.dsl.diagnostics import Diagnostic, DiagnosticError, did_you_mean
 from schedc.runtime.cli.errors import EXIT_OK, UserError
 from schedc.runtime.cli.errors import report as report_diagnostics
+from schedc.runtime.cli.extras import require
 from schedc.runtime.cli.options import add_simulation_options
 from schedc.runtime.cli.usage import COMMAND_LINE
 
@@ -94,6 +95,7 @@ def _output_options(sub: argparse.ArgumentParser, kinds: Sequence[str]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    require("plot", "schedc plot")
     return {"run": _plot_run, "compare": _plot_compare,
             "sweep": _plot_sweep}[args.plot_command](args)
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from schedc.runtime.cli.errors import EXIT_OK, UserError
 from schedc.runtime.cli.errors import report as report_diagnostics
+from schedc.runtime.cli.extras import require
 from schedc.runtime.cli.options import add_simulation_options
 from schedc.runtime.outputs import (
     Input,
@@ -23,6 +24,8 @@ from schedc.runtime.run import RunOptions
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.report:
+        require("plot", "--report (its figures)")
     from schedc.runtime.results import report
     from schedc.runtime.run import run_policy
 
@@ -224,7 +227,7 @@ def _speeds(args: argparse.Namespace) -> tuple[float, ...] | None:
     problem = speeds_problem(args.speeds)  # before one float per processor is made
     if problem is not None:
         raise UserError(f"--speeds {problem.removeprefix('speeds ')}",
-                        help="e.g. --speeds 32x1,32x2 (docs/limits.md)")
+                        help="e.g. --speeds 32x1,32x2 (docs/reference/limits.md)")
     try:
         return tuple(parse_speeds(args.speeds))
     except ClusterError as exc:

@@ -15,6 +15,7 @@ from typing import Any
 
 from schedc.runtime.cli.errors import EXIT_OK, EXIT_VIOLATION, UserError
 from schedc.runtime.cli.errors import report as report_diagnostics
+from schedc.runtime.cli.extras import require
 from schedc.runtime.cli.run import report_output
 from schedc.runtime.outputs import Input, Output, check_outputs, policy_inputs
 
@@ -60,6 +61,7 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    require("sweep", "schedc sweep (Dask, Parquet tables, figures)")
     from schedc.runtime.cli.exit import allow_quick_exit
     from schedc.runtime.tools.sweep.execute import RUN_TIMEOUT, execute
     from schedc.runtime.tools.sweep.runs import plan, repeated_seeds

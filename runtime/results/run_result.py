@@ -27,7 +27,7 @@ class RunResult:
     cluster: str | None = None  # a heterogeneous cluster's description
     wall: float = 0.0  # seconds of the simulation alone
     provenance: Provenance | None = None  # what it ran: versions, hashes, params, options
-    warnings: tuple[Diagnostic, ...] = ()  # likely mistakes (runtime/traps.py), shown once
+    warnings: tuple[Diagnostic, ...] = ()  # likely mistakes (runtime/run_warnings.py), shown once
     measure: MetricOptions | None = None  # the run's `RunOptions.metric_options()`
     # computed once: a table, --json and --csv of one run all read it
     _metrics: dict[str, Any] = field(init=False, eq=False, repr=False, default=Factory(

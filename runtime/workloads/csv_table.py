@@ -308,7 +308,8 @@ def _time_unit_line(name: str, lineno: int, text: str) -> Fraction | None:
         raise WorkloadError(name, lineno, 1, range_problem(unit, MIN_TIME_UNIT, MAX_TIME_UNIT,
                                                            "the time unit") + " s",
                             help="a unit from a picosecond to 10^12 s keeps the metrics' "
-                            "seconds within floating point (docs/limits.md)", source_line=text)
+                            "seconds within floating point (docs/reference/limits.md)",
+                            source_line=text)
     if unit is None or unit <= 0:
         raise WorkloadError(name, lineno, 1, f"bad time unit `{text.strip()}`",
                             help="write `# time-unit 1/100 s` (seconds per unit of the "

@@ -142,7 +142,7 @@ def load_state(path: str, resources: tuple[str, ...] = ("cpus",)) -> InitialStat
     if unread is not None:
         value, where = unread
         raise reader.fail(f"{where}: {value.problem}", "schedc holds a workload's integers "
-                          "from -10^15 to 10^15 (docs/limits.md)", where)
+                          "from -10^15 to 10^15 (docs/reference/limits.md)", where)
     return reader.state(data)
 
 

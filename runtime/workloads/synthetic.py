@@ -46,8 +46,9 @@ from schedc.runtime.atomicio import open_atomic
 HEADER = "id,submit,demand,pmax"
 
 
-# The spec's ranges (docs/limits.md): means up to 10^15 s and CVs up to 1000 keep every draw
-# a finite float (an H2 draw reaches about mean * CV^2 * 37); the jobs are held in memory.
+# The spec's ranges (docs/reference/limits.md): means up to 10^15 s and CVs up to 1000 keep
+# every draw a finite float (an H2 draw reaches about mean * CV^2 * 37); the jobs are held in
+# memory.
 MAX_JOBS = 10**7
 MAX_CV = 1000.0
 
@@ -58,7 +59,8 @@ def _need_int(where: str, value: object, low: int, high: int | None = None) -> N
         raise ValueError(f"{where}: got {value!r}, needs an integer >= {low}")
     if high is not None and value > high:
         raise ValueError(f"{where}: got {short(str(value))}, needs an integer in "
-                         f"[{low}, {bound_text(high)}]: the supported range (docs/limits.md)")
+                         f"[{low}, {bound_text(high)}]: the supported range "
+                         "(docs/reference/limits.md)")
 
 
 def _need_positive(where: str, value: object, high: float | None = None) -> None:
@@ -67,7 +69,8 @@ def _need_positive(where: str, value: object, high: float | None = None) -> None
         raise ValueError(f"{where}: got {value!r}, needs a finite number > 0")
     if high is not None and value > high:  # type: ignore[operator]
         raise ValueError(f"{where}: got {value!r}, needs a number in "
-                         f"(0, {bound_text(int(high))}]: the supported range (docs/limits.md)")
+                         f"(0, {bound_text(int(high))}]: the supported range "
+                         "(docs/reference/limits.md)")
 
 
 # kw_only: five numbers in a row (two means, two CVs, a count) are easy to swap positionally,

@@ -166,7 +166,7 @@ def speeds_problem(text: str) -> str | None:
 
 
 VALUE_HELP = ("schedc holds a workload's integers (times, requests, ids, labels) from -10^15 "
-              "to 10^15 and capacities from 1 to 10^15 (docs/limits.md)")
+              "to 10^15 and capacities from 1 to 10^15 (docs/reference/limits.md)")
 
 
 def int_cell(text: str, what: str) -> tuple[int | None, str | None]:

@@ -443,7 +443,7 @@ def plot_campaign(policy: Path, folder: Path, runs: int, seed: int) -> Iterator[
         yield run_cli(argv)
 
 
-# --- inputs past the limits (docs/limits.md, issue 32) ------------------------------------
+# --- inputs past the limits (docs/reference/limits.md) ----------------------------------
 # A campaign of its own, so that the draws of the campaigns above stay as they were.
 
 LIMIT_NUMBERS = ("1e999999999", "1e-999999999", "9" * 5000, "1e401", "1" + "0" * 400,
@@ -544,7 +544,7 @@ def _limit_spec(policy: Path, rng: random.Random) -> str:
 
 def limits_campaign(policies: list[Path], policy: Path, heterogeneous: Path, folder: Path,
                     runs: int, seed: int) -> Iterator[Outcome]:
-    """Inputs past each limit of docs/limits.md: numbers (huge exponents, thousands of
+    """Inputs past each limit of docs/reference/limits.md: numbers (huge exponents, thousands of
     digits, values past the engine's range), defs that double, import chains, devices and
     FIFOs as inputs, deep or out-of-range sweep specs, odd CSV columns and cells
     (``policy`` declares the param `depth`, ``heterogeneous`` runs on a heterogeneous

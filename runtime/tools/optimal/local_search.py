@@ -9,9 +9,8 @@ two jobs (never two identical ones: the same plan); a worse order is kept with M
 probability, at a temperature falling linearly to nothing by the deadline. Every better plan
 goes to the shared ``Incumbent``. Nothing here proves anything: it only finds plans.
 
-Why: on instances of 20 to 40 jobs CP-SAT's plans stayed 1 to 3% above what this finds in
-a second or two (LANL-CM5 t=30091778, 20 jobs: 10.906e6 after 10 s of both solvers, 10.535e6
-after 2 s of annealing, in sum(w (s - now)))."""
+Why: on instances of 20 to 40 jobs CP-SAT's plans can stay a few percent above what this
+finds in a second or two (benchmarks/bench_optimal.py measures both)."""
 
 from __future__ import annotations
 

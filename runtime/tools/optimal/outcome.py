@@ -72,7 +72,7 @@ def optimise(policies: Sequence[RuntimePolicy], initial: InitialState, *, time_l
     problem = too_large(instance)
     if problem is not None:
         raise OptionError(problem, help="solve a smaller instance: fewer waiting jobs, shorter "
-                          "estimates or a smaller machine (docs/limits.md)")
+                          "estimates or a smaller machine (docs/reference/limits.md)")
     planner = Planner(policies, initial.resources, machine.cap, initial.workload.jobs)
     plans = []
     for k, policy in enumerate(policies):

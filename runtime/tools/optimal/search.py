@@ -1,6 +1,6 @@
 """An exact search for the quasi off-line problem, beside CP-SAT: a chronological branch and
 bound over the instants where a job can start, which proves instances CP-SAT leaves open
-(its lower bound does not move on LANL-CM5 t=25344145; this search ends there in 61 nodes).
+(instances where CP-SAT's lower bound does not move, this search may end in a few nodes).
 
 The search walks time forward from now. At each event (now, then each next end of a running
 or planned job) it chooses which waiting jobs start there, every set that fits, and moves to

@@ -192,8 +192,8 @@ def error_text(error: BaseException) -> str:
 
 # The local cluster's settings, for as long as it lives: Dask's samplers and monitors wake
 # every few ms in each worker (and every nanny polls its worker from this process), taking
-# CPU and the GIL from the runs when the workers fill the cores: with all of them on, 2
-# workers on 2 cores made a run 7% slower than alone. A run's memory is its workload's.
+# CPU and the GIL from the runs when the workers fill the cores (runs measurably slower than
+# alone: benchmarks/bench_sweep.py). A run's memory is its workload's.
 QUIET = {
     "distributed.worker.profile.enabled": False,  # a stack sample every 10 ms
     "distributed.admin.system-monitor.gil.enabled": False,
@@ -204,7 +204,7 @@ QUIET = {
     "distributed.worker.memory.spill": False,
     "distributed.worker.memory.pause": False,
     # Without Dask's MALLOC_TRIM_THRESHOLD_=65536: giving memory back to the OS at every
-    # free made a run 3% slower; a worker's memory is its workloads, kept anyway
+    # free slows the runs; a worker's memory is its workloads, kept anyway
     "distributed.nanny.pre-spawn-environ": {"OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1,
                                             "OPENBLAS_NUM_THREADS": 1},
 }

@@ -31,12 +31,12 @@ TRANSFORMS = ("load_factor", "range_factor", "sigma", "resources", "speeds",
 RUN_KEYS = ("policy", "workload", "params", "seed", *TRANSFORMS)
 BUNDLED = "bundled"
 # A sweep's runs at most: each is planned, keyed and listed in memory, its record read back
-# for the tables (100,000 runs of 10 jobs: 8.4 min, at most 2.3 GB on 2 cores; docs/limits.md)
+# for the tables (docs/reference/limits.md gives the time and memory of a sweep of the most)
 MAX_RUNS = 100_000
 MAX_SPEC_BYTES = 1 << 20  # a spec is a page of TOML
 MAX_NESTING = 32  # arrays and inline tables in one another (tomllib recurses per level)
-# A transform's values (docs/limits.md): the scaled times and the tables' integers stay within
-# what the engine and Parquet's int64 hold (`load_factor` scales times by 100 / it)
+# A transform's values (docs/reference/limits.md): the scaled times and the tables' integers
+# stay within what the engine and Parquet's int64 hold (`load_factor` scales times by 100 / it)
 RANGES: dict[str, tuple[float, float]] = {"load_factor": (1, 10_000),
                                           "range_factor": (1, 1_000), "sigma": (0, 1_000),
                                           "background_load": (0, 1)}
@@ -456,7 +456,7 @@ class _Reader:
             return True
         self.fail(where, f"{name} {value!r}: outside the supported range [{low:g}, {high:g}]",
                   literal=value, help="the scaled times and the tables' integers stay within "
-                  "what schedc holds (docs/limits.md)")
+                  "what schedc holds (docs/reference/limits.md)")
         return False
 
     def run_timeout(self, value: object) -> float | None:

@@ -1,5 +1,5 @@
-"""Silent traps become warnings (issue 13, item 8): on standard error, once each, never
-changing an exit status; the shipped examples raise none."""
+"""A run's warnings: what compiles and runs but is likely not meant is said on standard
+error, once each, never changing an exit status; the shipped examples raise none."""
 
 from __future__ import annotations
 

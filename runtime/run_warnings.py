@@ -1,4 +1,4 @@
-"""Silent traps of a run: what compiles and runs but is probably not what the user meant.
+"""A run's warnings: what compiles and runs but is probably not what the user meant.
 Each is a warning (on standard error; the exit status is unchanged), never an error: the
 result is still exact, only likely not the one the user wanted."""
 
