@@ -17,7 +17,8 @@ from pathlib import Path
 
 from schedc.dsl import compile_file, compile_source
 from schedc.dsl.verify.pass_encoding import Bounds
-from schedc.dsl.verify.prover import Limits, verify_policy
+from schedc.dsl.verify.prover import verify_policy
+from schedc.dsl.verify.verdict import Limits
 
 ROOT = Path(__file__).resolve().parents[1]
 

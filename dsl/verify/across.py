@@ -67,17 +67,12 @@ from attrs import frozen
 
 from schedc.dsl import ir
 from schedc.dsl.diagnostics import Span
+from schedc.dsl.verify.checker import REPLAY_TRIES, Progress, Replay
+from schedc.dsl.verify.counterexample import counterexample
 from schedc.dsl.verify.pass_encoding import Bounds, PassEncoder, SymbolicPass, Unsupported
-from schedc.dsl.verify.prover import (
-    REPLAY_TRIES,
-    Limits,
-    Progress,
-    Replay,
-    Verdict,
-    completes,
-    counterexample,
-)
+from schedc.dsl.verify.properties import completes
 from schedc.dsl.verify.symbolic import FreshNames, SymJob, sym_eval
+from schedc.dsl.verify.verdict import Limits, Verdict
 from schedc.dsl.verify.vocabulary import KEPT
 from schedc.dsl.verify.z3context import fresh_context
 
@@ -690,7 +685,7 @@ class _TwoPasses:
     # reading a model
 
     def counterexample(self, model: z3.ModelRef) -> dict[str, Any]:
-        """The state before the first pass (``prover.counterexample``), with the jobs that
+        """The state before the first pass (``counterexample.counterexample``), with the jobs that
         end at now2 given that run time, the arrivals, the opt-in check, and what the second
         pass decided (``next_pass``, a record like ``pass``)."""
         cex = counterexample(self.first, model)
@@ -823,8 +818,9 @@ MINIMISING_SHARE = 4
 def _least(two: _TwoPasses, constraints: Sequence[z3.BoolRef], limits: Limits,
            timeout_ms: int) -> z3.ModelRef | None:
     """A model least in the number of jobs, then in the sum of its numbers, then in the ids
-    of the first jobs (each pushed down by galloping, then bisection, as ``prover``'s least
-    counterexample: within MINIMISING_CHECKS checks, each bounded by the rlimit)."""
+    of the first jobs (each pushed down by galloping, then bisection, as the one-pass least
+    counterexample, ``counterexample.py``: within MINIMISING_CHECKS checks, each bounded by
+    the rlimit)."""
     solver = z3.Solver()
     solver.set("rlimit", limits.rlimit)
     solver.set("timeout", timeout_ms)

@@ -11,7 +11,7 @@ from urllib.parse import quote
 from attrs import frozen
 
 from schedc.dsl.ir import LABEL_ATTRS
-from schedc.dsl.verify.prover import Verdict
+from schedc.dsl.verify.verdict import Verdict
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 RULES = {

@@ -23,10 +23,12 @@ VERIFY_RUNNING = vocabulary.RUNNING
 
 def run(args: argparse.Namespace) -> int:
     from schedc.dsl import compile_file
+    from schedc.dsl.machines import with_resources
     from schedc.dsl.verify import reports as vr
     from schedc.dsl.verify.across import KEPT, makes_reservations, verify_across
     from schedc.dsl.verify.pass_encoding import Bounds
-    from schedc.dsl.verify.prover import PROPERTIES, Limits, verify_policy, with_resources
+    from schedc.dsl.verify.prover import PROPERTIES, verify_policy
+    from schedc.dsl.verify.verdict import Limits
     from schedc.runtime.replay import replayer
 
     for flag, value, default in (("--queued", args.queued, VERIFY_QUEUED),

@@ -37,7 +37,7 @@ from schedc.dsl.semantics.decisions import PassDecisions
 from schedc.dsl.semantics.numbers import EvaluationError
 from schedc.dsl.tuning import candidate_policies
 from schedc.dsl.verify.pass_encoding import Bounds, Unsupported, encode_pass
-from schedc.dsl.verify.prover import completes
+from schedc.dsl.verify.properties import completes
 from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.engine.monitor import MonitorViolation
 from schedc.runtime.engine.simulator import simulate

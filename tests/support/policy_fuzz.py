@@ -39,7 +39,8 @@ from schedc.dsl import DiagnosticError, compile_source, ir, render_diagnostics
 from schedc.dsl.ir import DECIDERS, TUNING_METRICS, TUNING_STEPS
 from schedc.dsl.tuning import candidate_policies
 from schedc.dsl.verify.pass_encoding import Bounds
-from schedc.dsl.verify.prover import Limits, Verdict, verify_policy
+from schedc.dsl.verify.prover import verify_policy
+from schedc.dsl.verify.verdict import Limits, Verdict
 from schedc.runtime.engine import simulator
 from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.engine.monitor import MonitorViolation

@@ -11,8 +11,8 @@ from typing import Any
 
 from attrs import frozen
 
-from schedc.dsl.verify.prover import Verdict
 from schedc.dsl.verify.reports import PolicyReport, counterexample_rows
+from schedc.dsl.verify.verdict import Verdict
 from schedc.runtime.results.html_report.page import Page, VerdictEntry
 from schedc.runtime.results.provenance import sha256_file
 

@@ -42,7 +42,7 @@ from pass_agreement import (
 
 from schedc.dsl import compile_source
 from schedc.dsl.verify.pass_encoding import Bounds, encode_pass
-from schedc.dsl.verify.prover import completes
+from schedc.dsl.verify.properties import completes
 from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.workloads.state_file import InitialState, param_text, state_from_data
 

@@ -15,7 +15,8 @@ from policy_fuzz import GenConfig, generate
 from schedc.dsl import compile_source
 from schedc.dsl.tuning import candidate_policies
 from schedc.dsl.verify.pass_encoding import Bounds
-from schedc.dsl.verify.prover import Limits, verify_policy
+from schedc.dsl.verify.prover import verify_policy
+from schedc.dsl.verify.verdict import Limits
 from schedc.runtime.replay import replayer
 
 TUNED = GenConfig(tuned_rate=1.0)

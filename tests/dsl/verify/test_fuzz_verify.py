@@ -32,7 +32,8 @@ from policy_fuzz import (
 
 from schedc.dsl import check_source, compile_source
 from schedc.dsl.verify.pass_encoding import Bounds
-from schedc.dsl.verify.prover import Limits, verify_policy
+from schedc.dsl.verify.prover import verify_policy
+from schedc.dsl.verify.verdict import Limits
 from schedc.runtime.cli.main import main
 
 # Fixed seeds: CI fuzzes the same policies on every run (about 1-2 s each here).

@@ -11,7 +11,8 @@ from repo import ROOT
 
 from schedc.dsl import compile_file, compile_source
 from schedc.dsl.verify.pass_encoding import Bounds, encode_pass
-from schedc.dsl.verify.prover import Limits, verify_policy
+from schedc.dsl.verify.prover import verify_policy
+from schedc.dsl.verify.verdict import Limits
 from schedc.runtime.cli.main import main
 
 EXAMPLES = ROOT / "examples"

@@ -1,8 +1,8 @@
-"""Values read from a Z3 model for a counterexample (prover._value): Z3 leaves `to_int` of
-an irrational root unevaluated, and reading one crashed `schedc verify` (fuzz_verify seed
-7059: `ceil(sqrt(queue.count))` in a backfill condition; its policy's run of `schedc verify
-... --queued 3 --running 3 --rlimit 4000000` reaches the value in reservation-safety's
-counterexample, 15 s here, and now reports the counterexample)."""
+"""Values read from a Z3 model for a counterexample (counterexample.model_value): Z3 leaves
+`to_int` of an irrational root unevaluated, and reading one crashed `schedc verify`
+(fuzz_verify seed 7059: `ceil(sqrt(queue.count))` in a backfill condition; its policy's
+run of `schedc verify ... --queued 3 --running 3 --rlimit 4000000` reaches the value in
+reservation-safety's counterexample, and now reports the counterexample)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from fractions import Fraction
 
 import z3
 
-from schedc.dsl.verify.prover import _value
+from schedc.dsl.verify.counterexample import model_value as _value
 
 
 def _root_of_three() -> tuple[z3.ModelRef, z3.ArithRef]:

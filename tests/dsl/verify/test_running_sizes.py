@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from schedc.dsl import compile_source
 from schedc.dsl.verify.pass_encoding import encode_pass
-from schedc.dsl.verify.prover import Bounds, Limits, verify_policy
+from schedc.dsl.verify.prover import Bounds, verify_policy
+from schedc.dsl.verify.verdict import Limits
 from schedc.runtime.replay import replay_stop, replayer
 
 # the invariant holds right after every start that makes the only start of its pass beside

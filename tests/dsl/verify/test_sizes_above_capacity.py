@@ -18,7 +18,9 @@ from pass_agreement import pass_solver
 
 from schedc.dsl import compile_source
 from schedc.dsl.verify.pass_encoding import encode_pass
-from schedc.dsl.verify.prover import Bounds, Limits, size_stops, verify_policy
+from schedc.dsl.verify.properties import size_stops
+from schedc.dsl.verify.prover import Bounds, verify_policy
+from schedc.dsl.verify.verdict import Limits
 from schedc.runtime.engine.monitor import MonitorViolation
 from schedc.runtime.replay import replay_stop, replayer
 from schedc.runtime.run import RunOptions, run_policy

@@ -1,9 +1,9 @@
 """A property's verdict does not depend on which other properties are asked (issue 31).
 
 The facts a check may use are learned before any property, the same whatever is asked, and
-each property runs on a fresh solver (``_learn_pass_facts``, ``_Checker.start`` in
-``dsl/verify/prover.py``): verifying a policy with every property and with each property
-alone (`--property NAME`) gives the same status, property by property.
+each property runs on a fresh solver (``_learn_pass_facts`` in ``dsl/verify/prover.py``,
+``Checker.start`` in ``dsl/verify/checker.py``): verifying a policy with every property and
+with each property alone (`--property NAME`) gives the same status, property by property.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import pytest
 from schedc.dsl import compile_source
 from schedc.dsl.machines import with_resources
 from schedc.dsl.verify.pass_encoding import Bounds
-from schedc.dsl.verify.prover import PROPERTIES, Limits, verify_policy
+from schedc.dsl.verify.prover import PROPERTIES, verify_policy
+from schedc.dsl.verify.verdict import Limits
 
 # (text, resources or None): a fair share that needs the learned use of the running jobs,
 # a utilisation that needs no step to overcommit, roots and logs, a two-resource EASY

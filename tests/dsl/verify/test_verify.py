@@ -14,7 +14,8 @@ from repo import ROOT
 
 from schedc.dsl import compile_file, compile_source
 from schedc.dsl.verify.pass_encoding import Bounds, encode_pass
-from schedc.dsl.verify.prover import Limits, verify_policy
+from schedc.dsl.verify.prover import verify_policy
+from schedc.dsl.verify.verdict import Limits
 from schedc.runtime.cli.main import main
 from schedc.runtime.replay import replayer
 
@@ -387,7 +388,7 @@ CLASS_5 = {
 
 @pytest.mark.parametrize("name", sorted(CLASS_5))
 def test_a_policy_that_was_unknown_is_proved(name: str) -> None:
-    from schedc.dsl.verify.prover import with_resources
+    from schedc.dsl.machines import with_resources
 
     text, k = CLASS_5[name]
     policy = compile_source(text, f"{name}.pol")

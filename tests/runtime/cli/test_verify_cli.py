@@ -20,7 +20,9 @@ from rich.console import Console
 
 from schedc.dsl import compile_file, compile_source
 from schedc.dsl.verify.pass_encoding import Bounds
-from schedc.dsl.verify.prover import PROPERTIES, Limits, _unknown_reason, verify_policy
+from schedc.dsl.verify.prover import PROPERTIES, verify_policy
+from schedc.dsl.verify.verdict import Limits
+from schedc.dsl.verify.verdict import unknown_reason as _unknown_reason
 from schedc.runtime.cli.main import main
 
 EXAMPLES = ROOT / "examples"
@@ -226,8 +228,8 @@ def test_text_report_keeps_a_long_location_whole_when_piped(deep_policy: Path) -
 
 
 def test_text_report_wraps_long_cells_never_cuts_them() -> None:
-    from schedc.dsl.verify.prover import Verdict
     from schedc.dsl.verify.reports import PolicyReport, print_terminal
+    from schedc.dsl.verify.verdict import Verdict
 
     bound = "N=8 queued, R=8 running, K=1"
     long_invariant = "invariant `count(j in queue where j.submit < job.submit) == 0`"

@@ -23,9 +23,9 @@ from pass_agreement import (
 from repo import ROOT
 
 from schedc.dsl import compile_file, compile_source
+from schedc.dsl.machines import with_resources
 from schedc.dsl.semantics.evaluate import Env, evaluate
 from schedc.dsl.verify.pass_encoding import Bounds, encode_pass
-from schedc.dsl.verify.prover import with_resources
 from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.engine.policy import PassState
 from schedc.runtime.engine.simulator import simulate

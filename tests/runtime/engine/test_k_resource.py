@@ -10,8 +10,9 @@ import pytest
 from repo import ROOT
 
 from schedc.dsl import compile_file, compile_source
+from schedc.dsl.machines import with_resources
 from schedc.dsl.verify.pass_encoding import Bounds
-from schedc.dsl.verify.prover import verify_policy, with_resources
+from schedc.dsl.verify.prover import verify_policy
 from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.engine.policy import PassState
 from schedc.runtime.engine.simulator import simulate

@@ -8,8 +8,8 @@ from pathlib import Path
 from repo import EXAMPLES
 from tiny_traces import THREE_JOBS_SWF
 
-from schedc.dsl.verify.prover import Verdict
 from schedc.dsl.verify.reports import PolicyReport
+from schedc.dsl.verify.verdict import Verdict
 from schedc.runtime.results.html_report.run import run_page
 from schedc.runtime.results.html_report.verify import VerifyRun, verify_page
 from schedc.runtime.run import run_policy

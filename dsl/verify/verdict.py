@@ -1,0 +1,79 @@
+"""What a verification gives: a property's ``Verdict`` (and its ``Status``), the ``Limits``
+it ran under, and ``unknown_reason``, the text of an unknown verdict (why Z3 gave none and
+which limit to change).
+
+Apart from the prover so that what reads verdicts (reports, the CLI, the HTML page, the
+cross-pass check) needs neither Z3 nor the prover's machinery, and so that every module
+of the prover can import them without importing one another back.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from attrs import frozen
+
+from schedc.dsl.diagnostics import Span
+from schedc.dsl.verify.vocabulary import RLIMIT, TIMEOUT_S
+
+
+@frozen
+class Limits:
+    rlimit: int = RLIMIT  # Z3 resource units per property (deterministic)
+    timeout_ms: int = int(TIMEOUT_S * 1000)  # wall clock per property
+
+
+Status = Literal["proved", "violated", "unknown"]  # a verdict's
+
+
+@frozen
+class Verdict:
+    property: str  # one of PROPERTIES, or "invariant `TEXT`"
+    status: Status
+    seconds: float
+    bound: str  # e.g. "N=8 queued, R=8 running, K=1"
+    location: Span | None = None  # of the invariant or the failing operation
+    reason: str | None = None  # unknown: why; violated: what failed
+    core: tuple[str, ...] = ()  # proved: the assumptions the proof used
+    counterexample: dict[str, Any] | None = None  # violated: a state `schedc run --state` replays
+    work: int = 0  # Z3's resource units spent: the same on any machine, unlike ``seconds``
+    # proved, but for states of at most R running jobs only: where the policy reads every
+    # running job (`running.count`, an aggregate over `running`), as "`TEXT` (file:line:col)"
+    bounded_by: tuple[str, ...] = ()
+    # proved, within limits the bounds set (each a sentence: what is not covered, what to
+    # raise); the report prints them
+    caveats: tuple[str, ...] = ()
+    # a dynP policy's verdict (dsl/verify/tuned.py): the candidate whose verdict it is when
+    # not proved (its counterexample replays with that candidate's pass), and every
+    # candidate's status, in the order written
+    candidate: str | None = None
+    candidates: tuple[tuple[str, str], ...] = ()
+
+
+def unknown_reason(why: str, at: tuple[int, int], limits: Limits, seconds: float = 0.0,
+                   spent: int = 0) -> str:
+    """Why the exact pass at ``at`` (n queued, n running) has no verdict, and what to change:
+    Z3's reason ``why`` ("log": a counterexample that applies the uninterpreted `log`),
+    the ``seconds`` the check took and the resource units it ``spent``."""
+    where = f"while searching for a counterexample at N={at[0]}, R={at[1]}"
+    smaller = "or lower --queued/--running" if max(at) > 1 else ""
+    if why == "log":
+        return (f"a counterexample was found at N={at[0]}, R={at[1]}, but it applies `log`, "
+                "which Z3 treats as an unknown function: it may not be real, and no limit "
+                "changes that (a proof holds for every `log`; a counterexample needs the "
+                "formula without it)")
+    if "incomplete" in why or "tactic failed" in why:
+        return (f"Z3 cannot decide the pass at N={at[0]}, R={at[1]} ({why}): its arithmetic "
+                "is incomplete here (nonlinear: products or quotients of unknowns, sqrt); "
+                f"raising the limits will not help: simplify the formula {smaller}".rstrip())
+    timeout_s = limits.timeout_ms / 1000
+    rlimit = (f"Z3's resource limit (--rlimit {limits.rlimit}) ran out {where}: raise "
+              f"--rlimit (e.g. --rlimit {min(8 * limits.rlimit, 2**32 - 1)}) {smaller}".rstrip())
+    if why != "timeout" and spent >= limits.rlimit:
+        return rlimit
+    if why == "timeout" or seconds >= 0.98 * timeout_s:  # an Optimize says "canceled"
+        return (f"the time limit (--timeout {timeout_s:g} s) ran out {where}: raise --timeout "
+                f"(e.g. --timeout {4 * timeout_s:g}) {smaller}".rstrip())
+    if "resource" in why:
+        return rlimit
+    return f"Z3 gave up {where}: {why}"
