@@ -66,7 +66,7 @@ def verify_policy(policy: ir.Policy, bounds: Bounds | None = None, limits: Limit
     property (others are tried; if none replays, the verdict is unknown): what the verifier
     only models (how `sqrt` rounds, which function `log` is) never makes a false report.
 
-    A dynP policy (``policy.tuning``) is proved candidate by candidate (dsl/verify/tuned.py);
+    A dynP policy (``policy.tuning``) is proved candidate by candidate (dsl/verify/tuning.py);
     ``replay_for(candidate)`` then replays each candidate's counterexamples with its pass.
     ``resized``: running rigid jobs may hold other cpus than they asked (``encode_pass``;
     default: if the policy has a size rule). ``progress`` is told each property as it
@@ -77,7 +77,7 @@ def verify_policy(policy: ir.Policy, bounds: Bounds | None = None, limits: Limit
             raise ValueError("a dynP policy's counterexamples replay with their candidate's "
                              "pass: give replay_for, not replay")
         from schedc.dsl.tuning import candidate_policies
-        from schedc.dsl.verify.tuned import verify_tuned
+        from schedc.dsl.verify.tuning import verify_tuned
 
         # a job another candidate started on a size of its rule runs on in this one's passes
         sized = any(c.size is not None for c in policy.tuning.candidates)

@@ -43,7 +43,7 @@ class Verdict:
     # proved, within limits the bounds set (each a sentence: what is not covered, what to
     # raise); the report prints them
     caveats: tuple[str, ...] = ()
-    # a dynP policy's verdict (dsl/verify/tuned.py): the candidate whose verdict it is when
+    # a dynP policy's verdict (dsl/verify/tuning.py): the candidate whose verdict it is when
     # not proved (its counterexample replays with that candidate's pass), and every
     # candidate's status, in the order written
     candidate: str | None = None

@@ -1,6 +1,6 @@
 """Random dynP policies (tests/support/policy_fuzz.py, ``tuned_rate``): they compile, and
 the verifier's verdict on each property is the worst of its candidates' verdicts, each
-candidate verified on its own with the tuned invariants (dsl/verify/tuned.py).
+candidate verified on its own with the tuned invariants (dsl/verify/tuning.py).
 The verify-and-simulate harness runs them too (its counterexample states name their
 candidate, `"active"`): tests/runtime/engine/test_dynp_mixed.py, and
 `benchmarks/fuzz_verify.py --tuned-rate P` for campaigns."""

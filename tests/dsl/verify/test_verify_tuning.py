@@ -16,7 +16,7 @@ from schedc.dsl.tuning import candidate_policies
 from schedc.dsl.verify import reports as vr
 from schedc.dsl.verify.pass_encoding import Bounds
 from schedc.dsl.verify.prover import verify_policy
-from schedc.dsl.verify.tuned import verify_tuned
+from schedc.dsl.verify.tuning import verify_tuned
 from schedc.dsl.verify.verdict import Limits, Verdict
 from schedc.runtime.cli.main import main
 from schedc.runtime.replay import replay_stop, replayer
