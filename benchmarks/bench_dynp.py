@@ -2,7 +2,7 @@
 LJF planning; ARTwW; advanced decider) on KTH-SP2 and LANL-CM5, and the wall time per
 self-tuning step as the waiting queue grows (the paper: under 10 ms for 25 waiting jobs).
 
-    python benchmarks/bench_dynp.py [--repeat 3] [--traces ../shared/traces] [--limit N]
+    python -m benchmarks.bench_dynp [--repeat 3] [--traces ../shared/traces] [--limit N]
 
 Times are of the simulation alone (``RunResult.wall``, in process: the trace is read once),
 best of --repeat runs. The dynP policy is built from the three planning examples as the
@@ -43,7 +43,8 @@ def best_of(repeat: int, policy, trace: Path, options: RunOptions):
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_dynp",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--traces", type=Path, default=ROOT.parent / "shared" / "traces")
     parser.add_argument("--limit", type=int, default=None, help="only the first N jobs")

@@ -6,7 +6,7 @@ cost shows), and times the simulation alone (`run_policy`'s wall) for FF-EASY, B
 BB-EASY and FF-CONS, best of --repeat. Prints the baseline's mean queue length too, the load
 each figure is measured at.
 
-    python benchmarks/bench_kresource.py [--ks 2 8] [--jobs 5000] [--repeat 3]
+    python -m benchmarks.bench_kresource [--ks 2 8] [--jobs 5000] [--repeat 3]
 
 With --write DIR it only writes each workload as a job table (no comment lines, for older
 checkouts whose reader lacks them) and prints the `--capacity` to give.
@@ -26,7 +26,8 @@ POLICIES = ("ff-easy", "bl-easy", "bb-easy", "ff-cons")
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m benchmarks.bench_kresource",
+                                description=__doc__.splitlines()[0])
     p.add_argument("--source", default=str(ROOT.parent / "shared" / "traces" /
                                            "lublin_256.swf.gz"))
     p.add_argument("--jobs", type=int, default=5000)

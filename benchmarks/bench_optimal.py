@@ -6,7 +6,7 @@ then solved with --workers workers and a --time-limit; prints status, solve seco
 (on ARTwW), the quality of the best of the FCFS/SJF/LJF planning policies
 (SLDwA(optimal) / SLDwA(policy)) and what gave the verdict (the event search or CP-SAT).
 
-    python benchmarks/bench_optimal.py [--sizes 10 20 30 40] [--per 2] [--time-limit 60]
+    python -m benchmarks.bench_optimal [--sizes 10 20 30 40] [--per 2] [--time-limit 60]
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ POLICIES = ("conservative", "conservative-sjf", "conservative-ljf")
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m benchmarks.bench_optimal",
+                                description=__doc__.splitlines()[0])
     p.add_argument("--sizes", nargs="+", type=int, default=[10, 20, 30, 40])
     p.add_argument("--per", type=int, default=2, help="instances per size and trace")
     p.add_argument("--time-limit", type=float, default=60.0)

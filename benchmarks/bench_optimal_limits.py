@@ -3,11 +3,11 @@ the limit plus one second at 200 waiting jobs; before, 0.5 s took 28 s at 60 job
 than 400 s at 120).
 
 For each size N of --sizes a KTH-SP2-like state of N waiting jobs (seed 0, the generator of
-tests/runtime/optimal/test_time_limits.py) is written, then `schedc optimal` runs on it with
-the FCFS/SJF/LJF planning policies for each limit of --limits, in a fresh process; prints the
-command's wall time, its overrun past the limit, status and what gave the verdict.
+tests/runtime/tools/optimal/test_time_limits.py) is written, then `schedc optimal` runs on it
+with the FCFS/SJF/LJF planning policies for each limit of --limits, in a fresh process; prints
+the command's wall time, its overrun past the limit, status and what gave the verdict.
 
-    python benchmarks/bench_optimal_limits.py [--sizes 60 120 200] [--limits 0.5 1 2]
+    python -m benchmarks.bench_optimal_limits [--sizes 60 120 200] [--limits 0.5 1 2]
 """
 
 from __future__ import annotations
@@ -52,7 +52,8 @@ def long_queue(jobs: int, seed: int = 0) -> dict:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m benchmarks.bench_optimal_limits",
+                                description=__doc__.splitlines()[0])
     p.add_argument("--sizes", nargs="+", type=int, default=[60, 120, 200])
     p.add_argument("--limits", nargs="+", type=float, default=[0.5, 1.0, 2.0])
     p.add_argument("--workers", type=int, default=2)

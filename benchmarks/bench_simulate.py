@@ -5,7 +5,7 @@ Prints, for EASY and conservative backfilling on KTH-SP2 and LANL-CM5: wall time
 peak resident memory; then the time for 25k, 50k, 100k and 200k jobs (prefixes of LANL-CM5, and
 LANL-CM5 twice in a row for 200k) to show linear growth.
 
-    python benchmarks/bench_simulate.py [--repeat 3] [--traces ../shared/traces]
+    python -m benchmarks.bench_simulate [--repeat 3] [--traces ../shared/traces]
 
 Each figure is the best of --repeat runs (the least disturbed by other load on the machine).
 """
@@ -101,7 +101,8 @@ def calibration() -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_simulate",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--traces", type=Path, default=ROOT.parent / "shared" / "traces")
     args = parser.parse_args()

@@ -17,7 +17,7 @@
     `schedc sweep SPEC` as a process, start-up included, when every run is stored
     (target < 5 s).
 
-    python benchmarks/bench_sweep.py [--runs 100] [--tiny 1000] [--repeat 1]
+    python -m benchmarks.bench_sweep [--runs 100] [--tiny 1000] [--repeat 1]
 
 With --repeat K, (a) is measured K times (one-process runs, then the sweep, in turn) and
 each ratio is printed with their median: on a virtual machine a run's time varies by 10%
@@ -42,6 +42,7 @@ from schedc.runtime.tools.sweep.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 EASY = ROOT / "examples" / "easy.pol"
+SELF = [sys.executable, "-m", "benchmarks.bench_sweep"]  # this script in a process of its own
 
 
 def spec_file(folder: Path, seeds: int, limit: int | None) -> Path:
@@ -80,7 +81,7 @@ def sequential_process(spec: Path) -> tuple[float, float]:
     """The runs one after another in a process of their own: (its wall time as a process,
     the wall time of its loop)."""
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, __file__, "--sequential", str(spec)],
+    done = subprocess.run([*SELF, "--sequential", str(spec)], cwd=ROOT,
                           capture_output=True, text=True, check=True)
     return time.perf_counter() - started, float(done.stdout)
 
@@ -90,7 +91,7 @@ def halves_in_parallel(folder: Path, runs: int) -> float:
     as processes (start-up included, as in sequential_process)."""
     half = spec_file(folder, runs // 2, None)
     started = time.perf_counter()
-    children = [subprocess.Popen([sys.executable, __file__, "--sequential", str(half)],
+    children = [subprocess.Popen([*SELF, "--sequential", str(half)], cwd=ROOT,
                                  stdout=subprocess.DEVNULL) for _ in range(2)]
     if any(child.wait() for child in children):
         sys.exit("a one-process loop failed")
@@ -98,7 +99,8 @@ def halves_in_parallel(folder: Path, runs: int) -> float:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_sweep",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100, help="EASY runs of (a) and (b)")
     parser.add_argument("--tiny", type=int, default=1000, help="tiny runs resumed in (c)")
     parser.add_argument("--repeat", type=int, default=1, help="measurements of (a)")

@@ -6,7 +6,7 @@ policy as the number of resources K grows (a machine of K resources, built on th
 N = R = 8). The total includes building the encodings. A verdict of `unknown` means Z3's
 resource limit (--rlimit, machine-independent) ran out.
 
-    python benchmarks/bench_verify.py [--sizes 4 8 16 32] [--resources 1 2 4 8]
+    python -m benchmarks.bench_verify [--sizes 4 8 16 32] [--resources 1 2 4 8]
 """
 
 from __future__ import annotations
@@ -16,9 +16,8 @@ import time
 from pathlib import Path
 
 from schedc.dsl import compile_file, compile_source
-from schedc.dsl.verify.pass_encoding import Bounds
 from schedc.dsl.verify.prover import verify_policy
-from schedc.dsl.verify.verdict import Limits
+from schedc.dsl.verify.verdict import Bounds, Limits
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,7 +44,8 @@ def row(label: str, policy, bounds: Bounds, limits: Limits) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_verify",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[4, 8, 16, 32])
     parser.add_argument("--resources", type=int, nargs="+", default=[1, 2, 4, 8])
     parser.add_argument("--rlimit", type=int, default=50_000_000)

@@ -3,7 +3,7 @@ processor ids (`processor_runs`) computed after it, `--jobs-out` (schedc and Bat
 formats) and the Gantt chart (PNG and SVG, with the SVG's size). `schedc run` without
 --jobs-out computes no ids at all: this is the cost only of the runs that ask for them.
 
-    python benchmarks/bench_view.py [--traces NAME ...] [--repeat N]
+    python -m benchmarks.bench_view [--traces NAME ...] [--repeat N]
 
 Each time is the least of --repeat runs (seconds). Traces are read from $SCHEDC_TRACES,
 else ../shared/traces; KTH-SP2 also from the package.
@@ -20,8 +20,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "support"))
-
 TRACES = ("KTH-SP2-1996-2.1-cln.swf.gz", "LANL-CM5-1994-4.1-cln.swf.gz",
           "NASA-iPSC-1993-3.1-cln.swf.gz", "lublin_256.swf.gz")
 
@@ -60,7 +58,8 @@ def measure(name: str, path: Path, repeat: int, out: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_view",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--traces", nargs="+", default=list(TRACES), metavar="NAME")
     parser.add_argument("--repeat", type=int, default=3, metavar="N")
     args = parser.parse_args(argv)

@@ -3,8 +3,8 @@ at random and run through the CLI in process (tests/support/input_fuzz.py). Prin
 kind, how many runs ended in each exit status, and every run that crashed, with its input
 kept for replay.
 
-    python benchmarks/fuzz_inputs.py --runs 2000 --seed 7 --keep /tmp/fuzz
-    python benchmarks/fuzz_inputs.py --limits --runs 300   # also inputs past the limits
+    python -m benchmarks.fuzz_inputs --runs 2000 --seed 7 --keep /tmp/fuzz
+    python -m benchmarks.fuzz_inputs --limits --runs 300   # also inputs past the limits
 
 Exit 1 if any run crashed (an exception, exit 70, or exit 2 with no message).
 """
@@ -17,10 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "support"))
-
-from input_fuzz import (  # noqa: E402
+from tests.support.input_fuzz import (
     limits_campaign,
     plot_campaign,
     policy_campaign,
@@ -29,12 +26,15 @@ from input_fuzz import (  # noqa: E402
     workload_campaign,
 )
 
+ROOT = Path(__file__).resolve().parents[1]
+
 RUNNABLE = ["easy", "conservative", "easy-memory", "map", "fairshare", "depth2", "firstfit"]
 PLANNING = ["conservative-sjf", "dynp"]  # policies `optimal` takes (with conservative)
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.fuzz_inputs",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=500, help="mutations per kind")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--keep", type=Path, help="keep the inputs here (default: a temp dir)")

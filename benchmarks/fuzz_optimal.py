@@ -3,7 +3,7 @@ of the tests (8 to --max-jobs waiting jobs): both alone, each must prove its opt
 the two optima must be equal; every plan is checked by the monitor. Instances mix one and
 two resources, identical jobs and jobs wider than half the machine, as the tests' do.
 
-    python benchmarks/fuzz_optimal.py [--count 100] [--seed 0] [--max-jobs 12]
+    python -m benchmarks.fuzz_optimal [--count 100] [--seed 0] [--max-jobs 12]
 
 Prints each disagreement (and the seed that makes it), then a tally. Where one of the two is
 not proven within --seconds, what can still be compared is: no plan beats a proven optimum,
@@ -75,7 +75,8 @@ def check(seed: int, max_jobs: int, seconds: float) -> str:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m benchmarks.fuzz_optimal",
+                                description=__doc__.splitlines()[0])
     p.add_argument("--count", type=int, default=100)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-jobs", type=int, default=12)

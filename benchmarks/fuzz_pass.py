@@ -1,9 +1,9 @@
 """Random policies against the simulator one pass at a time (tests/support/pass_fuzz.py).
 
-    python benchmarks/fuzz_pass.py --count 200 --seed 0 --states 15 --jobs 2 --out fuzz-pass
-    python benchmarks/fuzz_pass.py --count 100 --seed 0 --tuned-rate 1   # dynP policies
-    python benchmarks/fuzz_pass.py --count 100 --seed 0 --slack-rate 1   # relaxed backfilling
-    python benchmarks/fuzz_pass.py --count 200 --seed 0 --reachable 6    # states runs reach
+    python -m benchmarks.fuzz_pass --count 200 --seed 0 --states 15 --jobs 2 --out fuzz-pass
+    python -m benchmarks.fuzz_pass --count 100 --seed 0 --tuned-rate 1   # dynP policies
+    python -m benchmarks.fuzz_pass --count 100 --seed 0 --slack-rate 1   # relaxed backfilling
+    python -m benchmarks.fuzz_pass --count 200 --seed 0 --reachable 6    # states runs reach
 
 Policy i is generated from seed S + i as in fuzz_verify.py; each is encoded once (N=3 queued,
 R=2 running slots) and pinned to --states random states: the encoded pass must have a model,
@@ -28,14 +28,13 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
-
-from pass_fuzz import PolicyCheck, check_policy, check_reachable, tally  # noqa: E402
-from policy_fuzz import MORE_PATTERNS, PATTERNS, GenConfig  # noqa: E402
+from tests.support.pass_fuzz import PolicyCheck, check_policy, check_reachable, tally
+from tests.support.policy_fuzz import MORE_PATTERNS, PATTERNS, GenConfig
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m benchmarks.fuzz_pass",
+                                description=__doc__.split("\n\n")[0])
     p.add_argument("--count", type=int, default=100, help="policies to try (default 100)")
     p.add_argument("--seed", type=int, default=0, help="the first seed (default 0)")
     p.add_argument("--states", type=int, default=15, help="states a policy (default 15)")

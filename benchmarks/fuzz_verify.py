@@ -1,9 +1,9 @@
 """A differential fuzzing campaign: random policies, `schedc verify` against the simulator.
 
-    python benchmarks/fuzz_verify.py --count 500 --seed 0 --jobs 2 --out fuzz-out
+    python -m benchmarks.fuzz_verify --count 500 --seed 0 --jobs 2 --out fuzz-out
 
-Policy i of the campaign is generated from seed S + i (tests/support/policy_fuzz.py), so any one of
-them is reproduced by `fuzz_seed(S + i)`. Each runs in its own process (a fresh Z3: a
+Policy i of the campaign is generated from seed S + i (tests/support/policy_fuzz/), so any one
+of them is reproduced by `fuzz_seed(S + i)`. Each runs in its own process (a fresh Z3: a
 long-lived one carries state from earlier proofs, which may change which counterexample a
 search lands on). Prints the policies tried, verdicts by property, disagreements by
 category and the time; writes each disagreement (policy, evidence, README with the commands
@@ -20,9 +20,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
-
-from policy_fuzz import (  # noqa: E402
+from tests.support.policy_fuzz import (
     MORE_PATTERNS,
     PATTERNS,
     STATED_BOUNDS,
@@ -58,7 +56,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m benchmarks.fuzz_verify",
+                                description=__doc__.split("\n\n")[0])
     p.add_argument("--count", type=int, default=200, help="policies to try (default 200)")
     p.add_argument("--seed", type=int, default=0, help="the first seed (default 0)")
     p.add_argument("--jobs", type=int, default=2, help="processes (default 2)")

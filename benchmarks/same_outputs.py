@@ -5,9 +5,9 @@ A refactoring must not change a single byte of a run's results. This script runs
 `examples/**/*.pol` on every trace of `--traces`, and keeps each run's exit status, its
 standard output (the JSON), its standard error and the jobs table in a directory:
 
-    python benchmarks/same_outputs.py record /tmp/before   # on the old commit
-    python benchmarks/same_outputs.py record /tmp/after    # on the new commit
-    python benchmarks/same_outputs.py compare /tmp/before /tmp/after
+    python -m benchmarks.same_outputs record /tmp/before   # on the old commit
+    python -m benchmarks.same_outputs record /tmp/after    # on the new commit
+    python -m benchmarks.same_outputs compare /tmp/before /tmp/after
 
 `compare` prints each run whose files differ and exits 1 if any does. Files are compared
 byte for byte: a run's JSON holds no timings, so the same code gives the same bytes (its
@@ -81,7 +81,8 @@ def compare(before: Path, after: Path) -> int:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.same_outputs",
+                                     description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     rec = sub.add_parser("record")
     rec.add_argument("out", type=Path)

@@ -9,8 +9,8 @@ from functools import lru_cache
 
 from schedc.dsl import ir
 from schedc.dsl.diagnostics import Diagnostic, DiagnosticError, Reporter, did_you_mean
-from schedc.dsl.exact import RANGE_HELP, number_problem, short
 from schedc.dsl.lowering.policies import Compiler
+from schedc.dsl.number_text import RANGE_HELP, number_problem, short
 from schedc.dsl.params import ParamValue, depth_param, located, value_problem
 from schedc.dsl.syntax.loader import load_program
 

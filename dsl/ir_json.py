@@ -8,7 +8,7 @@ import attrs
 
 from schedc.dsl import ir
 from schedc.dsl.diagnostics import Span
-from schedc.dsl.exact import json_number
+from schedc.dsl.number_text import json_number
 
 _SKIP = {"span", "warnings"}  # positions depend on formatting, not meaning
 

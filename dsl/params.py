@@ -17,7 +17,7 @@ from fractions import Fraction
 
 from schedc.dsl import ir
 from schedc.dsl.diagnostics import Diagnostic, read_line
-from schedc.dsl.exact import show
+from schedc.dsl.number_text import show
 
 ParamValue = int | Fraction | bool
 

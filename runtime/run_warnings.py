@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from schedc.dsl.diagnostics import Diagnostic
-from schedc.dsl.exact import show
+from schedc.dsl.number_text import show
 
 if TYPE_CHECKING:
     from schedc.dsl import ir

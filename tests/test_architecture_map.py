@@ -7,7 +7,8 @@ import re
 import subprocess
 
 import pytest
-from repo import ROOT
+
+from tests.support.repo import ROOT
 
 MAP = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
 SOURCE = [p for top in ("dsl", "runtime", "grammar") for p in (ROOT / top).rglob("*.py")

@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from input_fuzz import (
+
+from tests.support.input_fuzz import (
     SWF,
     plot_campaign,
     policy_campaign,
@@ -18,7 +19,7 @@ from input_fuzz import (
     sweep_campaign,
     workload_campaign,
 )
-from repo import ROOT
+from tests.support.repo import ROOT
 
 EXAMPLES = sorted((ROOT / "examples").glob("*.pol"))
 RUNNABLE = [ROOT / "examples" / f"{name}.pol"

@@ -15,8 +15,9 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from docs_text import DOCS, Block, blocks
-from repo import ROOT
+
+from tests.support.docs_text import DOCS, Block, blocks
+from tests.support.repo import ROOT
 
 CLI = [sys.executable, "-m", "schedc.runtime.cli.main"]
 

@@ -1,8 +1,9 @@
 """Every `schedc` command of the README and the docs pages works from a plain clone: it
 parses with the CLI's own parser, and each file it reads is in the repository, made by a
 command of the docs, or downloaded by the docs' Traces step (the Parallel Workloads
-Archive); none reads `../shared`. The figures the docs show are made by the commands they
-give."""
+Archive); none reads `../shared`. A benchmark or an experiment is run as the module it is
+(`python -m benchmarks.NAME`, `python -m experiments.paperNNN.NAME`), which is there. The
+figures the docs show are made by the commands they give."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ import re
 from pathlib import Path
 
 import pytest
-from docs_text import commands, pages
-from repo import ROOT
-from shared_traces import TRACES, shared_trace
+
+from tests.support.docs_text import commands, pages
+from tests.support.repo import ROOT
+from tests.support.shared_traces import TRACES, shared_trace
 
 OUTPUTS = {"-o", "--output", "--csv", "--jobs-out", "--swf-out", "--counterexamples",
            "--report", "--out", "--switches-out"}
@@ -78,6 +80,12 @@ def test_every_file_a_docs_command_reads_is_there_from_a_clone():
             found = any(ROOT.glob(w)) if "*" in w else (ROOT / w).exists()
             if not found and w not in made and not any(w.startswith(m + "/") for m in made):
                 missing.append((" ".join(words), w))
+    for words in (c for c in _commands() if c[0] == "python"):
+        if words[1] != "-m":  # a script of the repository is run as its module, from the root
+            missing.append((" ".join(words), "python -m, not a path: " + words[1]))
+        elif words[2].split(".")[0] in ("benchmarks", "experiments") and \
+                not (ROOT / (words[2].replace(".", "/") + ".py")).is_file():
+            missing.append((" ".join(words), words[2]))
     assert missing == []
 
 

@@ -16,9 +16,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from docs_text import commands
-from repo import ROOT
-from shared_traces import TRACES
+
+from tests.support.docs_text import commands
+from tests.support.repo import ROOT
+from tests.support.shared_traces import TRACES
 
 CLI = [sys.executable, "-m", "schedc.runtime.cli.main"]
 PLACEHOLDER = re.compile(r"(^|[/=])[A-Z][A-Z_]*(\.[a-z]+)?$")

@@ -8,8 +8,6 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from schedule_checks import assert_feasible, starts
-from shared_traces import any_real_workload, shared_trace
 
 from schedc.dsl import compile_file, compile_source
 from schedc.runtime.engine.from_ir import to_runtime
@@ -18,6 +16,8 @@ from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.run import bundled_trace
 from schedc.runtime.workloads.load import load_workload
 from schedc.runtime.workloads.workload import Workload
+from tests.support.schedule_checks import assert_feasible, starts
+from tests.support.shared_traces import any_real_workload, shared_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"

@@ -18,8 +18,9 @@ import time
 from pathlib import Path
 
 import pytest
-from input_fuzz import run_cli
-from repo import ROOT
+
+from tests.support.input_fuzz import run_cli
+from tests.support.repo import ROOT
 
 CORPUS = ROOT / "tests" / "corpus" / "inputs"
 CLI = [sys.executable, "-m", "schedc.runtime.cli.main"]
@@ -308,8 +309,8 @@ def test_sweep_specs_are_checked_before_the_runs(inputs: Path, spec: str, where:
 
 
 def test_a_short_campaign_past_the_limits(tmp_path: Path) -> None:
-    """benchmarks/fuzz_inputs.py --limits runs long ones."""
-    from input_fuzz import limits_campaign
+    """`python -m benchmarks.fuzz_inputs --limits` runs long ones."""
+    from tests.support.input_fuzz import limits_campaign
 
     runnable = [ROOT / "examples" / f"{name}.pol" for name in ("easy", "fairshare", "depth2")]
     for outcome in limits_campaign(runnable, ROOT / "examples" / "depth2.pol",

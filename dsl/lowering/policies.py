@@ -12,10 +12,10 @@ from attrs import frozen
 
 from schedc.dsl import ir
 from schedc.dsl.diagnostics import Diagnostic, Reporter
-from schedc.dsl.exact import MAX_CAPACITY, range_problem, show
 from schedc.dsl.lowering.expressions import NUMERIC, Lowerer, Scope, Var
 from schedc.dsl.lowering.names import Symbols
 from schedc.dsl.lowering.tuning import is_tuned, lower_tuned
+from schedc.dsl.number_text import MAX_CAPACITY, range_problem, show
 from schedc.dsl.params import value_problem
 from schedc.dsl.semantics.evaluate import Env, EvaluationError, evaluate
 from schedc.dsl.semantics.pass_state import CONSTANT_STATE

@@ -3,7 +3,7 @@ in the order the pass made them.
 
 Both interpreters of the pass produce this record: the simulator's walk
 (``runtime/engine/walk.py``) for each pass it runs, and the symbolic encoder
-(``dsl/verify/pass_encoding.py``) read in a Z3 model. The agreement tests compare the two
+(``dsl/verify/pass_encoding/``) read in a Z3 model. The agreement tests compare the two
 records directly, and the runtime monitor checks the reservations of each.
 """
 

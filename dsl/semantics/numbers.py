@@ -20,7 +20,7 @@ import math
 from collections.abc import Callable, Iterable
 from fractions import Fraction
 
-from schedc.dsl.exact import show
+from schedc.dsl.number_text import show
 from schedc.dsl.semantics.pass_state import JobView, PassState
 
 

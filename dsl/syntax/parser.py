@@ -16,7 +16,7 @@ from lark.exceptions import (
 )
 
 from schedc.dsl.diagnostics import Diagnostic, Span, did_you_mean
-from schedc.dsl.exact import RANGE_HELP, number_problem
+from schedc.dsl.number_text import RANGE_HELP, number_problem
 from schedc.dsl.syntax import ast
 from schedc.grammar import grammar_text
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from schedc.dsl.exact import decimal_text
+from schedc.dsl.number_text import decimal_text
 from schedc.dsl.syntax import ast
 
 # Binding strength: higher binds tighter (matches grammar/policy.lark).

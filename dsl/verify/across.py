@@ -69,10 +69,11 @@ from schedc.dsl import ir
 from schedc.dsl.diagnostics import Span
 from schedc.dsl.verify.checker import REPLAY_TRIES, Progress, Replay
 from schedc.dsl.verify.counterexample import counterexample
-from schedc.dsl.verify.pass_encoding import Bounds, PassEncoder, SymbolicPass, Unsupported
+from schedc.dsl.verify.pass_encoding.encoder import PassEncoder
+from schedc.dsl.verify.pass_encoding.record import SymbolicPass, Unsupported
 from schedc.dsl.verify.properties import completes
 from schedc.dsl.verify.symbolic import FreshNames, SymJob, sym_eval
-from schedc.dsl.verify.verdict import Limits, Verdict
+from schedc.dsl.verify.verdict import Bounds, Limits, Verdict
 from schedc.dsl.verify.vocabulary import KEPT
 from schedc.dsl.verify.z3context import fresh_context
 

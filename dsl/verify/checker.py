@@ -20,8 +20,9 @@ import z3
 from schedc.dsl import ir
 from schedc.dsl.diagnostics import Span
 from schedc.dsl.verify.counterexample import counterexample, same_state, small_model
-from schedc.dsl.verify.pass_encoding import TAILS, Bounds, SymbolicPass, encode_pass
-from schedc.dsl.verify.verdict import Limits, Verdict, unknown_reason
+from schedc.dsl.verify.pass_encoding.encoder import TAILS, encode_pass
+from schedc.dsl.verify.pass_encoding.record import SymbolicPass
+from schedc.dsl.verify.verdict import Bounds, Limits, Verdict, unknown_reason
 
 # How the simulator's replay of a counterexample state stopped: (the property its monitor stop
 # refutes, or None if it did not stop for one; what it said). ``runtime/replay.py`` makes it.

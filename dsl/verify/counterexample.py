@@ -18,8 +18,8 @@ from typing import Any
 
 import z3
 
-from schedc.dsl.exact import json_number
-from schedc.dsl.verify.pass_encoding import SymbolicPass
+from schedc.dsl.number_text import json_number
+from schedc.dsl.verify.pass_encoding.record import SymbolicPass
 from schedc.dsl.verify.verdict import Limits
 
 
@@ -57,7 +57,7 @@ def small_model(sym: SymbolicPass, constraints: Sequence[z3.BoolRef],
                 for j, held in zip(sym.running, sym.running_held, strict=True)
                 if held[0] is not j.request[0]]
     # its estimates on other sizes (the measured speedup a counterexample writes)
-    numbers += [z3.If(sym.queue[q].present, est, 0) for q, _, est in sym.sized_estimates]
+    numbers += [z3.If(sym.queue[e.slot].present, e.estimate, 0) for e in sym.sized_estimates]
     tail = sym.queue_tail
     if tail is not None:  # the fewest further jobs, then the least of them
         objectives.append(tail.count)
@@ -204,8 +204,8 @@ def counterexample(sym: SymbolicPass, model: z3.ModelRef) -> dict[str, Any]:
             job |= {"min_size": model_value(model, q.min_size),
                     "max_size": model_value(model, q.max_size),
                     "speedup": _speedup(model, q, d, estimate,
-                                        [(ok, size, est) for s, ok, size, est
-                                         in sym.choice_estimates if s == slot])}
+                                        [(c.valid, c.size, c.estimate)
+                                         for c in sym.choice_estimates if c.slot == slot])}
         if model_value(model, sym.kept_size[slot]):
             job["size"] = model_value(model, z3.Int(f"q{slot}_size"))
         queue.append(job)

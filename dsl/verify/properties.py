@@ -18,7 +18,7 @@ import z3
 
 from schedc.dsl import ir
 from schedc.dsl.verify.checker import Checker, Property
-from schedc.dsl.verify.pass_encoding import SymbolicPass
+from schedc.dsl.verify.pass_encoding.record import SizeResult, SymbolicPass
 from schedc.dsl.verify.symbolic import Obligation, running_total
 from schedc.dsl.verify.verdict import Verdict
 
@@ -50,10 +50,8 @@ def _in_range(sym: SymbolicPass, size: z3.ArithRef, slot: int) -> z3.BoolRef:
         job.moldable, z3.And(job.min_size <= size, size <= job.max_size)))
 
 
-def size_ok(sym: SymbolicPass, result: tuple[z3.BoolRef, z3.ArithRef, int, int]
-            ) -> z3.BoolRef:
-    guard, size, _, slot = result
-    return z3.Implies(guard, _in_range(sym, size, slot))
+def size_ok(sym: SymbolicPass, result: SizeResult) -> z3.BoolRef:
+    return z3.Implies(result.guard, _in_range(sym, result.size, result.slot))
 
 
 def size_stops(sym: SymbolicPass) -> list[tuple[Obligation, int | None]]:
@@ -61,9 +59,9 @@ def size_stops(sym: SymbolicPass) -> list[tuple[Obligation, int | None]]:
     stops the simulator there (for `size-bounds`), like a failing formula, so no later
     decision, start or after-pass check happens (the size results' guards are when the
     simulator computes each size, no more: an excused state is one it stops in)."""
-    return [(Obligation("SIZE_BOUNDS", guard, _in_range(sym, size, slot), None,
-                        "a size in range"), step)
-            for guard, size, step, slot in sym.size_results]
+    return [(Obligation("SIZE_BOUNDS", r.guard, _in_range(sym, r.size, r.slot), None,
+                        "a size in range"), r.step)
+            for r in sym.size_results]
 
 
 def size_bounds(sym: SymbolicPass) -> z3.BoolRef:
@@ -72,7 +70,7 @@ def size_bounds(sym: SymbolicPass) -> z3.BoolRef:
     before it: an order key, a formula or a size of an earlier step."""
     through = _fine_through(sym, [*zip(sym.obligations, sym.obligation_steps, strict=True),
                                   *size_stops(sym)])
-    return z3.And([z3.Implies(z3.And(through[r[2] - 1], nothing_fails(own)), size_ok(sym, r))
+    return z3.And([z3.Implies(z3.And(through[r.step - 1], nothing_fails(own)), size_ok(sym, r))
                    for r, own in zip(sym.size_results, sym.size_obligations, strict=True)])
 
 
@@ -151,9 +149,9 @@ class Invariant:
                 checks.setdefault(s.step, []).append(
                     self._holds(sym, s.guard, s.slot, s.state, s.size, s.step))
             if self._job_only:  # a size to keep, computed in its job's walk step
-                for guard, slot, size in sym.fresh_sizes:
-                    checks.setdefault(slot, []).append(
-                        self._holds(sym, guard, slot, sym.state_at(slot), size, slot))
+                for f in sym.fresh_sizes:
+                    checks.setdefault(f.slot, []).append(
+                        self._holds(sym, f.guard, f.slot, sym.state_at(f.slot), f.size, f.slot))
             self._memo[id(sym)] = (sym, {step: z3.And(c) for step, c in checks.items()})
         return self._memo[id(sym)][1]
 

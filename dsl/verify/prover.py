@@ -3,7 +3,7 @@
 Each property is checked as "assumptions and pass and not property" being unsatisfiable: unsat
 is a proof (for every state within the bounds), sat gives a counterexample state, anything
 else is unknown with Z3's reason. Proofs use the pass's step facts (small lemmas, by induction
-over the steps: see ``dsl/verify/pass_encoding.py``); counterexamples come from the exact
+over the steps: see ``dsl/verify/pass_encoding/``); counterexamples come from the exact
 pass, searched at growing bounds so that the first one found is small. Assumptions are tracked
 by name, so a proof reports which of them it used (the unsat core). Z3's ``rlimit`` bounds the
 work, so a verdict does not depend on the machine's speed (a wall-clock timeout is a second
@@ -28,7 +28,8 @@ import z3
 
 from schedc.dsl import ir
 from schedc.dsl.verify.checker import Checker, Progress, Replay, context_work
-from schedc.dsl.verify.pass_encoding import Bounds, SymbolicPass, Unsupported, encode_pass
+from schedc.dsl.verify.pass_encoding.encoder import encode_pass
+from schedc.dsl.verify.pass_encoding.record import SymbolicPass, Unsupported
 from schedc.dsl.verify.properties import (
     Invariant,
     after_the_pass,
@@ -45,7 +46,7 @@ from schedc.dsl.verify.properties import (
 )
 from schedc.dsl.verify.ranges import sums_held
 from schedc.dsl.verify.symbolic import Obligation, describe
-from schedc.dsl.verify.verdict import Limits, Verdict
+from schedc.dsl.verify.verdict import Bounds, Limits, Verdict
 from schedc.dsl.verify.vocabulary import PROPERTIES
 from schedc.dsl.verify.z3context import fresh_context
 
@@ -156,8 +157,8 @@ def _verify(policy: ir.Policy, bounds: Bounds, limits: Limits, only: Iterable[st
         note = None if sym.size_results else "rigid sizes: the requests"
         # one lemma a step: its size formulas' evaluations, with the step's equations
         by_step: dict[int, list[int]] = {}
-        for i, (_, _, step, _) in enumerate(sym.size_results):
-            by_step.setdefault(step, []).append(i)
+        for i, result in enumerate(sym.size_results):
+            by_step.setdefault(result.step, []).append(i)
         fine: dict[int, z3.BoolRef] = {}  # the candidates of a `choose` share their formulas
 
         def no_failure(obligations: tuple[Obligation, ...]) -> z3.BoolRef:

@@ -34,7 +34,7 @@ __all__ = ["ANY", "HYPOTHESES", "Analysis", "Bound", "Context", "Interval", "int
            "log_lower", "product", "quotient", "sqrt_interval", "sums_held"]
 
 # What an interval may rely on: each holds of every job and state the pass assumes
-# (``_assume_jobs`` in pass_encoding.py) and of every state the simulator's pass makes.
+# (``_assume_jobs`` in pass_encoding/assumptions.py) and of every state the simulator's pass makes.
 HYPOTHESES = (
     "params lie in their domains",
     "capacities are at least 1; used and free lie in [0, capacity]",

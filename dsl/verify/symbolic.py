@@ -45,7 +45,7 @@ import z3
 from attrs import define, field, frozen
 
 from schedc.dsl import ir
-from schedc.dsl.exact import number_text
+from schedc.dsl.number_text import number_text
 from schedc.dsl.verify import ranges
 from schedc.dsl.verify.ranges import Interval
 

@@ -1,6 +1,7 @@
-"""What a verification gives: a property's ``Verdict`` (and its ``Status``), the ``Limits``
-it ran under, and ``unknown_reason``, the text of an unknown verdict (why Z3 gave none and
-which limit to change).
+"""What a verification gives: a property's ``Verdict`` (and its ``Status``), the ``Bounds``
+of its symbolic state and the ``Limits`` it ran under (each checked against what the
+verifier accepts: ``OutOfRange``), and ``unknown_reason``, the text of an unknown verdict
+(why Z3 gave none and which limit to change).
 
 Apart from the prover so that what reads verdicts (reports, the CLI, the HTML page, the
 cross-pass check) needs neither Z3 nor the prover's machinery, and so that every module
@@ -14,13 +15,71 @@ from typing import Any, Literal
 from attrs import frozen
 
 from schedc.dsl.diagnostics import Span
-from schedc.dsl.verify.vocabulary import RLIMIT, TIMEOUT_S
+from schedc.dsl.verify.vocabulary import (
+    MAX_RLIMIT,
+    MAX_SLOTS,
+    MAX_TIMEOUT_S,
+    MIN_TIMEOUT_S,
+    QUEUED,
+    RLIMIT,
+    RUNNING,
+    TIMEOUT_S,
+)
+
+
+class OutOfRange(ValueError):
+    """A bound or limit outside what the verifier accepts. ``field`` names it (the CLI's
+    flag has its name), ``value`` is as given, ``text`` gives the range, ``help`` the use."""
+
+    def __init__(self, field: str, value: str, text: str, help: str) -> None:
+        super().__init__(f"{field} {value}: {text}")
+        self.field, self.value, self.text, self.help = field, value, text, help
+
+
+def _slots(name: str, value: int, default: int) -> None:
+    if not 1 <= value <= MAX_SLOTS:
+        raise OutOfRange(name, str(value), f"the bound must lie in [1, {MAX_SLOTS}]",
+                         f"small bounds prove less; large ones take long (default {default})")
+
+
+@frozen
+class Bounds:
+    """The symbolic state's slots: N queued jobs and R running ones (each slot may be empty,
+    so every smaller state is covered too). The prover's own encodings take any sizes; what
+    a user gives is checked by ``checked``."""
+
+    queued: int = QUEUED  # N
+    running: int = RUNNING  # R
+
+    @classmethod
+    def checked(cls, queued: int, running: int) -> Bounds:
+        """The bounds of ``schedc verify --queued --running``: each in [1, MAX_SLOTS], or
+        ``OutOfRange``."""
+        _slots("queued", queued, QUEUED)
+        _slots("running", running, RUNNING)
+        return cls(queued, running)
 
 
 @frozen
 class Limits:
+    """What Z3 may spend on one property."""
+
     rlimit: int = RLIMIT  # Z3 resource units per property (deterministic)
-    timeout_ms: int = int(TIMEOUT_S * 1000)  # wall clock per property
+    timeout_ms: int = int(TIMEOUT_S * 1000)  # wall clock per property, its checks together
+
+    @classmethod
+    def checked(cls, rlimit: int, timeout_s: float) -> Limits:
+        """The limits of ``schedc verify --rlimit --timeout`` (the timeout in seconds), each
+        checked as given (nan and inf too), in the order of the flags, or ``OutOfRange``.
+        Z3 reads both as unsigned 32-bit numbers: a larger rlimit wraps round, 0 is none."""
+        if not 1 <= rlimit <= MAX_RLIMIT:
+            raise OutOfRange("rlimit", str(rlimit), f"the limit must lie in [1, {MAX_RLIMIT}]",
+                             f"Z3's resource units per property (default {RLIMIT})")
+        if not MIN_TIMEOUT_S <= timeout_s < MAX_TIMEOUT_S:  # also false for nan
+            raise OutOfRange("timeout", f"{timeout_s:g}", "give a number of seconds in "
+                             f"[{MIN_TIMEOUT_S:g}, {int(MAX_TIMEOUT_S)}]",
+                             f"per property (default {TIMEOUT_S:g})")
+        return cls(rlimit, int(timeout_s * 1000))
 
 
 Status = Literal["proved", "violated", "unknown"]  # a verdict's

@@ -18,4 +18,5 @@ RLIMIT = 50_000_000  # Z3 resource units per property (deterministic)
 TIMEOUT_S = 60.0  # wall clock per property, all its checks together
 # Z3 reads both limits as unsigned 32-bit numbers (a larger rlimit wraps round; 0 is none)
 MAX_RLIMIT = 2**32 - 1
-MIN_TIMEOUT_S, MAX_TIMEOUT_S = 0.001, 2**32 // 1000
+# seconds: at least 1 ms, below 2^32 ms
+MIN_TIMEOUT_S, MAX_TIMEOUT_S = 0.001, 2**32 / 1000

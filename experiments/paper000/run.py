@@ -8,7 +8,7 @@ the moldable policy for each (sigma, RF), and reports per job category (runtime/
 decades of the trace's procs x run time) 100 * (moldable - rigid) / rigid of the mean
 response time. Run from the repository root:
 
-    python experiments/paper000/run.py --jobs 2
+    python -m experiments.paper000.run --jobs 2
 
 Writes results.json, results.md and figure.png (if matplotlib is installed) into --out.
 """
@@ -26,16 +26,7 @@ from typing import Any
 import attrs
 from attrs import frozen
 
-from schedc.runtime.engine.monitor import MonitorViolation
-from schedc.runtime.results.metrics import NCATEGORIES
-from schedc.runtime.run import RunOptions, WorkloadCache, load_for, run_policy
-from schedc.runtime.workloads.moldable import MoldableSpec
-
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-if str(ROOT) not in sys.path:  # experiments/common.py, shared by the experiment scripts
-    sys.path.insert(0, str(ROOT))
-from experiments.common import (  # noqa: E402
+from experiments.common import (
     WALL_KEY,
     ExperimentError,
     SimulationFailed,
@@ -51,12 +42,19 @@ from experiments.common import (  # noqa: E402
     shown,
     write_results,
 )
+from schedc.runtime.engine.monitor import MonitorViolation
+from schedc.runtime.results.metrics import NCATEGORIES
+from schedc.runtime.run import RunOptions, WorkloadCache, load_for, run_policy
+from schedc.runtime.workloads.moldable import MoldableSpec
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
 
 # Jobs past their requested time end at it, as schedc ran them when the committed
 # results were made (`--overrun kill`): a rerun reproduces them.
 KILLED = "kill"
 
-# the tests' convention (tests/shared_traces.py): $SCHEDC_TRACES, else ../shared/traces
+# the tests' convention (tests/support/shared_traces.py): $SCHEDC_TRACES, else ../shared/traces
 TRACES_DIR = Path(os.environ.get("SCHEDC_TRACES") or ROOT.parent / "shared" / "traces")
 TRACES = {"KTH-SP2": "KTH-SP2-1996-2.1-cln.swf.gz", "LANL-CM5": "LANL-CM5-1994-4.1-cln.swf.gz"}
 DEFAULT_POLICY = "examples/robust-moldable.pol"
@@ -303,6 +301,7 @@ def _panel(ax: Any, rigid: dict[str, Any], changes: dict[Any, dict[str, Any]],
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
+        prog="python -m experiments.paper000.run",
         description="papers/000 experiment (b): % change of the mean turnaround time per job "
         "category of a moldable policy against rigid conservative backfilling.")
     p.add_argument("--traces", nargs="+", default=sorted(TRACES), metavar="NAME",

@@ -10,7 +10,7 @@ estimates), the number of steps and switches, the share of time each candidate w
 and the wall time per self-tuning step (median, 99th percentile). Run from the repository
 root:
 
-    python experiments/paper001/dynp_runs.py --jobs 2
+    python -m experiments.paper001.dynp_runs --jobs 2
 
 Writes results.json and results.md into --out (default experiments/paper001/dynp/); only
 the wall times (under "wall_seconds_not_reproducible") vary between reruns. ``--quick``: the
@@ -28,12 +28,7 @@ from typing import Any
 
 from attrs import frozen
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-if str(ROOT) not in sys.path:  # experiments/common.py, shared by the scripts
-    sys.path.insert(0, str(ROOT))
-
-from experiments.common import (  # noqa: E402
+from experiments.common import (
     WALL_KEY,
     ExperimentError,
     SimulationFailed,
@@ -44,11 +39,14 @@ from experiments.common import (  # noqa: E402
     sha256,
     shown,
 )
-from schedc.dsl import compile_file, ir  # noqa: E402
-from schedc.runtime.atomicio import write_text_atomic  # noqa: E402
-from schedc.runtime.engine.monitor import MonitorViolation  # noqa: E402
-from schedc.runtime.results.tuning_report import percentile  # noqa: E402
-from schedc.runtime.run import RunOptions, bundled_trace, run_policy  # noqa: E402
+from schedc.dsl import compile_file, ir
+from schedc.runtime.atomicio import write_text_atomic
+from schedc.runtime.engine.monitor import MonitorViolation
+from schedc.runtime.results.tuning_report import percentile
+from schedc.runtime.run import RunOptions, bundled_trace, run_policy
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
 
 # Jobs past their requested time end at it, as schedc ran them when the committed
 # results were made (`--overrun kill`): a rerun reproduces them.
@@ -148,7 +146,8 @@ def table(runs: Sequence[dict[str, Any]], walls: dict[str, Any]) -> str:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m experiments.paper001.dynp_runs",
+                                description=__doc__.splitlines()[0])
     p.add_argument("--traces", default=str(TRACES), metavar="DIR",
                    help="folder of the shared traces")
     p.add_argument("--trace", action="append", default=None, metavar="NAME",

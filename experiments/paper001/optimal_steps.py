@@ -12,7 +12,7 @@ jobs (`schedc optimal --steps`'s sampling), the waiting jobs are solved with CP-
 1-second resolution (no time-scaling) within --time-limit, and compared with the FCFS, SJF
 and LJF planning policies' plans. Run from the repository root:
 
-    python experiments/paper001/optimal_steps.py
+    python -m experiments.paper001.optimal_steps
 
 Writes results.json and results.md into --out (default experiments/paper001/optimal).
 """
@@ -25,12 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-if str(ROOT) not in sys.path:  # experiments/common.py, shared by the scripts
-    sys.path.insert(0, str(ROOT))
-
-from experiments.common import (  # noqa: E402
+from experiments.common import (
     ExperimentError,
     command,
     dumps,
@@ -38,11 +33,14 @@ from experiments.common import (  # noqa: E402
     sha256,
     shown,
 )
-from schedc.runtime.atomicio import write_text_atomic  # noqa: E402
-from schedc.runtime.run import RunOptions, prepare_run  # noqa: E402
-from schedc.runtime.tools.optimal.instance import sample_steps, state_at  # noqa: E402
-from schedc.runtime.tools.optimal.outcome import Outcome, optimise  # noqa: E402
-from schedc.runtime.tools.optimal.report import gap  # noqa: E402
+from schedc.runtime.atomicio import write_text_atomic
+from schedc.runtime.run import RunOptions, prepare_run
+from schedc.runtime.tools.optimal.instance import sample_steps, state_at
+from schedc.runtime.tools.optimal.outcome import Outcome, optimise
+from schedc.runtime.tools.optimal.report import gap
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
 
 # Jobs past their requested time end at it, as schedc ran them when the committed
 # results were made (`--overrun kill`): a rerun reproduces them.
@@ -56,7 +54,8 @@ COLUMNS = ("trace", "time", "jobs", "makespan ub [s]", "run time [s]", "status",
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m experiments.paper001.optimal_steps",
+                                description=__doc__.splitlines()[0])
     p.add_argument("--traces", nargs="+", default=list(TRACES), choices=list(TRACES))
     p.add_argument("--per", type=int, default=6, help="instances per trace (default 6)")
     p.add_argument("--min-jobs", type=int, default=20)

@@ -8,7 +8,7 @@
 
 Run from the repository root (about 20 minutes on 2 cores, most of it CP-SAT's time limits):
 
-    python experiments/paper001/run.py
+    python -m experiments.paper001.run
 
 ``--quick`` runs both parts in their test modes (seconds); ``--only dynp|optimal`` one part.
 Each part's own script takes more options (traces, instances, time limits).
@@ -17,7 +17,7 @@ Each part's own script takes more options (traces, instances, time limits).
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import importlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,16 +28,14 @@ PARTS = {"dynp": "dynp_runs.py", "optimal": "optimal_steps.py"}
 
 
 def _script(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"paper001_{name}", HERE / PARTS[name])
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # forked workers unpickle its functions by this name
-    spec.loader.exec_module(module)
-    return module
+    """The part's module, experiments.paper001.dynp_runs or .optimal_steps (imported when
+    its part runs)."""
+    return importlib.import_module(f"experiments.paper001.{Path(PARTS[name]).stem}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description="Paper 001's experiments: dynP, then optimal plans.")
+    p = argparse.ArgumentParser(prog="python -m experiments.paper001.run",
+                                description="Paper 001's experiments: dynP, then optimal plans.")
     p.add_argument("--quick", action="store_true", help="both parts in their quick test modes")
     p.add_argument("--only", choices=sorted(PARTS), help="run one part only")
     p.add_argument("--out", metavar="DIR", default=str(HERE),

@@ -11,7 +11,7 @@ utilisation), simulates every policy on it, and gives each policy's mean respons
 (end - submit) with a confidence interval from batch means (experiments/stats.py). Run from
 the repository root:
 
-    python experiments/paper002/run.py --jobs 2
+    python -m experiments.paper002.run --jobs 2
 
 Writes results.json, results.md and figure.png (if matplotlib is installed) into --out.
 """
@@ -32,12 +32,7 @@ from typing import Any
 
 from attrs import frozen
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-if str(ROOT) not in sys.path:  # experiments/common.py and stats.py, shared by the scripts
-    sys.path.insert(0, str(ROOT))
-
-from experiments.common import (  # noqa: E402
+from experiments.common import (
     WALL_KEY,
     ExperimentError,
     SimulationFailed,
@@ -53,18 +48,21 @@ from experiments.common import (  # noqa: E402
     shown,
     write_results,
 )
-from experiments.stats import BatchMeans, batch_means  # noqa: E402
-from schedc.dsl import compile_file  # noqa: E402
-from schedc.dsl.exact import json_number  # noqa: E402
-from schedc.runtime.engine.cluster import ClusterError, parse_speeds  # noqa: E402
-from schedc.runtime.engine.from_ir import bind_params  # noqa: E402
-from schedc.runtime.engine.monitor import MonitorViolation  # noqa: E402
-from schedc.runtime.engine.schedule import Schedule  # noqa: E402
-from schedc.runtime.results.metrics import compute_metrics  # noqa: E402
-from schedc.runtime.run import RunOptions, run_policy  # noqa: E402
-from schedc.runtime.workloads import synthetic  # noqa: E402
-from schedc.runtime.workloads.load import load_workload  # noqa: E402
-from schedc.runtime.workloads.workload import Workload  # noqa: E402
+from experiments.stats import BatchMeans, batch_means
+from schedc.dsl import compile_file
+from schedc.dsl.number_text import json_number
+from schedc.runtime.engine.cluster import ClusterError, parse_speeds
+from schedc.runtime.engine.from_ir import bind_params
+from schedc.runtime.engine.monitor import MonitorViolation
+from schedc.runtime.engine.schedule import Schedule
+from schedc.runtime.results.metrics import compute_metrics
+from schedc.runtime.run import RunOptions, run_policy
+from schedc.runtime.workloads import synthetic
+from schedc.runtime.workloads.load import load_workload
+from schedc.runtime.workloads.workload import Workload
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
 
 DEFAULT_POLICIES = ("examples/map.pol", "examples/hap.pol", "examples/ihap.pol")
 DEFAULT_UTILISATIONS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
@@ -385,6 +383,7 @@ def _figure_title(results: dict[str, Any]) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
+        prog="python -m experiments.paper002.run",
         description="papers/002 experiment (a): mean response time against offered "
         "utilisation for MAP, HAP and IHAP on a non-dedicated heterogeneous cluster, with "
         "batch-means confidence intervals.")

@@ -9,14 +9,14 @@ response time (weight = resource requirement x run time), positive = better.
 
 Here the workloads are `schedc workload kresource` (runtime/workloads/kresource.py: sizes and
 run times of a trace, by default the Lublin-Feitelson model trace in ../shared/traces, in place
-of the paper's Feitelson 1996 model), the load calibration is kresource.calibrate on the baseline
+of the paper's Feitelson 1996 model), the load calibration is tools/calibrate.py on the baseline
 (the first policy), and each policy runs on the machine of its own resources plus r2..rK, as
 `schedc run POLICY --resources K`. The same four policies also run on LANL-CM5 with its
 requested memory per processor as a second resource (`--resources cpus,memory --capacity
 memory=33554432`: 32 MB per node x 1,024 nodes, in KB), the paper's "real 2-resource case".
 Run from the repository root:
 
-    python experiments/paper004/run.py --jobs 2
+    python -m experiments.paper004.run --jobs 2
 
 Writes results.json, results.md and figure.png (if matplotlib is installed) into --out.
 """
@@ -35,12 +35,7 @@ from typing import Any
 import attrs
 from attrs import frozen
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-if str(ROOT) not in sys.path:  # experiments/common.py, shared by the scripts
-    sys.path.insert(0, str(ROOT))
-
-from experiments.common import (  # noqa: E402
+from experiments.common import (
     WALL_KEY,
     ExperimentError,
     SimulationFailed,
@@ -55,10 +50,10 @@ from experiments.common import (  # noqa: E402
     shown,
     write_results,
 )
-from schedc.dsl import ir  # noqa: E402
-from schedc.runtime.engine.monitor import MonitorViolation  # noqa: E402
-from schedc.runtime.engine.policy import RuntimePolicy  # noqa: E402
-from schedc.runtime.run import (  # noqa: E402
+from schedc.dsl import ir
+from schedc.runtime.engine.monitor import MonitorViolation
+from schedc.runtime.engine.policy import RuntimePolicy
+from schedc.runtime.run import (
     RunOptions,
     WorkloadCache,
     compiled,
@@ -66,10 +61,13 @@ from schedc.runtime.run import (  # noqa: E402
     prepared_policy,
     run_policy,
 )
-from schedc.runtime.tools import calibrate  # noqa: E402
-from schedc.runtime.workloads import kresource  # noqa: E402
-from schedc.runtime.workloads.load import load_workload  # noqa: E402
-from schedc.runtime.workloads.workload import Workload  # noqa: E402
+from schedc.runtime.tools import calibrate
+from schedc.runtime.workloads import kresource
+from schedc.runtime.workloads.load import load_workload
+from schedc.runtime.workloads.workload import Workload
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
 
 # Jobs past their requested time end at it, as schedc ran them when the committed
 # results were made (`--overrun kill`): a rerun reproduces them.
@@ -370,6 +368,7 @@ def write_figure(results: dict[str, Any], path: Path) -> bool:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
+        prog="python -m experiments.paper004.run",
         description="papers/004 figures 2 and 3: gains of K-resource backfilling rules "
         "over FCFS/FF-EASY on calibrated K-resource workloads, and on LANL-CM5 with memory.")
     p.add_argument("--policies", nargs="+", default=list(DEFAULT_POLICIES), metavar="POLICY",

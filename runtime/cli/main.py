@@ -40,9 +40,10 @@ __all__ = ["VERIFY_QUEUED", "VERIFY_RUNNING", "build_parser", "bundled_trace", "
 # One module per command, each with its `add_parser` and its `run` (`compile` has two
 # commands), in the order `schedc --help` lists them
 COMMAND_MODULES = (compile_cmd, run, verify, workload, compare_cmd, optimal, plot, sweep)
+# in the order an unknown command's help lists them
 COMMANDS = {"check": compile_cmd.run_check, "compile": compile_cmd.run_compile,
-            "run": run.run, "verify": verify.run, "workload": workload.run,
-            "compare": compare_cmd.run, "optimal": optimal.run, "plot": plot.run,
+            "run": run.run, "compare": compare_cmd.run, "verify": verify.run,
+            "workload": workload.run, "optimal": optimal.run, "plot": plot.run,
             "sweep": sweep.run}
 
 

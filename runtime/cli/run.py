@@ -184,11 +184,11 @@ def parse_assignments(items: Sequence[str], flag: str) -> dict[str, str]:
 
 def parse_capacities(items: Sequence[str]) -> dict[str, int]:
     capacities: dict[str, int] = {}
-    from schedc.dsl.exact import short
+    from schedc.dsl.number_text import short
     from schedc.runtime.workloads.workload import VALUE_HELP, capacity_problem, whole_number
 
     for name, value in parse_assignments(items, "--capacity").items():
-        # ASCII digits only (`int` takes `1_000` and `١٢`), at most exact.MAX_DIGITS
+        # ASCII digits only (`int` takes `1_000` and `١٢`), at most number_text.MAX_DIGITS
         text = value.strip()
         number = whole_number(text.removeprefix("-"))
         if number is not None and text.startswith("-"):

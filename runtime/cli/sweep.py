@@ -85,9 +85,7 @@ def run(args: argparse.Namespace) -> int:
                   _inputs(args, spec), stdout="--json" if args.json else "the summary")
     runs = plan(spec)  # a spec refused makes no folder
     _make_folder(given)
-    # absolute: the workers of an existing cluster (--scheduler) write the records there,
-    # whatever their own working folder
-    out = os.path.abspath(given)
+    out = given  # this process reads and writes there, and its messages name it as given
     warning = repeated_seeds(spec, runs)
     if warning is not None:
         report_diagnostics([warning])
@@ -97,7 +95,9 @@ def run(args: argparse.Namespace) -> int:
             or (args.retry_failed and stored[r.key]["status"] == FAILED)]
     with _progress(args, len(runs.runs), len(runs.runs) - len(todo)) as bar:
         timeout = args.run_timeout or spec.run_timeout or RUN_TIMEOUT
-        made = execute(todo, out, args.scheduler, args.workers, done=bar.update,
+        # absolute: the workers of an existing cluster (--scheduler) write the records
+        # there, whatever their own working folder
+        made = execute(todo, os.path.abspath(out), args.scheduler, args.workers, done=bar.update,
                        ready=lambda: _cluster_up(bar), timeout=timeout)
     records = store.records({r.key for r in runs.runs}) if made else stored
     paths = write_tables(out, runs, records, args.spec)

@@ -26,26 +26,16 @@ def run(args: argparse.Namespace) -> int:
     from schedc.dsl.machines import with_resources
     from schedc.dsl.verify import reports as vr
     from schedc.dsl.verify.across import KEPT, makes_reservations, verify_across
-    from schedc.dsl.verify.pass_encoding import Bounds
-    from schedc.dsl.verify.prover import PROPERTIES, verify_policy
-    from schedc.dsl.verify.verdict import Limits
+    from schedc.dsl.verify.prover import verify_policy
+    from schedc.dsl.verify.verdict import Bounds, Limits, OutOfRange
+    from schedc.dsl.verify.vocabulary import PROPERTIES
     from schedc.runtime.replay import replayer
 
-    for flag, value, default in (("--queued", args.queued, VERIFY_QUEUED),
-                                 ("--running", args.running, VERIFY_RUNNING)):
-        if not 1 <= value <= vocabulary.MAX_SLOTS:
-            raise UserError(f"{flag} {value}: the bound must lie in [1, {vocabulary.MAX_SLOTS}]",
-                            help=f"small bounds prove less; large ones take long (default "
-                            f"{default})")
-    if not 1 <= args.rlimit <= vocabulary.MAX_RLIMIT:
-        raise UserError(f"--rlimit {args.rlimit}: the limit must lie in "
-                        f"[1, {vocabulary.MAX_RLIMIT}]",
-                        help=f"Z3's resource units per property (default {vocabulary.RLIMIT})")
-    low, high = vocabulary.MIN_TIMEOUT_S, vocabulary.MAX_TIMEOUT_S
-    if not low <= args.timeout < high:  # also false for nan
-        raise UserError(f"--timeout {args.timeout:g}: give a number of seconds in "
-                        f"[{low:g}, {high}]",
-                        help=f"per property (default {vocabulary.TIMEOUT_S:g})")
+    try:
+        bounds = Bounds.checked(args.queued, args.running)
+        limits = Limits.checked(args.rlimit, args.timeout)
+    except OutOfRange as exc:
+        raise UserError(f"--{exc.field} {exc.value}: {exc.text}", help=exc.help) from None
     if args.resources is not None and not 1 <= args.resources <= vocabulary.MAX_RESOURCES:
         raise UserError(f"--resources {args.resources}: K must lie in "
                         f"[1, {vocabulary.MAX_RESOURCES}]",
@@ -89,16 +79,14 @@ def run(args: argparse.Namespace) -> int:
             # counterexamples replayed with that candidate's runtime policy
             tuned = policy.tuning is not None
             status.file = f"{file}{f' ({policy.name})' if args.policy else ''}"
-            verdicts = verify_policy(policy, Bounds(args.queued, args.running),
-                                     Limits(args.rlimit, int(args.timeout * 1000)),
+            verdicts = verify_policy(policy, bounds, limits,
                                      only=args.properties,
                                      replay=None if tuned else replayer(policy),
                                      replay_for=replayer if tuned else None,
                                      progress=status)
             if _across_wanted(args.properties, policy) and makes_reservations(policy):
                 # the property across passes, after the one-pass ones
-                verdicts += verify_across(policy, Bounds(args.queued, args.running),
-                                          Limits(args.rlimit, int(args.timeout * 1000)),
+                verdicts += verify_across(policy, bounds, limits,
                                           replay=None if tuned else replayer(policy),
                                           progress=status)
             reports.append(vr.PolicyReport(file, policy.name, tuple(verdicts)))

@@ -80,7 +80,7 @@ FF_EASY = "policy ff_easy {\n  order job.submit asc\n  reserve 1\n  backfill fir
 def _within_range(jobs: Sequence[Any]) -> None:
     """The generated times are ones schedc reads back (docs/reference/limits.md): a table
     past them is refused here, before it is written, not when a run reads it."""
-    from schedc.dsl.exact import MAX_VALUE
+    from schedc.dsl.number_text import MAX_VALUE
 
     for job in jobs:
         run = job.demand / job.pmax

@@ -3,7 +3,7 @@ reserved (DESIGN, "Rigid-job semantics").
 
 ``PassWalk`` plans on a ``Machine`` (``machine.py``) and starts jobs on it; the event loop
 (``simulator.py``) decides when a pass runs. Its steps have the names of the symbolic
-pass's (``PassEncoder`` in dsl/verify/pass_encoding.py), step for step: ``walk``, ``visit``,
+pass's (``PassEncoder`` in dsl/verify/pass_encoding/), step for step: ``walk``, ``visit``,
 ``fits_now``, ``start``, ``wait_or_reserve``, ``reserve``, ``best_rounds``, ``choose_size``
 (``reserve_late``, a `slack` policy's reservation, is the slack's part of ``reserve``).
 
@@ -167,7 +167,7 @@ class PassWalk:
         """Visit ``queue[first:]`` in order, then (backfill best) the best rounds; then the
         started jobs leave the queue and the monitor checks the machine.
 
-        Twin: ``PassEncoder.walk`` in dsl/verify/pass_encoding.py.
+        Twin: ``PassEncoder.walk`` in dsl/verify/pass_encoding/walk.py.
         """
         machine = self.machine
         depth = self.depth
@@ -221,7 +221,7 @@ class PassWalk:
         reservation under backfill "when", the user's condition holds), else it waits or is
         reserved.
 
-        Twin: ``PassEncoder.visit`` in dsl/verify/pass_encoding.py.
+        Twin: ``PassEncoder.visit`` in dsl/verify/pass_encoding/walk.py.
         """
         policy = self.policy
         if policy.size_choices is None or (policy.size_fixed
@@ -261,7 +261,7 @@ class PassWalk:
         """Whether ``job`` on ``req`` can start now without delaying a reservation: it fits
         the plan from now for its estimate.
 
-        Twin: ``PassEncoder.fits_now`` in dsl/verify/pass_encoding.py.
+        Twin: ``PassEncoder.fits_now`` in dsl/verify/pass_encoding/plan.py.
         """
         est = job.estimate_at(req[0])
         if self.shadow is not None:
@@ -277,7 +277,7 @@ class PassWalk:
         Backfill "when" starts after the last reservation skip the plan: nothing reads it
         any more, and a start that delays a reservation would drive it below zero.
 
-        Twin: ``PassEncoder.start`` in dsl/verify/pass_encoding.py.
+        Twin: ``PassEncoder.start`` in dsl/verify/pass_encoding/plan.py.
         """
         now = self.now
         machine = self.machine
@@ -305,7 +305,7 @@ class PassWalk:
         policy allows one more, or it waits. ``req`` None: its `size choose` is still to be
         made (candidates from ``low``), once a reservation is granted.
 
-        Twin: ``PassEncoder.wait_or_reserve`` in dsl/verify/pass_encoding.py.
+        Twin: ``PassEncoder.wait_or_reserve`` in dsl/verify/pass_encoding/walk.py.
         """
         policy = self.policy
         if self.backfill == "none":
@@ -330,7 +330,7 @@ class PassWalk:
     def reserve(self, job: Job, req: tuple[int, ...]) -> None:
         """Reserve ``req`` for ``job`` at its earliest fit in the plan, and add it there.
 
-        Twin: ``PassEncoder.reserve`` in dsl/verify/pass_encoding.py.
+        Twin: ``PassEncoder.reserve`` in dsl/verify/pass_encoding/walk.py.
         """
         est = job.estimate_at(req[0])
         if self.use_shadow:
@@ -356,7 +356,7 @@ class PassWalk:
         from its earliest fit. Later starts of the pass then fit around that window: they
         may delay the job by up to its slack, never more.
 
-        Twin: the slack's part of ``PassEncoder.reserve`` in dsl/verify/pass_encoding.py.
+        Twin: the slack's part of ``PassEncoder.reserve`` in dsl/verify/pass_encoding/walk.py.
         """
         profile = self.profile
         assert profile is not None
@@ -383,7 +383,7 @@ class PassWalk:
         starts exactly first fit's jobs: first fit starts, in order, each job that fits at
         its turn, and a job passed over at its turn cannot fit later either.
 
-        Twin: ``PassEncoder.best_rounds`` in dsl/verify/pass_encoding.py.
+        Twin: ``PassEncoder.best_rounds`` in dsl/verify/pass_encoding/walk.py.
         """
         score = self.policy.score
         assert score is not None, f"policy {self.policy.name}: backfill best needs a score"
@@ -410,7 +410,7 @@ class PassWalk:
         at the first step it fits from (its earliest fit), until a step starts at or after
         the best completion so far (a start there cannot complete earlier: estimates >= 1).
 
-        Twin: ``PassEncoder.choose_size`` in dsl/verify/pass_encoding.py.
+        Twin: ``PassEncoder.choose_size`` in dsl/verify/pass_encoding/sizes.py.
         """
         policy = self.policy
         high = self.call(policy.size, job, "size")

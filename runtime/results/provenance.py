@@ -90,7 +90,7 @@ def param_facts(values: Mapping[str, object], given: Iterable[str], state: Itera
 
 def json_value(value: object) -> Any:
     """A param value in JSON: ints and booleans as they are, an exact real as its text."""
-    from schedc.dsl.exact import show
+    from schedc.dsl.number_text import show
 
     if isinstance(value, Fraction):
         return int(value) if value.denominator == 1 else show(value)

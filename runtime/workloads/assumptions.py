@@ -1,11 +1,12 @@
 """What ``schedc verify`` assumes of every job, checked where workloads are read.
 
-A proof (``dsl/verify/pass_encoding.py``, ``_assume_jobs``) holds for states whose jobs have
-integer ids >= 0, all distinct, submit times >= 0, estimates >= 1 s and requests in [0,
-capacity] with at least one cpu. The readers meet the last two by DESIGN's rules (a job that
-cannot run is skipped and counted; an estimate is never less than 1 s); this module checks the
-first three for the SWF and CSV readers, job by job in file order. A job that breaks one is a
-located error, or under ``--lenient`` skipped and counted under its reason.
+A proof (``_assume_jobs`` in ``dsl/verify/pass_encoding/assumptions.py``) holds for states
+whose jobs have integer ids >= 0, all distinct, submit times >= 0, estimates >= 1 s and
+requests in [0, capacity] with at least one cpu. The readers meet the last two by DESIGN's
+rules (a job that cannot run is skipped and counted; an estimate is never less than 1 s);
+this module checks the first three for the SWF and CSV readers, job by job in file order. A
+job that breaks one is a located error, or under ``--lenient`` skipped and counted under its
+reason.
 
 Only jobs that pass the skip rules are checked: a line skipped for its run time or size is no
 job of the workload (cancelled jobs in SWF logs often have -1 in many fields).

@@ -37,7 +37,8 @@ from fractions import Fraction
 
 from attrs import evolve
 
-from schedc.dsl.exact import (
+from schedc.dsl.ir import LABEL_ATTRS
+from schedc.dsl.number_text import (
     MAX_CAPACITY,
     MAX_VALUE,
     RANGE_HELP,
@@ -47,7 +48,6 @@ from schedc.dsl.exact import (
     read_int,
     short,
 )
-from schedc.dsl.ir import LABEL_ATTRS
 from schedc.runtime.jobs import Job, Moldable
 from schedc.runtime.speedup import SpeedupError, parse_speedup
 from schedc.runtime.workloads.assumptions import LENIENT_HINT, JobIdentity, count_skip, reject

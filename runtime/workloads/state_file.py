@@ -61,8 +61,8 @@ from typing import Any
 import attrs
 from attrs import field, frozen
 
-from schedc.dsl.exact import json_number, number_text, parse_real
 from schedc.dsl.ir import LABEL_ATTRS
+from schedc.dsl.number_text import json_number, number_text, parse_real
 from schedc.dsl.verify.vocabulary import OPT_IN_CHECKS
 from schedc.runtime.jobs import Job, Moldable, RunningJob
 from schedc.runtime.speedup import USAGE, SpeedupError, format_speedup, parse_speedup
@@ -100,7 +100,7 @@ class InitialState:
     active: str | None = None
     # jobs submitted after ``now`` (indices after the queue's), in file order
     arrivals: tuple[Job, ...] = ()
-    # opt-in monitor checks of this replay (``monitor.OPT_IN_CHECKS``)
+    # opt-in monitor checks of this replay (``vocabulary.OPT_IN_CHECKS``)
     checks: tuple[str, ...] = ()
 
     @property
@@ -156,7 +156,7 @@ class _Unread:
 
 def _number(make: type) -> Any:
     """A ``json.loads`` hook: the number, or ``_Unread`` if it is too long or too large."""
-    from schedc.dsl.exact import number_problem
+    from schedc.dsl.number_text import number_problem
 
     def read(text: str) -> Any:
         problem = number_problem(text)
@@ -417,7 +417,8 @@ class _Reader:
         if request[0] < 1:
             raise self.fail(f"{where / 'request'}: job {jid} asks for {request[0]} cpus",
                             "a job needs at least 1 cpu", where / "request" / self.resources[0])
-        # proofs assume labels >= -1 (dsl/verify/pass_encoding.py): as the readers give them
+        # proofs assume labels >= -1 (dsl/verify/pass_encoding/assumptions.py): as the readers
+        # give them
         labels = {a: self.integer(item[a], where / a, -1) for a in _LABELS if a in item}
         return Job(id=jid, index=index, submit=submit, run_time=run_time,
                    estimate=estimate, request=request, **labels)
@@ -577,7 +578,7 @@ def param_text(value: ParamValue) -> str:
 def _text(value: Any) -> str:
     """A JSON value as the file wrote it (exact numbers as decimals or `p/q`), shortened for
     a message (1e308 is 309 digits)."""
-    from schedc.dsl.exact import short
+    from schedc.dsl.number_text import short
 
     return short(number_text(value) if isinstance(value, Fraction) else json.dumps(value), 40)
 

@@ -20,8 +20,8 @@ from itertools import compress, count, repeat
 
 import attrs
 
-from schedc.dsl.exact import MAX_VALUE
 from schedc.dsl.ir import LABEL_ATTRS
+from schedc.dsl.number_text import MAX_VALUE
 from schedc.runtime.gc_paused import paused_gc
 from schedc.runtime.jobs import Job
 from schedc.runtime.workloads.assumptions import JobIdentity, count_skip, reject

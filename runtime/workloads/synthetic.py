@@ -40,7 +40,7 @@ from pathlib import Path
 
 from attrs import frozen
 
-from schedc.dsl.exact import MAX_CAPACITY, MAX_TIME, bound_text, short
+from schedc.dsl.number_text import MAX_CAPACITY, MAX_TIME, bound_text, short
 from schedc.runtime.atomicio import open_atomic
 
 HEADER = "id,submit,demand,pmax"

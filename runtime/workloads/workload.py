@@ -12,7 +12,14 @@ from fractions import Fraction
 from attrs import field, frozen
 
 from schedc.dsl.diagnostics import Diagnostic, DiagnosticError, read_limited
-from schedc.dsl.exact import MAX_CAPACITY, MAX_VALUE, bound_text, range_problem, read_int, short
+from schedc.dsl.number_text import (
+    MAX_CAPACITY,
+    MAX_VALUE,
+    bound_text,
+    range_problem,
+    read_int,
+    short,
+)
 from schedc.runtime.jobs import Job
 
 
@@ -124,7 +131,7 @@ def _located(path: str, line: int | None, col: int | None, message: str, help: s
 
 def whole_number(text: str) -> int | None:
     """``text`` as an integer >= 0 if it is plain ASCII digits (``str.isdigit`` also accepts
-    digits such as ``²`` that ``int`` refuses), at most ``exact.MAX_DIGITS`` of them; else
+    digits such as ``²`` that ``int`` refuses), at most ``number_text.MAX_DIGITS`` of them; else
     None."""
     return read_int(text) if text.isascii() and text.isdigit() else None
 

@@ -10,7 +10,8 @@ import pytest
 from schedc.dsl import DiagnosticError, check_source, compile_source
 from schedc.dsl.binding import bind, read_value
 from schedc.dsl.params import value_problem
-from schedc.dsl.verify.pass_encoding import Bounds, encode_pass
+from schedc.dsl.verify.pass_encoding.encoder import encode_pass
+from schedc.dsl.verify.verdict import Bounds
 
 DEPTH_POLICY = "policy p {{ reserve d backfill first_fit }}"
 

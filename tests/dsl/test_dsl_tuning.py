@@ -7,11 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from repo import EXAMPLES
 
 from schedc.dsl import compile_file, ir
 from schedc.dsl.tuning import candidate_policies
 from schedc.runtime.cli.main import main
+from tests.support.repo import EXAMPLES
 
 PLANNERS = """
 param width_cap: int in [1, 4096] = 64

@@ -10,18 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from experiment_scripts import load_script
-from repo import ROOT
-from shared_traces import shared_trace
 
 from experiments import common
+from experiments.paper000 import run
+from tests.support.repo import ROOT
+from tests.support.shared_traces import shared_trace
 
-SCRIPT = ROOT / "experiments" / "paper000" / "run.py"
 KTH = "KTH-SP2-1996-2.1-cln.swf.gz"
 RFS = (1, 2)
 
-
-run = load_script("paper000")
 
 
 def _argv(out: Path, traces_dir: Path, *extra: str) -> list[str]:

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import json
 
-from experiment_scripts import load_script
-
-script = load_script("paper001")
+from experiments.paper001 import run as script
 
 
 def test_both_parts_quick(tmp_path):

@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import json
 
-from experiment_scripts import load_script
-
 from experiments.common import without_wall_times
-
-script = load_script("paper001", "dynp_runs.py")
+from experiments.paper001 import dynp_runs as script
 
 
 def test_quick_run(tmp_path, capsys):

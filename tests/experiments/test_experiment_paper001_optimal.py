@@ -4,26 +4,13 @@ optimum is proven, and a mistake in its options is one line, exit 2."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
-from experiment_scripts import ROOT
-
-
-def _script():
-    spec = importlib.util.spec_from_file_location(
-        "paper001_optimal_steps", ROOT / "experiments" / "paper001" / "optimal_steps.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+from experiments.paper001 import optimal_steps as script
 
 
 def test_quick_run(tmp_path: Path) -> None:
-    script = _script()
     assert script.main(["--quick", "--workers", "1", "--out", str(tmp_path)]) == 0
     results = json.loads((tmp_path / "results.json").read_text())
     rows = results["instances"]
@@ -37,6 +24,5 @@ def test_quick_run(tmp_path: Path) -> None:
 
 
 def test_bad_options(capsys, tmp_path: Path) -> None:
-    script = _script()
     assert script.main(["--min-jobs", "9", "--max-jobs", "3", "--out", str(tmp_path)]) == 2
     assert "--min-jobs" in capsys.readouterr().err

@@ -7,25 +7,17 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from experiment_scripts import load_script
-from repo import ROOT
 
 from experiments import common
+from experiments.paper002 import run
+from experiments.stats import batch_means, lag1_autocorrelation
 from schedc.runtime.engine import simulator
 from schedc.runtime.results.student_t import t_quantile
 
-SCRIPT = ROOT / "experiments" / "paper002" / "run.py"
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from experiments.stats import batch_means, lag1_autocorrelation  # noqa: E402
-
-run = load_script("paper002")
 UTILISATIONS = (0.3, 0.8)
 
 

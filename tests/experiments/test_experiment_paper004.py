@@ -10,12 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from experiment_scripts import load_script
-from shared_traces import shared_trace
 
 from experiments import common
-
-run = load_script("paper004")
+from experiments.paper004 import run
+from tests.support.shared_traces import shared_trace
 
 
 def _argv(out: Path, source: Path, *extra: str) -> list[str]:

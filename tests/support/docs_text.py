@@ -1,8 +1,8 @@
 """The user docs as tests read them: README.md and every page under docs/, their fenced
 code blocks by language, and the shell commands they show (continuations joined, prompts
 and comments dropped). The block languages are the docs' contract (CONTRIBUTING.md):
-`sh` commands are parsed and their files found, `console` transcripts are run and compared,
-`python` blocks run, `pol` policies compile."""
+`sh` commands are parsed and their files found (a `python -m` command's module too),
+`console` transcripts are run and compared, `python` blocks run, `pol` policies compile."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import shlex
 from pathlib import Path
 
 from attrs import frozen
-from repo import ROOT
+
+from tests.support.repo import ROOT
 
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
@@ -50,12 +51,13 @@ def blocks(language: str | None = None, page: Path | None = None) -> list[Block]
 
 def shell_lines(block: Block) -> list[list[str]]:
     """The block's command lines as words: continuations joined, `$ ` prompts and comments
-    dropped; only lines that start a command schedc's docs show."""
+    dropped; only lines that start a command schedc's docs show (`python` runs a benchmark or
+    an experiment, `python -m benchmarks.NAME`)."""
     text = re.sub(r"\\\n\s*", " ", block.text)
     out = []
     for line in text.splitlines():
         line = line.strip().removeprefix("$ ")
-        if line.startswith(("schedc ", "curl ", "mkdir ", "cd ")):
+        if line.startswith(("schedc ", "python ", "curl ", "mkdir ", "cd ")):
             out.append(shlex.split(line, comments=True))
     return out
 

@@ -184,9 +184,10 @@ def state_pins(sym, state: InitialState, ordered) -> list[z3.BoolRef]:
         if start is not None:
             pins.append(slot.start == start)
     # a moldable job's estimate on each size it may get: its speedup's
-    for q, size, estimate in sym.sized_estimates:
+    for e in sym.sized_estimates:
+        q = e.slot
         if q < len(ordered) and ordered[q].moldable is not None:
-            pins += [z3.Implies(size == n, estimate == ordered[q].at_size(n).estimate)
+            pins += [z3.Implies(e.size == n, e.estimate == ordered[q].at_size(n).estimate)
                      for n in range(1, state.capacities[0] + 1)]
     # `size fixed`: the sizes kept from earlier passes
     for q, kept in enumerate(sym.kept_size):

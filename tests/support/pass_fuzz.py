@@ -21,23 +21,16 @@ from typing import Any
 
 import z3
 from attrs import evolve, frozen
-from pass_agreement import (
-    first_pass,
-    pass_solver,
-    policy_order,
-    state_pins,
-    symbolic_decisions,
-    without_invariants,
-)
-from policy_fuzz import GenConfig, generate, param_settings
 
 from schedc.dsl import compile_source, ir
 from schedc.dsl.diagnostics import DiagnosticError
 from schedc.dsl.semantics.decisions import PassDecisions
 from schedc.dsl.semantics.numbers import EvaluationError
 from schedc.dsl.tuning import candidate_policies
-from schedc.dsl.verify.pass_encoding import Bounds, Unsupported, encode_pass
+from schedc.dsl.verify.pass_encoding.encoder import encode_pass
+from schedc.dsl.verify.pass_encoding.record import Unsupported
 from schedc.dsl.verify.properties import completes
+from schedc.dsl.verify.verdict import Bounds
 from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.engine.monitor import MonitorViolation
 from schedc.runtime.engine.simulator import simulate
@@ -50,6 +43,15 @@ from schedc.runtime.workloads.state_file import (
     state_to_data,
 )
 from schedc.runtime.workloads.workload import Workload
+from tests.support.pass_agreement import (
+    first_pass,
+    pass_solver,
+    policy_order,
+    state_pins,
+    symbolic_decisions,
+    without_invariants,
+)
+from tests.support.policy_fuzz import GenConfig, generate, param_settings
 
 QUEUED, RUNNING = 3, 2  # the encoded pass's slots (a state fills at most these)
 LABELS = ("user", "group", "executable", "queue", "partition")

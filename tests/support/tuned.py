@@ -6,9 +6,9 @@ from __future__ import annotations
 from functools import cache
 
 import attrs
-from repo import ROOT
 
 from schedc.dsl import compile_file, ir
+from tests.support.repo import ROOT
 
 EXAMPLES = ROOT / "examples"
 PLANNING = {"conservative": "conservative.pol", "conservative_sjf": "conservative-sjf.pol",

@@ -133,7 +133,8 @@ def _solve(instance: Instance, *, time_limit: float, workers: int,
         try:
             # the search keeps one of the workers' cores: with 2, CP-SAT on 1 proved LANL-CM5
             # t=30091778 (20 jobs) in 9.5 s through the search, which 2 left unproven at 10 s,
-            # and the 40-job gaps at 60 s stayed within their run-to-run spread (README)
+            # and the 40-job gaps at 60 s stayed within their run-to-run spread
+            # (docs/explanation/optimal-solver.md)
             cp = _cp_sat(instance, time_limit=time_limit, workers=max(1, workers - 1),
                          hint=best.plan()[0], left=left, begin=begin, plans=best.offer,
                          control=control)

@@ -19,7 +19,7 @@ from typing import Any
 from attrs import frozen
 
 from schedc.dsl.diagnostics import Diagnostic, DiagnosticError, did_you_mean, read_limited
-from schedc.dsl.exact import MAX_CAPACITY, MAX_DIGITS, MAX_VALUE, RANGE_HELP, range_problem
+from schedc.dsl.number_text import MAX_CAPACITY, MAX_DIGITS, MAX_VALUE, RANGE_HELP, range_problem
 from schedc.runtime.tools.sweep.locate import Locator, Path_, Where
 
 TOP_KEYS = ("out", "policies", "params", "workloads", "transforms", "seeds", "capacity",

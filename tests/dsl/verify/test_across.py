@@ -6,15 +6,15 @@ from __future__ import annotations
 import json
 
 import pytest
-from repo import EXAMPLES
 
 from schedc.dsl import compile_file, compile_source
 from schedc.dsl.verify import reports as vr
 from schedc.dsl.verify.across import KEPT, makes_reservations, verify_across
-from schedc.dsl.verify.pass_encoding import Bounds
+from schedc.dsl.verify.verdict import Bounds
 from schedc.runtime.cli.main import main
 from schedc.runtime.replay import replay_stop, replayer, state_part
 from schedc.runtime.workloads.state_file import state_from_data
+from tests.support.repo import EXAMPLES
 
 
 @pytest.fixture(scope="module")

@@ -16,9 +16,8 @@ import pytest
 from schedc.dsl import compile_source
 from schedc.dsl.verify import reports as vr
 from schedc.dsl.verify.checker import BEYOND
-from schedc.dsl.verify.pass_encoding import Bounds
 from schedc.dsl.verify.prover import verify_policy
-from schedc.dsl.verify.verdict import Limits
+from schedc.dsl.verify.verdict import Bounds, Limits
 from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.engine.monitor import MonitorViolation
 from schedc.runtime.engine.simulator import simulate

@@ -1,4 +1,4 @@
-"""The symbolic pass (``dsl/verify/pass_encoding.py``) decides what the simulator's pass decides.
+"""The symbolic pass (``dsl/verify/pass_encoding/``) decides what the simulator's pass decides.
 
 Random small concrete states: every input of ``encode_pass`` is pinned to the concrete value
 (queue slots in policy order, as the encoding assumes), the assumptions must hold (sat), the
@@ -25,7 +25,14 @@ import pytest
 import z3
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pass_agreement import (
+
+from schedc.dsl import compile_source
+from schedc.dsl.verify.pass_encoding.encoder import encode_pass
+from schedc.dsl.verify.properties import completes
+from schedc.dsl.verify.verdict import Bounds
+from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.workloads.state_file import InitialState, param_text, state_from_data
+from tests.support.pass_agreement import (
     EXAMPLES,
     concrete_decisions,
     design_data,
@@ -39,12 +46,6 @@ from pass_agreement import (
     symbolic_decisions,
     symbolic_invariants,
 )
-
-from schedc.dsl import compile_source
-from schedc.dsl.verify.pass_encoding import Bounds, encode_pass
-from schedc.dsl.verify.properties import completes
-from schedc.runtime.engine.from_ir import to_runtime
-from schedc.runtime.workloads.state_file import InitialState, param_text, state_from_data
 
 RESOURCES = {1: ("cpus",), 2: ("cpus", "memory")}
 MAX_QUEUED, MAX_RUNNING = 4, 3

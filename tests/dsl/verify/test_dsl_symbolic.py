@@ -7,7 +7,6 @@ from fractions import Fraction
 import z3
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from ir_strategies import PARAMS, expr, jobs, states
 
 from schedc.dsl import ir
 from schedc.dsl.semantics import numbers as nm
@@ -25,6 +24,7 @@ from schedc.dsl.verify.symbolic import (
 )
 from schedc.runtime.engine.policy import PassState
 from schedc.runtime.jobs import Job
+from tests.support.ir_strategies import PARAMS, expr, jobs, states
 
 IV, BV = z3.IntVal, z3.BoolVal
 

@@ -1,23 +1,22 @@
-"""Random dynP policies (tests/support/policy_fuzz.py, ``tuned_rate``): they compile, and
+"""Random dynP policies (tests/support/policy_fuzz/, ``tuned_rate``): they compile, and
 the verifier's verdict on each property is the worst of its candidates' verdicts, each
 candidate verified on its own with the tuned invariants (dsl/verify/tuning.py).
 The verify-and-simulate harness runs them too (its counterexample states name their
 candidate, `"active"`): tests/runtime/engine/test_dynp_mixed.py, and
-`benchmarks/fuzz_verify.py --tuned-rate P` for campaigns."""
+`python -m benchmarks.fuzz_verify --tuned-rate P` for campaigns."""
 
 from __future__ import annotations
 
 import time
 
 import pytest
-from policy_fuzz import GenConfig, generate
 
 from schedc.dsl import compile_source
 from schedc.dsl.tuning import candidate_policies
-from schedc.dsl.verify.pass_encoding import Bounds
 from schedc.dsl.verify.prover import verify_policy
-from schedc.dsl.verify.verdict import Limits
+from schedc.dsl.verify.verdict import Bounds, Limits
 from schedc.runtime.replay import replayer
+from tests.support.policy_fuzz import GenConfig, generate
 
 TUNED = GenConfig(tuned_rate=1.0)
 RANK = {"violated": 0, "unknown": 1, "proved": 2}
@@ -65,7 +64,7 @@ def test_kept_sizes_of_other_candidates_agree_with_the_monitor(seed: int) -> Non
     rule's. These seeds disagreed (a proof the monitor refuted: a job started on a size
     another candidate kept) before kept sizes were assumed to satisfy only the invariants
     every `size fixed` candidate has; now the verifier and the monitor agree."""
-    from policy_fuzz import fuzz_seed
+    from tests.support.policy_fuzz import fuzz_seed
 
     result = fuzz_seed(seed, GenConfig(tuned_rate=1.0, kept_rate=1.0))
     assert "kept-invariant" in result.features

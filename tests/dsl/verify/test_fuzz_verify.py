@@ -1,9 +1,9 @@
-"""The differential fuzzer (tests/policy_fuzz.py): `schedc verify` against the runtime
+"""The differential fuzzer (tests/support/policy_fuzz/): `schedc verify` against the runtime
 monitor on random policies, a small derandomized budget; and tests of the fuzzer itself.
 
 A disagreement fails its seed's test with the policy, the evidence (a workload or a state
 that `schedc run` replays, the params, the monitor's message) and the commands that show
-it. `python benchmarks/fuzz_verify.py --count 500` runs a large campaign.
+it. `python -m benchmarks.fuzz_verify --count 500` runs a large campaign.
 """
 
 from __future__ import annotations
@@ -13,7 +13,16 @@ import random
 from pathlib import Path
 
 import pytest
-from policy_fuzz import (
+
+from schedc.dsl import check_source, compile_source
+from schedc.dsl.verify.prover import verify_policy
+from schedc.dsl.verify.verdict import Bounds, Limits
+from schedc.runtime.cli.main import main
+
+# Fixed seeds: CI fuzzes the same policies on every run (about 1-2 s each here).
+from schedc.runtime.workloads.load import load_workload
+from schedc.runtime.workloads.workload import WorkloadError
+from tests.support.policy_fuzz import (
     PATTERNS,
     STATED_BOUNDS,
     GenConfig,
@@ -29,16 +38,6 @@ from policy_fuzz import (
     trace_prefix,
     workload_csv,
 )
-
-from schedc.dsl import check_source, compile_source
-from schedc.dsl.verify.pass_encoding import Bounds
-from schedc.dsl.verify.prover import verify_policy
-from schedc.dsl.verify.verdict import Limits
-from schedc.runtime.cli.main import main
-
-# Fixed seeds: CI fuzzes the same policies on every run (about 1-2 s each here).
-from schedc.runtime.workloads.load import load_workload
-from schedc.runtime.workloads.workload import WorkloadError
 
 # Fixed seeds: CI fuzzes the same policies on every run (about 1-2 s each here).
 CI_SEEDS = tuple(range(1000, 1030))

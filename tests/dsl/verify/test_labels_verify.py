@@ -7,13 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
-from repo import ROOT
 
 from schedc.dsl import compile_file, compile_source
-from schedc.dsl.verify.pass_encoding import Bounds, encode_pass
+from schedc.dsl.verify.pass_encoding.encoder import encode_pass
 from schedc.dsl.verify.prover import verify_policy
-from schedc.dsl.verify.verdict import Limits
+from schedc.dsl.verify.verdict import Bounds, Limits
 from schedc.runtime.cli.main import main
+from tests.support.repo import ROOT
 
 EXAMPLES = ROOT / "examples"
 SMALL = Bounds(queued=3, running=3)

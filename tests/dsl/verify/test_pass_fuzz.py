@@ -8,8 +8,16 @@ import random
 
 import pytest
 import z3
-from pass_agreement import design_data, first_pass, pass_solver
-from pass_fuzz import (
+
+from schedc.dsl import compile_source
+from schedc.dsl.verify.pass_encoding.encoder import encode_pass
+from schedc.dsl.verify.verdict import Bounds
+from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.simulator import simulate
+from schedc.runtime.tools.optimal.instance import state_at
+from schedc.runtime.workloads.state_file import state_from_data
+from tests.support.pass_agreement import design_data, first_pass, pass_solver
+from tests.support.pass_fuzz import (
     _compare,
     check_policy,
     check_reachable,
@@ -17,14 +25,7 @@ from pass_fuzz import (
     random_state,
     random_workload,
 )
-from policy_fuzz import GenConfig, generate
-
-from schedc.dsl import compile_source
-from schedc.dsl.verify.pass_encoding import Bounds, encode_pass
-from schedc.runtime.engine.from_ir import to_runtime
-from schedc.runtime.engine.simulator import simulate
-from schedc.runtime.tools.optimal.instance import state_at
-from schedc.runtime.workloads.state_file import state_from_data
+from tests.support.policy_fuzz import GenConfig, generate
 
 
 @pytest.mark.parametrize("seed", range(11))  # (seed 11: a `sqrt` policy, 2 min)
@@ -147,7 +148,7 @@ def test_a_reached_state_replays_the_run_pass() -> None:
 def test_queue_rank_policies_agree_on_states_past_the_proofs_slots(seed: int) -> None:
     # formulas over a job's place in the queue, on states of up to 5 queued jobs (the
     # passes start and reserve jobs past the 3 slots a campaign's proofs have)
-    from policy_fuzz import MORE_PATTERNS
+    from tests.support.policy_fuzz import MORE_PATTERNS
 
     config = GenConfig(patterns=(*MORE_PATTERNS, "count"))
     assert "rank" in generate(seed, config).features

@@ -7,8 +7,8 @@ proved of it (found by benchmarks/fuzz_pass.py, seed 3095)."""
 from __future__ import annotations
 
 from schedc.dsl import compile_source
-from schedc.dsl.verify.prover import Bounds, verify_policy
-from schedc.dsl.verify.verdict import Limits
+from schedc.dsl.verify.prover import verify_policy
+from schedc.dsl.verify.verdict import Bounds, Limits
 from schedc.runtime.replay import replay_stop, replayer
 
 POLICY = """policy p {

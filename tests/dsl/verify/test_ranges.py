@@ -16,20 +16,19 @@ import pytest
 import z3
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from ir_strategies import expr, jobs
 
 from schedc.dsl import compile_source, ir
 from schedc.dsl.semantics import numbers as nm
 from schedc.dsl.semantics.evaluate import Env, EvaluationError, evaluate
 from schedc.dsl.verify import ranges
-from schedc.dsl.verify.pass_encoding import Bounds
 from schedc.dsl.verify.prover import verify_policy
 from schedc.dsl.verify.ranges import Bound, Context, Interval
 from schedc.dsl.verify.symbolic import LOG, ParamTerms, SymState, _sqrt_facts, sym_eval
-from schedc.dsl.verify.verdict import Limits
+from schedc.dsl.verify.verdict import Bounds, Limits
 from schedc.dsl.verify.z3context import fresh_context
 from schedc.runtime.engine.policy import PassState
 from schedc.runtime.jobs import Job, RunningJob
+from tests.support.ir_strategies import expr, jobs
 
 # -- rationals the simulator may see ------------------------------------------------------
 

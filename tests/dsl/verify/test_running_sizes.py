@@ -7,9 +7,9 @@ where the two differ were missing, and an invariant that only such a state break
 from __future__ import annotations
 
 from schedc.dsl import compile_source
-from schedc.dsl.verify.pass_encoding import encode_pass
-from schedc.dsl.verify.prover import Bounds, verify_policy
-from schedc.dsl.verify.verdict import Limits
+from schedc.dsl.verify.pass_encoding.encoder import encode_pass
+from schedc.dsl.verify.prover import verify_policy
+from schedc.dsl.verify.verdict import Bounds, Limits
 from schedc.runtime.replay import replay_stop, replayer
 
 # the invariant holds right after every start that makes the only start of its pass beside

@@ -14,16 +14,16 @@ import json
 
 import pytest
 import z3
-from pass_agreement import pass_solver
 
 from schedc.dsl import compile_source
-from schedc.dsl.verify.pass_encoding import encode_pass
+from schedc.dsl.verify.pass_encoding.encoder import encode_pass
 from schedc.dsl.verify.properties import size_stops
-from schedc.dsl.verify.prover import Bounds, verify_policy
-from schedc.dsl.verify.verdict import Limits
+from schedc.dsl.verify.prover import verify_policy
+from schedc.dsl.verify.verdict import Bounds, Limits
 from schedc.runtime.engine.monitor import MonitorViolation
 from schedc.runtime.replay import replay_stop, replayer
 from schedc.runtime.run import RunOptions, run_policy
+from tests.support.pass_agreement import pass_solver
 
 LIMITS = Limits(rlimit=4_000_000)
 

@@ -12,9 +12,9 @@ import pytest
 
 from schedc.dsl import compile_source
 from schedc.dsl.machines import with_resources
-from schedc.dsl.verify.pass_encoding import Bounds
-from schedc.dsl.verify.prover import PROPERTIES, verify_policy
-from schedc.dsl.verify.verdict import Limits
+from schedc.dsl.verify.prover import verify_policy
+from schedc.dsl.verify.verdict import Bounds, Limits
+from schedc.dsl.verify.vocabulary import PROPERTIES
 
 # (text, resources or None): a fair share that needs the learned use of the running jobs,
 # a utilisation that needs no step to overcommit, roots and logs, a two-resource EASY

@@ -9,17 +9,16 @@ from pathlib import Path
 
 import attrs
 import pytest
-from repo import ROOT
 
 from schedc.dsl import compile_file, compile_source
 from schedc.dsl.tuning import candidate_policies
 from schedc.dsl.verify import reports as vr
-from schedc.dsl.verify.pass_encoding import Bounds
 from schedc.dsl.verify.prover import verify_policy
 from schedc.dsl.verify.tuning import verify_tuned
-from schedc.dsl.verify.verdict import Limits, Verdict
+from schedc.dsl.verify.verdict import Bounds, Limits, Verdict
 from schedc.runtime.cli.main import main
 from schedc.runtime.replay import replay_stop, replayer
+from tests.support.repo import ROOT
 
 EXAMPLES = ROOT / "examples"
 SMALL = Bounds(queued=3, running=3)

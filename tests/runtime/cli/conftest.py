@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tiny_traces import THREE_JOBS_SWF
+
+from tests.support.tiny_traces import THREE_JOBS_SWF
 
 
 @pytest.fixture

@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from repo import ROOT
-from tiny_traces import THREE_JOBS_SWF
 
 from schedc.runtime.cli.main import bundled_trace, main
 from schedc.runtime.results.provenance import read_csv
+from tests.support.repo import ROOT
+from tests.support.tiny_traces import THREE_JOBS_SWF
 
 EXAMPLES = ROOT / "examples"
 

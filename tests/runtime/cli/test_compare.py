@@ -8,13 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
-from repo import ROOT
 from rich.console import Console
 
 from schedc.runtime.cli.main import main
 from schedc.runtime.results import report
 from schedc.runtime.results.provenance import read_csv
 from schedc.runtime.run import RunOptions, run_policy
+from tests.support.repo import ROOT
 
 EXAMPLES = ROOT / "examples"
 DEPTH2 = EXAMPLES / "depth2.pol"

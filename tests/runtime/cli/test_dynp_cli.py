@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 
 import pytest
-from repo import EXAMPLES
 
 from schedc.runtime.cli.main import main
 from schedc.runtime.results.provenance import read_csv
+from tests.support.repo import EXAMPLES
 
 DYNP = EXAMPLES / "dynp.pol"
 

@@ -1,7 +1,7 @@
 """How the `schedc` command ends (runtime/cli/exit.py): a command that allowed a quick exit
 still flushes what it printed, runs every atexit handler and keeps its exit status; without
 the permission the interpreter exits as usual. (`schedc sweep` allowing it, and only once
-its work is written, is tested in tests/runtime/sweep/test_sweep_local.py.)"""
+its work is written, is tested in tests/runtime/tools/sweep/test_sweep_local.py.)"""
 
 from __future__ import annotations
 

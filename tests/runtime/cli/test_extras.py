@@ -9,10 +9,10 @@ import subprocess
 import sys
 
 import pytest
-from repo import ROOT
 
 from schedc.runtime.cli import extras
 from schedc.runtime.cli.main import main
+from tests.support.repo import ROOT
 
 OPTIONAL = sorted({m for modules in extras.EXTRAS.values() for m in modules} | {"pandas"})
 # A finder first on sys.meta_path that refuses every optional package, as if not installed

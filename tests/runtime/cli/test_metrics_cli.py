@@ -9,11 +9,11 @@ import json
 from pathlib import Path
 
 import pytest
-from repo import ROOT
 
 from schedc.runtime.cli.main import build_parser, main
 from schedc.runtime.results.metrics import Cut
 from schedc.runtime.results.provenance import read_csv
+from tests.support.repo import ROOT
 
 EXAMPLES = ROOT / "examples"
 

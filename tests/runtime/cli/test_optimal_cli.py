@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from repo import ROOT
 
 from schedc.runtime.cli.main import main
+from tests.support.repo import ROOT
 
 EXAMPLES = ROOT / "examples"
 PLANNING = [EXAMPLES / f"{n}.pol" for n in ("conservative", "conservative-sjf",

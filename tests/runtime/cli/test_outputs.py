@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from repo import EXAMPLES
 
 from schedc.runtime.cli.main import main
+from tests.support.repo import EXAMPLES
 
 EASY = str(EXAMPLES / "easy.pol")
 

@@ -17,9 +17,9 @@ import threading
 from pathlib import Path
 
 import pytest
-from repo import ROOT
 
 from schedc.runtime.cli.main import main
+from tests.support.repo import ROOT
 
 CORPUS = ROOT / "tests" / "corpus" / "outputs"
 CLI = [sys.executable, "-m", "schedc.runtime.cli.main"]

@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from repo import EXAMPLES, ROOT
 
 from schedc.runtime.cli.main import main
+from tests.support.repo import EXAMPLES, ROOT
 
 EASY = str(EXAMPLES / "easy.pol")
 FCFS = str(EXAMPLES / "fcfs.pol")

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-from repo import ROOT
 
 from schedc.dsl import DiagnosticError, compile_file
 from schedc.runtime.cli.main import main
@@ -15,6 +14,7 @@ from schedc.runtime.results import report
 from schedc.runtime.run import OptionError, RunOptions, load_for, prepared_policy, run_policy
 from schedc.runtime.workloads.load import load_workload
 from schedc.runtime.workloads.moldable import MoldableSpec
+from tests.support.repo import ROOT
 
 EASY = ROOT / "examples" / "easy.pol"
 def test_the_cli_prints_run_policys_result(capsys, three_jobs: Path) -> None:

@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from repo import EXAMPLES
 
 from schedc.dsl import check_source, compile_source
 from schedc.runtime.cli.main import main
 from schedc.runtime.results.metrics import compute_metrics
 from schedc.runtime.run import RunOptions, run_policy
+from tests.support.repo import EXAMPLES
 
 RESERVE_NO_BACKFILL = "policy p { reserve 1 }\npolicy q extends p { order job.procs }\n"
 

@@ -4,9 +4,9 @@ they are a located user error (exit 2), reported before the run."""
 from __future__ import annotations
 
 import pytest
-from repo import EXAMPLES
 
 from schedc.runtime.cli.main import main
+from tests.support.repo import EXAMPLES
 
 
 @pytest.mark.parametrize("flags", [["--switches-out", "s.csv"], ["--timing"]])

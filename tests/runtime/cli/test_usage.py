@@ -10,10 +10,10 @@ import json
 from pathlib import Path
 
 import pytest
-from repo import EXAMPLES, ROOT
 
 from schedc.dsl.verify.reports import SRCROOT, artifact, source_root
 from schedc.runtime.cli.main import build_parser, main
+from tests.support.repo import EXAMPLES, ROOT
 
 EASY = str(EXAMPLES / "easy.pol")
 
@@ -101,7 +101,9 @@ def test_a_gz_input_that_is_not_a_whole_gzip_stream_has_help(tmp_path: Path, cap
 
 
 @pytest.mark.parametrize(("word", "help"), [("runn", "did you mean `run`?"),
-                                            ("frobnicate", "the commands are check, ")])
+                                            ("frobnicate", "the commands are check, compile, "
+                                             "run, compare, verify, workload, optimal, plot, "
+                                             "sweep")])
 def test_an_unknown_command_gets_the_closest_one(capsys, word: str, help: str):
     status, out, err = _main([word, "x.pol"], capsys)
     assert status == 2 and out == "" and err.startswith("usage: schedc [-h]")

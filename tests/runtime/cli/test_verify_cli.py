@@ -15,15 +15,15 @@ import time
 from pathlib import Path
 
 import pytest
-from repo import ROOT
 from rich.console import Console
 
 from schedc.dsl import compile_file, compile_source
-from schedc.dsl.verify.pass_encoding import Bounds
-from schedc.dsl.verify.prover import PROPERTIES, verify_policy
-from schedc.dsl.verify.verdict import Limits
+from schedc.dsl.verify.prover import verify_policy
+from schedc.dsl.verify.verdict import Bounds, Limits, OutOfRange
 from schedc.dsl.verify.verdict import unknown_reason as _unknown_reason
+from schedc.dsl.verify.vocabulary import PROPERTIES
 from schedc.runtime.cli.main import main
+from tests.support.repo import ROOT
 
 EXAMPLES = ROOT / "examples"
 CLI = [sys.executable, "-m", "schedc.runtime.cli.main"]
@@ -178,6 +178,28 @@ def test_cli_rejects_limits_z3_cannot_take(option: list[str], message: str, caps
     assert main(["verify", str(EXAMPLES / "easy.pol"), *option]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("make", "field", "text"), [
+    (lambda: Bounds.checked(0, 8), "queued", "the bound must lie in [1, 64]"),
+    (lambda: Bounds.checked(8, 65), "running", "the bound must lie in [1, 64]"),
+    (lambda: Limits.checked(2**32, 60), "rlimit", "the limit must lie in [1, 4294967295]"),
+    (lambda: Limits.checked(1, 2**32 / 1000), "timeout", "give a number of seconds in"),
+    (lambda: Limits.checked(1, 0.0009), "timeout", "give a number of seconds in"),
+])
+def test_the_library_checks_what_the_cli_takes(make, field: str, text: str) -> None:
+    """`schedc verify` reads its ranges from the library: the same checks, the same words."""
+    with pytest.raises(OutOfRange) as raised:
+        make()
+    assert raised.value.field == field and raised.value.text.startswith(text)
+
+
+def test_the_widest_limits_are_taken() -> None:
+    # Z3 takes a timeout below 2^32 ms: 4294967.295 s is the last one
+    assert Limits.checked(2**32 - 1, 4294967.295) == Limits(2**32 - 1, 2**32 - 1)
+    assert Limits.checked(1, 0.001) == Limits(1, 1)
+    assert Bounds.checked(64, 1) == Bounds(64, 1)
+    assert Bounds(65, 0) == Bounds(queued=65, running=0)  # the prover's own sizes: any
 
 
 def test_cli_prints_the_unknown_reason_whole(capsys) -> None:

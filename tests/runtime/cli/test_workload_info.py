@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from repo import ROOT
 
 from schedc.runtime.cli.main import main
+from tests.support.repo import ROOT
 
 # On 8 cpus (MaxProcs). Fields: id submit wait run procs cpu mem req_procs req_time req_mem
 # status user group executable queue partition preceding think.

@@ -7,8 +7,6 @@ the correct EASY rule from the popular "fits the free processors now" one.
 from __future__ import annotations
 
 import pytest
-from repo import ROOT
-from variants import VARIANTS
 
 from schedc.dsl import (
     DiagnosticError,
@@ -29,6 +27,8 @@ from schedc.runtime.jobs import Job
 from schedc.runtime.run import bundled_trace
 from schedc.runtime.workloads.load import load_workload
 from schedc.runtime.workloads.workload import Workload
+from tests.support.repo import ROOT
+from tests.support.variants import VARIANTS
 
 
 def wl(*specs: tuple[int, int, int]) -> Workload:

@@ -10,7 +10,19 @@ import pytest
 import z3
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pass_agreement import (
+
+from schedc.dsl import compile_file, compile_source
+from schedc.dsl.machines import with_resources
+from schedc.dsl.semantics.evaluate import Env, evaluate
+from schedc.dsl.verify.pass_encoding.encoder import encode_pass
+from schedc.dsl.verify.verdict import Bounds
+from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.policy import PassState
+from schedc.runtime.engine.simulator import simulate
+from schedc.runtime.jobs import Job
+from schedc.runtime.workloads.state_file import InitialState, param_text, state_from_data
+from schedc.runtime.workloads.workload import Workload
+from tests.support.pass_agreement import (
     EXAMPLES,
     concrete_decisions,
     invariant_values,
@@ -20,18 +32,7 @@ from pass_agreement import (
     symbolic_decisions,
     symbolic_invariants,
 )
-from repo import ROOT
-
-from schedc.dsl import compile_file, compile_source
-from schedc.dsl.machines import with_resources
-from schedc.dsl.semantics.evaluate import Env, evaluate
-from schedc.dsl.verify.pass_encoding import Bounds, encode_pass
-from schedc.runtime.engine.from_ir import to_runtime
-from schedc.runtime.engine.policy import PassState
-from schedc.runtime.engine.simulator import simulate
-from schedc.runtime.jobs import Job
-from schedc.runtime.workloads.state_file import InitialState, param_text, state_from_data
-from schedc.runtime.workloads.workload import Workload
+from tests.support.repo import ROOT
 
 POLICIES = ROOT / "examples"
 NAMES = ("cpus", "r2", "r3", "r4")

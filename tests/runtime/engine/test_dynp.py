@@ -1,5 +1,5 @@
 """Self-tuning dynP in the simulator (papers/001; ``engine/tuning.py``), on tuned policies
-built by hand from the three planning examples (``support/tuned.py``): hand-checked
+built by hand from the three planning examples (``tests/support/tuned.py``): hand-checked
 schedules and switches, the deciders on a tie, when steps happen, and differential runs
 against the candidates themselves."""
 
@@ -10,14 +10,14 @@ from fractions import Fraction
 
 import attrs
 import pytest
-from support.shared_traces import BUNDLED, any_real_workload
-from support.tuned import planning, tuned
 
 from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.engine.tuning import Switch
 from schedc.runtime.results import report
 from schedc.runtime.run import RunOptions, run_policy
+from tests.support.shared_traces import BUNDLED, any_real_workload
+from tests.support.tuned import planning, tuned
 
 # 10 cpus. Job 1 (10 cpus, 100 s) runs from 0 to 100. Job 2 (10 cpus, 1000 s) arrives at 1,
 # job 3 (10 cpus, 10 s) at 2. At t=2 the plans of the queue [2, 3]:

@@ -15,22 +15,23 @@ import attrs
 import z3
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support.pass_agreement import (
-    EXAMPLES,
-    concrete_decisions,
-    policy_order,
-    symbolic_decisions,
-)
-from support.planning_oracle import ORDERS, oracle_plan, states
-from support.tuned import planning, tuned
 
-from schedc.dsl.verify.pass_encoding import Bounds, encode_pass
+from schedc.dsl.verify.pass_encoding.encoder import encode_pass
+from schedc.dsl.verify.verdict import Bounds
 from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.engine.plan_metrics import METRICS, PlanContext
 from schedc.runtime.engine.planning import Planner
 from schedc.runtime.engine.simulator import machine_at, simulate
 from schedc.runtime.engine.tuning import queue_order, serial_plan, serial_plannable
 from schedc.runtime.workloads.state_file import InitialState
+from tests.support.pass_agreement import (
+    EXAMPLES,
+    concrete_decisions,
+    policy_order,
+    symbolic_decisions,
+)
+from tests.support.planning_oracle import ORDERS, oracle_plan, states
+from tests.support.tuned import planning, tuned
 
 NAMES = ("conservative", "conservative_sjf", "conservative_ljf")
 SMALL_STATES = states(max_running=2, max_queue=4)  # the symbolic pass stays quick
@@ -104,7 +105,7 @@ def test_serial_plan_is_the_planners_plan(state):
 
 
 def test_fast_and_general_planning_make_the_same_run():
-    from support.shared_traces import any_real_workload
+    from tests.support.shared_traces import any_real_workload
 
     workload = any_real_workload("KTH-SP2-1996-2.1-cln.swf.gz")
     workload = attrs.evolve(workload, jobs=workload.jobs[:1500])

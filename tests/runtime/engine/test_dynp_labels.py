@@ -30,7 +30,7 @@ policy tuned {
 
 
 def test_a_later_candidate_s_label_is_loaded(tmp_path: Path) -> None:
-    from shared_traces import shared_trace
+    from tests.support.shared_traces import shared_trace
 
     path = tmp_path / "tuned.pol"
     path.write_text(POLICY, encoding="utf-8")

@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from policy_fuzz import GenConfig, fuzz_seed
 
 from schedc.runtime.cli.main import main
 from schedc.runtime.engine.monitor import MonitorViolation
 from schedc.runtime.run import RunOptions, run_policy
+from tests.support.policy_fuzz import GenConfig, fuzz_seed
 
 MIXED = """\
 param cap: int in [1, 100] = 50

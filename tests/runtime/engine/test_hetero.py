@@ -7,8 +7,6 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from repo import ROOT
-from schedule_checks import assert_feasible
 
 from schedc.dsl import compile_file, compile_source
 from schedc.runtime.cli.main import main
@@ -20,6 +18,8 @@ from schedc.runtime.jobs import Job
 from schedc.runtime.workloads import synthetic
 from schedc.runtime.workloads.load import load_workload
 from schedc.runtime.workloads.workload import Workload
+from tests.support.repo import ROOT
+from tests.support.schedule_checks import assert_feasible
 
 PAPER = Cluster(parse_speeds("32x1,32x2"), 0.3, 1)  # papers/002's cluster
 

@@ -7,17 +7,17 @@ import json
 from itertools import product
 
 import pytest
-from repo import ROOT
 
 from schedc.dsl import compile_file, compile_source
 from schedc.dsl.machines import with_resources
-from schedc.dsl.verify.pass_encoding import Bounds
 from schedc.dsl.verify.prover import verify_policy
+from schedc.dsl.verify.verdict import Bounds
 from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.engine.policy import PassState
 from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.jobs import Job
 from schedc.runtime.workloads.workload import Workload
+from tests.support.repo import ROOT
 
 EXAMPLES = ROOT / "examples"
 
@@ -105,7 +105,7 @@ def test_backfill_lowest_marks_jobs_whose_largest_need_is_the_idlest_resource() 
 
 @pytest.mark.parametrize("name", ["bb-easy.pol", "bl-easy.pol"])
 def test_balancing_examples_are_proved_on_two_resources(name: str) -> None:
-    # K up to 8: `schedc verify examples/bb-easy.pol --resources 8` (README, benchmarks)
+    # K up to 8: `schedc verify examples/bb-easy.pol --resources 8` (docs: performance)
     verdicts = verify_policy(with_resources(compile_file(EXAMPLES / name), 2), Bounds(4, 4))
     assert {v.status for v in verdicts} == {"proved"}, [
         (v.property, v.status, v.reason) for v in verdicts if v.status != "proved"]

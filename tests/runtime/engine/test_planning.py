@@ -10,9 +10,6 @@ from fractions import Fraction
 
 import pytest
 from hypothesis import given, settings
-from support.pass_agreement import concrete_decisions
-from support.planning_oracle import ORDERS, oracle_plan, states
-from support.repo import ROOT
 
 from schedc.dsl.api import compile_file
 from schedc.runtime.engine.from_ir import to_runtime as runtime_policy
@@ -21,6 +18,9 @@ from schedc.runtime.engine.planning import NotPlanning, PlannedJob, Planner, pla
 from schedc.runtime.engine.simulator import machine_at
 from schedc.runtime.jobs import Job, RunningJob
 from schedc.runtime.workloads.state_file import InitialState
+from tests.support.pass_agreement import concrete_decisions
+from tests.support.planning_oracle import ORDERS, oracle_plan, states
+from tests.support.repo import ROOT
 
 FILES = {"conservative": "conservative.pol", "conservative_sjf": "conservative-sjf.pol",
          "conservative_ljf": "conservative-ljf.pol"}

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from classic_conservative import classic_conservative_starts
-from classic_easy import classic_easy_starts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,6 +10,8 @@ from schedc.runtime.engine.schedule import Schedule
 from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.jobs import Job
 from schedc.runtime.workloads.workload import Workload
+from tests.support.classic_conservative import classic_conservative_starts
+from tests.support.classic_easy import classic_easy_starts
 
 CAPS = (8, 20, 1000)  # different field widths for the packed K-resource profile
 NAMES = ("cpus", "memory", "disk")

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from variants import VARIANTS
 
 from schedc.runtime.engine.monitor import MonitorViolation
 from schedc.runtime.engine.policy import RuntimeInvariant, RuntimePolicy
 from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.jobs import Job
 from schedc.runtime.workloads.workload import Workload, WorkloadError
+from tests.support.variants import VARIANTS
 
 
 def wl(cap: tuple[int, ...], *specs: tuple[int, tuple[int, ...], int, int],

@@ -7,7 +7,6 @@ from __future__ import annotations
 from functools import cache
 
 import pytest
-from variants import VARIANTS
 
 from schedc.dsl import check_source, compile_source, ir
 from schedc.dsl.ir_json import policy_to_json
@@ -20,6 +19,7 @@ from schedc.runtime.jobs import Job
 from schedc.runtime.run import bundled_trace
 from schedc.runtime.workloads.load import load_workload
 from schedc.runtime.workloads.workload import Workload
+from tests.support.variants import VARIANTS
 
 
 def policy(clauses: str):

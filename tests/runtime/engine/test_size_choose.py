@@ -192,8 +192,8 @@ def test_a_kept_size_that_breaks_an_invariant_is_found_and_replays(tmp_path, cap
     src.write_text("policy kept {\n  reserve all\n  backfill first_fit\n"
                    "  size fixed if machine.free.cpus > 0 then job.procs else job.max_size\n"
                    "  invariant job.size <= job.procs\n}\n")
-    from schedc.dsl.verify.pass_encoding import Bounds
     from schedc.dsl.verify.prover import verify_policy
+    from schedc.dsl.verify.verdict import Bounds
     from schedc.runtime.cli.main import main
 
     verdicts = {v.property: v for v in verify_policy(compile_file(src), Bounds(3, 3))}

@@ -10,7 +10,6 @@ at least 902 s.
 from __future__ import annotations
 
 import pytest
-from repo import ROOT
 
 from schedc.dsl import DiagnosticError, check_source, compile_file, compile_source
 from schedc.dsl.syntax.parser import parse
@@ -23,6 +22,7 @@ from schedc.runtime.jobs import Job
 from schedc.runtime.run import bundled_trace
 from schedc.runtime.workloads.load import load_workload
 from schedc.runtime.workloads.workload import Workload
+from tests.support.repo import ROOT
 
 EXAMPLE = ROOT / "examples" / "slack-backfill.pol"
 SHORT = ROOT / "examples" / "broken" / "slack-when-short.pol"

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import attrs
 import pytest
-from schedule_checks import assert_feasible
-from shared_traces import any_real_workload
 
 from schedc.dsl import compile_file, compile_source
 from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.workloads.load import load_workload
+from tests.support.schedule_checks import assert_feasible
+from tests.support.shared_traces import any_real_workload
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples"

@@ -1,14 +1,12 @@
 """Every assumption `schedc verify` makes of its inputs is checked where inputs are read.
 
-The proofs (`dsl/verify/pass_encoding.py`, `_assume_jobs`) assume job ids >= 0 and distinct,
-submits >= 0,
-estimates >= 1 s, requests in [0, capacity] with at least 1 cpu, moldable sizes
-1 <= min_size <= procs <= max_size <= cpus with a sequential time >= 1 s, capacities >= 1 and
-a machine not overcommitted before the pass. For each reader (SWF, CSV job table, state file)
-a bad input is a located error with exit status 2, or under --lenient the job is skipped and
-counted; what the readers and the transforms (--load-factor, --range-factor) and generators
-let through satisfies every assumption.
-"""
+The proofs (`_assume_jobs` in `dsl/verify/pass_encoding/assumptions.py`) assume job ids >= 0 and
+distinct, submits >= 0, estimates >= 1 s, requests in [0, capacity] with at least 1 cpu,
+moldable sizes 1 <= min_size <= procs <= max_size <= cpus with a sequential time >= 1 s,
+capacities >= 1 and a machine not overcommitted before the pass. For each reader (SWF, CSV job
+table, state file) a bad input is a located error with exit status 2, or under --lenient the job
+is skipped and counted; what the readers and the transforms (--load-factor, --range-factor) and
+generators let through satisfies every assumption."""
 
 from __future__ import annotations
 
@@ -18,7 +16,6 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from repo import ROOT
 
 from schedc.runtime.cli.main import bundled_trace, main
 from schedc.runtime.jobs import Job
@@ -27,6 +24,7 @@ from schedc.runtime.workloads import swf
 from schedc.runtime.workloads.load import load_workload
 from schedc.runtime.workloads.moldable import MoldableSpec, make_moldable
 from schedc.runtime.workloads.workload import Workload, WorkloadError
+from tests.support.repo import ROOT
 
 EASY = ROOT / "examples" / "easy.pol"
 SWF_HEADER = "; Version: 2.2\n; MaxProcs: 16\n"  # data lines start at line 3

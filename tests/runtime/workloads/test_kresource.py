@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from repo import ROOT
 
 from schedc.dsl import compile_file
 from schedc.dsl.machines import with_resources
@@ -25,6 +24,7 @@ from schedc.runtime.tools import calibrate as cal
 from schedc.runtime.workloads import kresource as kr
 from schedc.runtime.workloads.load import load_workload
 from schedc.runtime.workloads.workload import WorkloadError
+from tests.support.repo import ROOT
 
 EXAMPLES = ROOT / "examples"
 SOURCE = tuple(kr.SourceJob(size, run, run + 10) for size, run in

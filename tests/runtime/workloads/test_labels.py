@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from repo import ROOT
 
 from schedc.dsl import compile_source
 from schedc.runtime.engine.from_ir import to_runtime
@@ -16,6 +15,7 @@ from schedc.runtime.workloads.load import load_workload
 from schedc.runtime.workloads.state_file import load_state, state_from_data, state_to_data
 from schedc.runtime.workloads.swf import read_swf
 from schedc.runtime.workloads.workload import WorkloadError
+from tests.support.repo import ROOT
 
 LABELS = ("user", "group", "executable", "queue", "partition")
 

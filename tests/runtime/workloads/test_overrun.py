@@ -219,7 +219,7 @@ def test_lanl_cm5_warns_with_its_counts_and_simulates_all_its_work(
         capsys: pytest.CaptureFixture[str]) -> None:
     """The issue's case: EASY on LANL-CM5 warns with the counts; `estimate` simulates every
     cpu-second the trace records, `kill` the 76% left once the overruns are cut."""
-    from shared_traces import shared_trace
+    from tests.support.shared_traces import shared_trace
 
     lanl = str(shared_trace("LANL-CM5-1994-4.1-cln.swf.gz"))
     assert main(["run", str(EASY), "--workload", lanl, "--json"]) == 0
@@ -239,7 +239,7 @@ def test_lanl_cm5_warns_with_its_counts_and_simulates_all_its_work(
 def test_lanl_cm5_extend_keeps_the_monitor_quiet(capsys: pytest.CaptureFixture[str]) -> None:
     """40,000 jobs of LANL-CM5 where a third outlive their estimate, under EASY and
     conservative backfilling: the monitor (on) never stops, every recorded second runs."""
-    from shared_traces import shared_trace
+    from tests.support.shared_traces import shared_trace
 
     lanl = str(shared_trace("LANL-CM5-1994-4.1-cln.swf.gz"))
     for policy in (EASY, EASY.parent / "conservative.pol"):

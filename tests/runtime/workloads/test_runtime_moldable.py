@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from repo import ROOT
 
 from schedc.dsl import compile_source
 from schedc.runtime.cli.main import main
@@ -22,6 +21,7 @@ from schedc.runtime.speedup import Downey, Linear
 from schedc.runtime.workloads.moldable import MoldableSpec, make_moldable, size_range
 from schedc.runtime.workloads.state_file import state_from_data
 from schedc.runtime.workloads.workload import Workload
+from tests.support.repo import ROOT
 
 
 def job(i: int, submit: int, run: int, est: int, procs: int, moldable=None) -> Job:

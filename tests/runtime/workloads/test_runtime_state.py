@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-from repo import ROOT
 
 from schedc.dsl import compile_file, compile_source
 from schedc.runtime.cli.main import main
@@ -23,6 +22,7 @@ from schedc.runtime.workloads.state_file import (
     state_to_data,
 )
 from schedc.runtime.workloads.workload import Workload, WorkloadError
+from tests.support.repo import ROOT
 
 EASY = ROOT / "examples" / "easy.pol"
 BROKEN = ROOT / "examples" / "broken" / "easy-freeprocs.pol"

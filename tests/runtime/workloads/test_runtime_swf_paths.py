@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from shared_traces import shared_trace
 
 from schedc.runtime.jobs import Job
 from schedc.runtime.workloads import swf
 from schedc.runtime.workloads.load import load_workload
 from schedc.runtime.workloads.workload import WorkloadError
+from tests.support.shared_traces import shared_trace
 
 HEADER = "; Version: 2.2\n; MaxProcs: 16\n"
 

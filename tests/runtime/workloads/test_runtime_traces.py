@@ -5,15 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from classic_easy import classic_easy_starts
-from repo import ROOT
-from shared_traces import shared_trace
 
 from schedc.dsl import compile_file
 from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.engine.policy import RuntimePolicy
 from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.workloads.load import load_workload
+from tests.support.classic_easy import classic_easy_starts
+from tests.support.repo import ROOT
+from tests.support.shared_traces import shared_trace
 
 # The example users run, compiled from its .pol file (not a hand-built policy).
 EASY = to_runtime(compile_file(ROOT / "examples" / "easy.pol"))

@@ -24,7 +24,8 @@ prefix, job tables), ``budget`` (simulations under a deterministic budget), ``re
 harness's configs and results), ``harness`` (``fuzz_seed``, ``fuzz_policy``), ``triage``
 (classifying a failing state) and ``report`` (descriptions, evidence folders, figures). This
 module re-exports their public names. (The functions ``generate`` and ``report`` shadow their
-modules as attributes of the package: `from policy_fuzz.generate import _Gen` still works.)
+modules as attributes of the package: `from tests.support.policy_fuzz.generate import _Gen`
+still works.)
 """
 
 from __future__ import annotations

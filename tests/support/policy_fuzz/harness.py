@@ -12,9 +12,8 @@ import attrs
 
 from schedc.dsl import DiagnosticError, compile_source, ir, render_diagnostics
 from schedc.dsl.tuning import candidate_policies
-from schedc.dsl.verify.pass_encoding import Bounds
 from schedc.dsl.verify.prover import verify_policy
-from schedc.dsl.verify.verdict import Limits, Verdict
+from schedc.dsl.verify.verdict import Bounds, Limits, Verdict
 from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.engine.policy import RuntimePolicy
 from schedc.runtime.replay import replayer

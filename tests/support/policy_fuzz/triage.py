@@ -10,9 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from schedc.dsl.verify.pass_encoding import Bounds
 from schedc.dsl.verify.prover import verify_policy
-from schedc.dsl.verify.verdict import Limits
+from schedc.dsl.verify.verdict import Bounds, Limits
 from schedc.runtime.engine import simulator
 from schedc.runtime.engine.monitor import MonitorViolation
 from schedc.runtime.engine.policy import RuntimePolicy

@@ -1,0 +1,1 @@
+"""Paper 000's experiment scripts (`python -m experiments.paper000.run`)."""

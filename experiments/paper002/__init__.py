@@ -1,0 +1,1 @@
+"""Paper 002's experiment scripts (`python -m experiments.paper002.run`)."""

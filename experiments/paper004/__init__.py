@@ -1,0 +1,1 @@
+"""Paper 004's experiment scripts (`python -m experiments.paper004.run`)."""
