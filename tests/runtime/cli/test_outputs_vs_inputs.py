@@ -328,6 +328,16 @@ def test_a_signal_during_a_write_leaves_the_old_file_and_no_temporary(
 def test_the_handler_is_ours_only_during_a_write_and_never_over_another(tmp_path) -> None:
     from schedc.runtime import atomicio
 
+    # from the default action: a sweep test run earlier in this process may have armed it
+    # for good, as a sweep's worker does (`remove_temporaries_at_termination`)
+    before = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        _handler_only_during_writes(atomicio, tmp_path)
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def _handler_only_during_writes(atomicio, tmp_path) -> None:
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
     with atomicio.open_atomic(tmp_path / "a.csv") as out:
         assert signal.getsignal(signal.SIGTERM) is atomicio._on_terminating_signal
