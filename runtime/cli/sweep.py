@@ -80,12 +80,12 @@ def run(args: argparse.Namespace) -> int:
                         f"seconds, at most {MAX_RUN_TIMEOUT:,}",
                         help="e.g. --run-timeout 3600 (default 10800)")
     spec = read_spec(args.spec)
-    given = args.out or spec.out or str(Path(args.spec).with_suffix(".out"))
-    check_outputs([*_written(args, spec, given), report_output(args.report)],
+    # the folder as given: this process works there and its messages name it so
+    out = args.out or spec.out or str(Path(args.spec).with_suffix(".out"))
+    check_outputs([*_written(args, spec, out), report_output(args.report)],
                   _inputs(args, spec), stdout="--json" if args.json else "the summary")
     runs = plan(spec)  # a spec refused makes no folder
-    _make_folder(given)
-    out = given  # this process reads and writes there, and its messages name it as given
+    _make_folder(out)
     warning = repeated_seeds(spec, runs)
     if warning is not None:
         report_diagnostics([warning])
@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     records = store.records({r.key for r in runs.runs}) if made else stored
     paths = write_tables(out, runs, records, args.spec)
     failed = [r for r in runs.runs if records.get(r.key, {}).get("status") != "ok"]
-    facts = {"spec": args.spec, "out": given, "runs": len(runs.runs), "made": len(made),
+    facts = {"spec": args.spec, "out": out, "runs": len(runs.runs), "made": len(made),
              "stored_before": len(runs.runs) - len(todo),
              "failed": len(failed), "files": paths,
              "warnings": [warning.message] if warning is not None else [],
