@@ -25,7 +25,7 @@ LENIENT_HINT = " (or pass --lenient to skip and count such jobs)"
 class Problem:
     """One broken assumption of one job."""
 
-    field: str  # the column the caret points at: "id" or "submit"
+    field: str  # the column the caret points at: "id", "submit" or "status"
     message: str
     help: str
     reason: str  # its count's name in ``Workload.skipped`` under --lenient

@@ -24,7 +24,7 @@ from schedc.dsl.ir import LABEL_ATTRS
 from schedc.dsl.number_text import MAX_VALUE
 from schedc.runtime.gc_paused import paused_gc
 from schedc.runtime.jobs import Job
-from schedc.runtime.workloads.assumptions import JobIdentity, count_skip, reject
+from schedc.runtime.workloads.assumptions import JobIdentity, Problem, count_skip, reject
 from schedc.runtime.workloads.workload import (
     VALUE_HELP,
     Workload,
@@ -42,6 +42,10 @@ F_ID, F_SUBMIT, F_RUN, F_PROCS, F_USED_MEM, F_REQ_PROCS, F_REQ_TIME, F_REQ_MEM =
 # user, group, executable, queue, partition (fields 12-16): the jobs' labels (``Job.user``...)
 F_LABELS = (11, 12, 13, 14, 15)
 F_STATUS = 10  # 1 completed, 0 failed, 5 cancelled, -1 unknown: what `--swf-out` writes back
+# field 11 of a partial execution: one stretch of a job a preemptive scheduler stopped and
+# continued (the archive's logs with `; Preemption: Yes` or `Double`); schedc reads whole jobs
+PARTIAL = {2: "a part to be continued", 3: "the last part, completed",
+           4: "the last part, failed"}
 NEEDED = (F_ID, F_SUBMIT, F_RUN, F_PROCS, F_USED_MEM, F_REQ_PROCS, F_REQ_TIME, F_REQ_MEM,
           F_STATUS, *F_LABELS)
 SUPPORTED = ("cpus", "memory")
@@ -198,10 +202,12 @@ def _same_or_ints(column: list[bytes]) -> list[int]:
 
 
 def _suspect(cols: list[list[int]]) -> bool:
-    """Whether a job may break an input assumption (a negative id or submit, a repeated id):
-    then the careful path checks each job where it can point at its line."""
-    ids, submits = cols[0], cols[1]
-    return min(ids, default=0) < 0 or min(submits, default=0) < 0 or len(set(ids)) < len(ids)
+    """Whether a job may break an input assumption (a negative id or submit, a repeated id)
+    or a line is a partial execution: then the careful path checks each job where it can
+    point at its line."""
+    ids, submits, status = cols[0], cols[1], cols[NEEDED.index(F_STATUS)]
+    return (min(ids, default=0) < 0 or min(submits, default=0) < 0 or len(set(ids)) < len(ids)
+            or bool(_where(PARTIAL.__contains__, status)))
 
 
 def _columns_slow(name: str, lines: list[str], lenient: bool,
@@ -251,13 +257,20 @@ class _Lines:
     lenient: bool
 
     def vet(self, ids: list[int], submits: list[int], rows: Iterable[int],
-            skipped: dict[str, int]) -> set[int]:
-        """The rows (in file order) whose job breaks an input assumption: counted in
-        ``skipped`` when lenient, else the first one raises its located error."""
+            skipped: dict[str, int], status: list[int]) -> set[int]:
+        """The rows (in file order) whose job breaks an input assumption, or that are a
+        partial execution: counted in ``skipped`` when lenient, else the first one raises
+        its located error."""
         identity = JobIdentity()
         dropped = set()
         for i in rows:
             lineno = self.numbers[i]
+            if status[i] in PARTIAL:  # before its id: a part repeats its job's number
+                line = self.text[lineno - 1]
+                reject(_partial(ids[i], status[i]), self.name, lineno,
+                       _field_col(line, F_STATUS), line, self.lenient, skipped)
+                dropped.add(i)
+                continue
             problem = identity.vet(ids[i], submits[i], lineno)
             if problem is not None:
                 line = self.text[lineno - 1]
@@ -265,6 +278,14 @@ class _Lines:
                 reject(problem, self.name, lineno, col, line, self.lenient, skipped)
                 dropped.add(i)
         return dropped
+
+
+def _partial(jid: int, status: int) -> Problem:
+    return Problem(
+        "status", f"job {jid}: this line is a partial execution (status {status}: "
+        f"{PARTIAL[status]})",
+        "schedc reads whole jobs, one line each: give the trace's condensed version, or keep "
+        "a `Preemption: Double` trace's summary lines", "partial execution (status 2-4)")
 
 
 def _field_col(line: str, field: int) -> int:
@@ -313,7 +334,8 @@ def _admit(cols: list[list[int]], resources: tuple[str, ...], capacity: tuple[in
     for i in sorted(bad):
         _skip_reason(runs[i], requests[i], resources, capacity, skipped)
     if lines is not None:  # else the fast path saw no job that could break an assumption
-        bad |= lines.vet(ids, submits, (i for i in range(len(ids)) if i not in bad), skipped)
+        bad |= lines.vet(ids, submits, (i for i in range(len(ids)) if i not in bad), skipped,
+                         status)
     if bad:
         keep = [True] * len(ids)
         for i in bad:
