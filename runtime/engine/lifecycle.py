@@ -227,6 +227,7 @@ class JobLife:
         self._unsaved = 0
         self.done = self.saved
         self.phase, self.phase_end = "pending", None
+        self.processors = ()  # it holds nothing and restarts anywhere
 
     def finish(self, now: int) -> None:
         """Running -> completed, at its completion time."""
