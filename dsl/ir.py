@@ -28,8 +28,13 @@ JOB_ATTRS = ("id", "submit", "estimate", "procs", "wait", "area", "xfactor", "mi
              "max_size", "work", *LABEL_ATTRS)
 # Extra attributes of a variable over `running`.
 RUNNING_ATTRS = ("start", "elapsed", "remaining", "end")
+# what a job of a preemptive policy has done so far (a variable of kind "active": the `job` of
+# its order keys, `keep` and costs, `cand` and `victim` of its rule): processor-seconds run,
+# seconds since its last start or resume, preemptions, whether it is suspended now
+ACTIVE_ATTRS = ("acquired", "since_start", "preemptions", "suspended")
 # `size` (the processors the job got) exists only for `job` inside invariants.
-ATTR_TYPES = {a: "int" for a in (*JOB_ATTRS, *RUNNING_ATTRS, "size")} | {"xfactor": "real"}
+ATTR_TYPES = ({a: "int" for a in (*JOB_ATTRS, *RUNNING_ATTRS, *ACTIVE_ATTRS, "size")}
+              | {"xfactor": "real", "suspended": "bool"})
 # util is real: used / capacity. bpu and power (real) are the processors' speeds in basic
 # processor units and their speeds less the background load (papers/002 eq. 6), summed over
 # all processors of the resource; both equal the capacity on a dedicated homogeneous machine
@@ -196,6 +201,47 @@ class Invariant:
     span: Span | None = field(default=None, eq=False)
 
 
+# how a running job may be preempted (papers/003): never, suspended in place (its memory
+# and processes stay), checkpointed (restarts anywhere at its size), malleable (restarts at
+# any size in [min, max]), killed and requeued (from scratch)
+MECHANISMS = ("none", "suspend", "checkpoint", "malleable", "requeue")
+# the ones a run simulates so far (the others are refused where they are written)
+SIMULATED_MECHANISMS = ("none", "suspend", "requeue")
+
+
+@frozen
+class MechanismRule:
+    """`mechanism KIND [when COND]`: jobs for which COND holds (all: no COND) have KIND; the
+    first rule that holds for a job, at its submission, gives its mechanism (none: `none`)."""
+
+    kind: str  # one of MECHANISMS
+    when: Expr | None  # reads the job and params only
+    span: Span | None = _span()
+
+
+@frozen
+class Preemption:
+    """A preemptive policy's rules (`preempt when` and the clauses around it)."""
+
+    rule: Expr  # `preempt when`: may waiting `cand` preempt running `victim` (bool)
+    mechanisms: tuple[MechanismRule, ...]
+    victims: tuple[OrderKey, ...] = ()  # over `victim`; empty: youngest first (since_start)
+    keep: Expr | None = None  # over a running `job`: protected now (never a victim)
+    dispatch: Expr | None = None  # over `job`: seconds to start it (floored, at least 0)
+    resume: Expr | None = None  # over `job`: seconds to resume it
+    # constants (params allowed): the most preemptions of a job, the most jobs resident on
+    # a processor, a pass every quantum seconds while jobs wait
+    limit: Expr | None = None
+    resident: Expr | None = None
+    quantum: Expr | None = None
+    span: Span | None = _span()  # of `preempt when`
+
+    def exprs(self) -> list[Expr]:
+        out = [self.rule, *(m.when for m in self.mechanisms), *(k.expr for k in self.victims),
+               self.keep, self.dispatch, self.resume, self.limit, self.resident, self.quantum]
+        return [e for e in out if e is not None]
+
+
 @frozen
 class Policy:
     name: str
@@ -230,6 +276,9 @@ class Policy:
     # when it fits there (else from its earliest fit), so the pass's later starts may delay
     # it by that much. None: no slack, every reservation is held at its earliest fit
     slack: Expr | None = None
+    # preemption (papers/003): None, the policy never preempts (the rigid run-to-completion
+    # semantics); else its rules, and its jobs are `active` (``ACTIVE_ATTRS``)
+    preemption: Preemption | None = None
 
 
 # Plan metrics a self-tuning step may measure (runtime/engine/plan_metrics.py defines each)
@@ -279,7 +328,8 @@ def walk(e: Expr):
 
 
 DEPENDENCIES = frozenset({"job", "now", "queue", "running", "machine", "param"})
-_NOW_ATTRS = {"wait", "xfactor", "elapsed", "remaining"}
+# attributes that change with time (a preemptive job's history too: conservative)
+_NOW_ATTRS = {"wait", "xfactor", "elapsed", "remaining", *ACTIVE_ATTRS}
 
 
 def dependencies(e: Expr) -> frozenset[str]:
@@ -334,6 +384,8 @@ def labels_read(policy: Policy) -> tuple[str, ...]:
     """The label attributes (``LABEL_ATTRS``) some formula of the policy reads, in their
     order: the verifier makes symbolic labels only for these."""
     exprs = decision_exprs(policy) + [i.expr for i in policy.invariants]
+    if policy.preemption is not None:
+        exprs += policy.preemption.exprs()
     read = {n.attr for e in exprs for n in walk(e) if isinstance(n, JobAttr)}
     return tuple(a for a in LABEL_ATTRS if a in read)
 

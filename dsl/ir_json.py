@@ -11,6 +11,7 @@ from schedc.dsl.diagnostics import Span
 from schedc.dsl.number_text import json_number
 
 _SKIP = {"span", "warnings"}  # positions depend on formatting, not meaning
+_ONLY_SET = {"preemption"}  # left out when None: a policy without preemption reads as before
 
 
 def to_data(obj):
@@ -21,6 +22,8 @@ def to_data(obj):
         out = {"node": type(obj).__name__}
         for f in attrs.fields(type(obj)):
             if f.name in _SKIP and not isinstance(obj, ir.Invariant):
+                continue
+            if f.name in _ONLY_SET and getattr(obj, f.name) is None:
                 continue
             out[f.name] = to_data(getattr(obj, f.name))
         return out

@@ -164,6 +164,10 @@ def prepare_run(policy: str | Path | ir.Policy, workload: str | Path | Workload 
     policy_ir = compiled(policy, options, texts)
     runtime = to_runtime(policy_ir, dict(options.params))
     capacities_for(runtime, options.capacities)  # a wrong capacity before a wrong cluster
+    if runtime.preemption is not None and options.speeds is not None:
+        raise OptionError(f"policy {runtime.name} preempts, and a heterogeneous cluster "
+                          "(--speeds) does not run preemptive policies yet",
+                          help="drop --speeds, or run a policy without `preempt when`")
     cluster = make_cluster(options)
     if isinstance(workload, str | Path) or workload is None:
         path = str(workload) if workload is not None else str(bundled_trace())
@@ -299,6 +303,10 @@ def _prepare_state(policy: str | Path | ir.Policy, options: RunOptions) -> Prepa
     check_params(options.state, state, policy_ir.name, [p.name for p in policy_ir.params])
     bound = merged_params(state, dict(options.params))
     runtime = to_runtime(policy_ir, bound)
+    if runtime.preemption is not None:
+        raise OptionError(f"policy {runtime.name} preempts: a state file holds no job's "
+                          "history (phases, service acquired), so it cannot be replayed yet",
+                          help="run it on a workload instead of --state")
     sizing = runtime.active(state.active)  # a dynP state's sizes are its candidate's
     if state.sizes and not sizing.size_fixed:
         raise OptionError(f"the state gives queued jobs a `size`, but policy {sizing.name} "
@@ -390,7 +398,13 @@ def _simulate(policy: RuntimePolicy, workload: Workload, options: RunOptions, wh
     progress = options.progress or (lambda label, total: nullcontext())
     with progress(f"{policy.name} on {where}", len(workload.jobs)) as update:
         started = time.perf_counter()
-        schedule = simulate(policy, workload, progress=update, **how)
+        if policy.preemption is not None:  # a preemptive policy has its own loop
+            from schedc.runtime.engine.preemptive import simulate_preemptive
+
+            schedule = simulate_preemptive(policy, policy.preemption, workload,
+                                           progress=update).schedule
+        else:
+            schedule = simulate(policy, workload, progress=update, **how)
         return schedule, time.perf_counter() - started
 
 

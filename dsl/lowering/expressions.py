@@ -31,7 +31,8 @@ _OP_NAMES = {"//": "div"}
 @frozen
 class Var:
     """A bound job or resource variable: its IR name and kind (job | queue | running |
-    any | resource). `any` is a def's job parameter checked on its own (queue or running)."""
+    any | resource | active). `any` is a def's job parameter checked on its own (queue or
+    running); `active` a job of a preemptive policy, with what it has run so far."""
 
     ir_name: str
     kind: str
@@ -477,6 +478,8 @@ class Lowerer:
         attrs = list(ir.JOB_ATTRS) + ["request"]
         if var.kind in ("running", "any"):
             attrs += ir.RUNNING_ATTRS
+        if var.kind == "active":
+            attrs += ir.ACTIVE_ATTRS
         if part.index:
             self.error(part.span, "a job cannot be indexed",
                        f"did you mean `{p.root}.request[{part.name}]`?")
@@ -498,6 +501,11 @@ class Lowerer:
                            "`job.size` is what a started job got; its request is `job.procs`")
                 return None
             return ir.JobAttr("job", "size", "int", span=p.span)
+        if part.name in ir.ACTIVE_ATTRS and part.name not in attrs:
+            self.error(part.span, f"`{part.name}` is known only to a preemptive policy's "
+                       "formulas", "its order keys, `keep`, costs, `preempt when` and "
+                       "`victims order` read what a job has run so far")
+            return None
         if part.name in ir.RUNNING_ATTRS and part.name not in attrs:
             self.error(part.span, f"`{part.name}` exists only for running jobs",
                        "a variable over `running` has start, elapsed, remaining, end")

@@ -23,11 +23,14 @@ from schedc.dsl.syntax import ast
 from schedc.dsl.syntax.loader import Program
 
 _JOB = Var("job", "queue")
+_ACTIVE_JOB = Var("job", "active")  # a preemptive policy's job: what it has run so far too
 _CLAUSE_NAMES = {
     ast.MachineClause: "machine", ast.OrderClause: "order", ast.ReserveClause: "reserve",
     ast.BackfillClause: "backfill", ast.SizeClause: "size", ast.CandidatesClause: "candidates",
-    ast.SlackClause: "slack",
+    ast.SlackClause: "slack", ast.MechanismClause: "mechanism", ast.PreemptClause: "preempt",
+    ast.VictimsClause: "victims",
 }
+_REPEATABLE = ("invariant", "mechanism")  # every clause of the kind counts, in order
 MAX_SIZE_CHOICES = 32  # `size choose N`: the symbolic pass encodes one earliest fit per choice
 
 
@@ -199,11 +202,12 @@ class Compiler:
         for pol, file in reversed(chain):
             mine: dict[str, list[_Located]] = {}
             for c in pol.clauses:
-                kind = (c.kind if isinstance(c, ast.TuningClause)
+                kind = (c.kind if isinstance(c, ast.TuningClause) else
+                        c.name if isinstance(c, ast.PreemptSetting)
                         else _CLAUSE_NAMES.get(type(c), "invariant"))
-                if kind != "invariant" and kind in mine:
-                    self.report.error(c.span, f"`{kind}` is given twice in policy `{pol.name}`",
-                                      "keep one")
+                if kind not in _REPEATABLE and kind in mine:
+                    self.report.error(c.span, f"`{_SETTING_TEXT.get(kind, kind)}` is given "
+                                      f"twice in policy `{pol.name}`", "keep one")
                     continue
                 mine.setdefault(kind, []).append(_Located(c, file))
             eff.update(mine)
@@ -220,7 +224,8 @@ class Compiler:
         machine = self.policy_machine(eff, file)
         if machine is None:
             return None
-        job = {"job": _JOB}
+        preemptive = "preempt" in eff
+        job = {"job": _ACTIVE_JOB if preemptive else _JOB}
 
         def scope(loc: _Located, size_ok: bool = False) -> Scope:
             return Scope(loc.file, machine, job, size_ok=size_ok)
@@ -314,11 +319,23 @@ class Compiler:
             e = self.lowerer.expect(c.expr, scope(loc, size_ok=True), ("bool",),
                                     "an invariant")
             invariants.append(None if e is None else ir.Invariant(e, c.text, c.span))
+        preemption = self.preemption(eff, machine) if preemptive else None
+        if not preemptive:
+            self.not_preemptive(eff)
+        elif not invariants:  # its pass must be one the preemptive loop runs
+            self.preemptive_pass(eff, depth, backfill)
+        else:
+            self.report.error(eff["invariant"][0].clause.span, "a preemptive policy's "
+                              "invariants are not checked yet",
+                              "drop the invariant, or `preempt when` to check it on a "
+                              "run-to-completion policy")
         if len(self.report.diagnostics) > n_errors:
             return None
         exprs = [k.expr for k in order] + [i.expr for i in invariants]
         exprs += [e for e in (size, backfill.score, backfill.condition, reserve_per,
                               reserve_when, size_low, slack) if e is not None]
+        if preemption is not None:
+            exprs += preemption.exprs()
         used = {n.name for e in exprs for n in ir.walk(e) if isinstance(n, ir.ParamRef)}
         if isinstance(depth, ir.ParamRef):
             used.add(depth.name)
@@ -330,7 +347,97 @@ class Compiler:
             return None  # a param with a faulty declaration (already reported)
         return ir.Policy(p.name, file, machine, params, tuple(order), depth, backfill, size,
                          tuple(invariants), reserve_per, reserve_when, size_choices, size_low,
-                         size_fixed, warnings=self.lint(eff, depth, backfill), slack=slack)
+                         size_fixed, warnings=self.lint(eff, depth, backfill), slack=slack,
+                         preemption=preemption)
+
+    # -- preemption
+    def preemption(self, eff: dict[str, list[_Located]], machine: ir.Machine
+                   ) -> ir.Preemption | None:
+        """The rules of a preemptive policy (`preempt when` and the clauses around it)."""
+        def scope(loc: _Located, **vars_: Var) -> Scope:
+            return Scope(loc.file, machine, vars_)
+
+        loc = eff["preempt"][0]
+        rule = self.lowerer.expect(loc.clause.condition, scope(
+            loc, cand=Var("cand", "active"), victim=Var("victim", "active")), ("bool",),
+            "the preemption rule", "compare the two jobs, e.g. `cand.xfactor >= 2 * "
+            "victim.xfactor`")
+        mechanisms = []
+        for m in eff.get("mechanism", []):
+            c: ast.MechanismClause = m.clause
+            when = None
+            if c.when is not None:
+                when = self.lowerer.expect(c.when, scope(m, job=_JOB), ("bool",),
+                                           "a mechanism's condition",
+                                           "compare a job's attribute, e.g. `job.queue == 2`")
+                if when is not None and not ir.dependencies(when) <= {"job", "param"}:
+                    self.report.error(c.when.span, "a mechanism's condition reads the job and "
+                                      "params only", "a job's mechanism is chosen once, at its "
+                                      "submission: drop what reads the machine or the time")
+            if c.kind not in ir.SIMULATED_MECHANISMS:
+                self.report.error(c.span, f"mechanism `{c.kind}` is not simulated yet",
+                                  "use `suspend` (the paper's simple preemption) or `requeue` "
+                                  "(killed and started again)")
+            mechanisms.append(ir.MechanismRule(c.kind, when, span=c.span))
+        if not mechanisms:
+            self.report.error(loc.clause.span, "a preemptive policy needs a `mechanism`",
+                              "say how its jobs are preempted: `mechanism suspend` or "
+                              "`mechanism requeue` (`mechanism none when COND` exempts jobs)")
+        victims = []
+        for v in eff.get("victims", []):
+            for k in v.clause.keys:
+                e = self.lowerer.lower(k.expr, scope(v, victim=Var("victim", "active")))
+                if e is not None and e.type == "bool":
+                    e = ir.IfThenElse(e, ir.Const(1, "int"), ir.Const(0, "int"), "int",
+                                      span=e.span)
+                victims.append(None if e is None else ir.OrderKey(e, k.descending))
+        settings: dict[str, ir.Expr | None] = {}
+        for name, types, what, help_ in _SETTINGS:
+            if name not in eff:
+                continue
+            at = eff[name][0]
+            c: ast.PreemptSetting = at.clause
+            if name in _CONSTANT_SETTINGS:
+                e = self.lowerer.expect(c.expr, scope(at), types, what, help_)
+                if e is not None and not ir.dependencies(e) <= {"param"}:
+                    self.report.error(c.expr.span, f"{what} is a constant (params allowed)",
+                                      help_)
+            else:
+                e = self.lowerer.expect(c.expr, scope(at, job=_ACTIVE_JOB), types, what,
+                                        help_)
+            settings[name] = e
+        if rule is None or None in victims:
+            return None
+        return ir.Preemption(rule, tuple(mechanisms), tuple(victims), span=loc.clause.span,
+                             **settings)  # type: ignore[arg-type]
+
+    def not_preemptive(self, eff: dict[str, list[_Located]]) -> None:
+        """Preemption clauses in a policy without `preempt when` would do nothing."""
+        for kind in ("mechanism", "victims", *(s[0] for s in _SETTINGS)):
+            for loc in eff.get(kind, []):
+                self.report.error(loc.clause.span, f"`{_SETTING_TEXT.get(kind, kind)}` needs "
+                                  "`preempt when` in the policy",
+                                  "a policy preempts only by its rule: add `preempt when "
+                                  "COND` (over `cand` and `victim`), or drop this clause")
+
+    def preemptive_pass(self, eff: dict[str, list[_Located]], depth, backfill: ir.Backfill
+                        ) -> None:
+        """What the preemptive loop runs: rigid jobs, first fit or strict order, no
+        reservations (runtime/engine/preemptive.py)."""
+        at = eff["preempt"][0].clause.span
+        for kind in ("size", "slack", "candidates"):
+            if kind in eff:
+                self.report.error(eff[kind][0].clause.span, f"`{kind}` does not work with "
+                                  "`preempt when` yet", "a preemptive policy runs rigid jobs "
+                                  "by first fit: drop this clause")
+        if depth != 0 and "reserve" in eff:
+            self.report.error(eff["reserve"][0].clause.span, "a preemptive policy makes no "
+                              "reservations yet", "write `reserve 0`: the pass starts jobs by "
+                              "first fit, then preempts for the jobs left waiting")
+        if backfill.kind not in ("none", "first_fit"):
+            self.report.error(backfill.span or at, f"`backfill {backfill.kind}` does not work "
+                              "with `preempt when` yet", "use `backfill first_fit` (first fit) "
+                              "or `backfill none` (strict order)")
 
     def lint(self, eff: dict[str, list[_Located]], depth, backfill: ir.Backfill
              ) -> tuple[Diagnostic, ...]:
@@ -391,6 +498,21 @@ class Compiler:
                                   "negative", "a depth is at least 0: give a default >= 0 "
                                   "(and a domain `in [0, ...]`)")
         return ir.ParamRef(c.value, "int", span=c.span)
+
+
+# the settings of a preemptive policy: (clause kind, types, what it is, help)
+_SETTINGS = (
+    ("keep", ("bool",), "`keep`", "a condition on a running job, e.g. "
+     "`job.since_start < 10min`"),
+    ("dispatch", ("int", "real"), "`cost dispatch`", "seconds, e.g. `30s`"),
+    ("resume", ("int", "real"), "`cost resume`", "seconds, e.g. `5s`"),
+    ("limit", ("int",), "`limit preemptions`", "a whole number, e.g. `3`"),
+    ("quantum", ("int",), "`quantum`", "a whole number of seconds, e.g. `5min`"),
+    ("resident", ("int",), "`resident`", "a whole number of jobs, e.g. `5`"),
+)
+_CONSTANT_SETTINGS = ("limit", "quantum", "resident")
+_SETTING_TEXT = {"dispatch": "cost dispatch", "resume": "cost resume",
+                 "limit": "limit preemptions"}
 
 
 def _show(v) -> str:

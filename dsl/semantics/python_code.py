@@ -83,10 +83,13 @@ class _Gen:
     """
 
     def __init__(self, params: Mapping[str, object], rigid: bool,
-                 share: bool = False) -> None:
+                 share: bool = False, args: Sequence[tuple[str, str]] = ()) -> None:
         self.params = params
         self.rigid = rigid
-        self.vars: dict[str, tuple[str, str]] = {}  # IR var -> (python name, kind)
+        # IR var -> (python name, kind); the function's own arguments other than a queued
+        # `job` (``args``: an `active` job of a preemptive policy, `cand`, `victim`)
+        self.args = tuple(args)
+        self.vars: dict[str, tuple[str, str]] = {var: (var, kind) for var, kind in args}
         self.counter = 0
         self.share = share
         self.repeated: set[str] = set()  # canonical texts of aggregates occurring twice+
@@ -104,7 +107,7 @@ class _Gen:
 
     def _canonical(self, e: ir.Aggregate) -> str:
         # a fresh generator numbers the variables from v0: alpha-equivalent, same text
-        return _Gen(self.params, self.rigid).expr(e)
+        return _Gen(self.params, self.rigid, args=self.args).expr(e)
 
     def expr(self, e: ir.Expr) -> str:
         key = None
@@ -133,12 +136,20 @@ class _Gen:
 
     def _job(self, var: str) -> tuple[str, str | None]:
         """(python expression of the Job, python expression of start or None)."""
-        if var == "job":
+        if var == "job" and var not in self.vars:
             return "job", None
         name, kind = self.vars[var]
+        if kind == "active":  # a ``JobLife`` (runtime/engine/lifecycle.py)
+            return f"{name}.job", None
         return (f"{name}.job", f"{name}.start") if kind == "running" else (name, None)
 
     def _job_attr(self, e: ir.JobAttr) -> str:
+        if e.attr in ir.ACTIVE_ATTRS:
+            life = self.vars[e.var][0]
+            return {"acquired": f"{life}.acquired",
+                    "since_start": f"{life}.since_start(state.now)",
+                    "preemptions": f"{life}.preemptions.total()",
+                    "suspended": f"({life}.phase == 'suspended')"}[e.attr]
         job, start = self._job(e.var)
         since = start if start is not None else "state.now"
         match e.attr:
@@ -242,10 +253,10 @@ class _Gen:
         return text
 
 
-def _function(name: str, body: str) -> str:
+def _function(name: str, body: str, args: str = "job") -> str:
     # Arithmetic failures (float overflow...) surface as EvaluationError, like `evaluate`.
     return (
-        f"def {name}(job, state):\n"
+        f"def {name}({args}, state):\n"
         f"    try:\n"
         f"        return {body}\n"
         f"    except (ArithmeticError, ValueError) as err:\n"
@@ -260,13 +271,18 @@ def compile_functions(
     params: Mapping[str, object],
     rigid: bool = True,
     wrap: Mapping[str, str] | None = None,
+    args: Mapping[str, Sequence[tuple[str, str]]] | None = None,
 ) -> tuple[dict[str, Callable], str]:
     """Compile named expressions (a tuple compiles to a Python tuple) into functions of
-    ``(job, state)``. ``wrap`` names a helper applied to a function's result. Returns the
-    functions and the generated source (for debugging)."""
+    ``(job, state)``. ``wrap`` names a helper applied to a function's result. ``args``: a
+    function's own arguments before ``state``, as (IR var, kind), where they are not one
+    queued `job` (a preemptive policy's `job` is ``("job", "active")``, its rule's
+    ``("cand", "active"), ("victim", "active")``). Returns the functions and the generated
+    source (for debugging)."""
     chunks = []
     for fname, body in bodies.items():
-        gen = _Gen(params, rigid, share=True)
+        mine = (args or {}).get(fname, ())
+        gen = _Gen(params, rigid, share=True, args=mine)
         gen.plan_sharing(body if isinstance(body, tuple) else (body,))
         if isinstance(body, tuple):
             text = "(" + "".join(f"{gen.expr(x)}, " for x in body) + ")"
@@ -274,7 +290,7 @@ def compile_functions(
             text = gen.expr(body)
         if wrap and fname in wrap:
             text = f"{wrap[fname]}({text}, state)"
-        chunks.append(_function(fname, text))
+        chunks.append(_function(fname, text, ", ".join(v for v, _ in mine) or "job"))
     source = "\n".join(chunks)
     namespace = dict(_NAMESPACE)
     namespace["_check_size"] = check_size

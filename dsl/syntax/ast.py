@@ -234,8 +234,44 @@ class TuningClause:
     value_span: Span | None = _span()
 
 
+@frozen
+class MechanismClause:
+    """`mechanism KIND [when COND]`: how the jobs for which COND holds may be preempted."""
+
+    kind: str  # ir.MECHANISMS
+    when: Expr | None = None
+    span: Span | None = _span()
+
+
+@frozen
+class PreemptClause:
+    """`preempt when COND`: a waiting `cand` may preempt a running `victim` when COND holds."""
+
+    condition: Expr
+    span: Span | None = _span()
+
+
+@frozen
+class VictimsClause:
+    """`victims order KEY [asc|desc], ...`: the order victims are taken in."""
+
+    keys: tuple[OrderKey, ...]
+    span: Span | None = _span()
+
+
+@frozen
+class PreemptSetting:
+    """`keep COND`, `cost dispatch|resume EXPR`, `limit preemptions EXPR`, `quantum EXPR`,
+    `resident EXPR`."""
+
+    name: str  # keep | dispatch | resume | limit | quantum | resident
+    expr: Expr
+    span: Span | None = _span()
+
+
 Clause = (MachineClause | OrderClause | ReserveClause | BackfillClause | SizeClause
-          | InvariantClause | CandidatesClause | TuningClause | SlackClause)
+          | InvariantClause | CandidatesClause | TuningClause | SlackClause | MechanismClause
+          | PreemptClause | VictimsClause | PreemptSetting)
 
 
 @frozen

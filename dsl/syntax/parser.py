@@ -38,6 +38,11 @@ _WORDS = {
     "BACKFILL_SIMPLE": "`none` or `first_fit`",
     "BACKFILL_WHEN": "`when`", "OR_WHEN": "`or when`", "SIZE_FIXED": "`fixed`",
     "TUNING_WORD": "`metric`, `decider` or `step`", "SLACK_WORD": "`slack`",
+    "MECHANISM_WORD": "`mechanism`",
+    "MECHANISM_KIND": "`none`, `suspend`, `checkpoint`, `malleable` or `requeue`",
+    "PREEMPT_WORD": "`preempt`", "VICTIMS_WORD": "`victims`", "KEEP_WORD": "`keep`",
+    "COST_WORD": "`cost`", "COST_KIND": "`dispatch` or `resume`", "LIMIT_WORD": "`limit`",
+    "PREEMPTIONS_WORD": "`preemptions`", "SETTING_WORD": "`quantum` or `resident`",
     "$END": "the end of the file",
     "LPAR": "`(`", "RPAR": "`)`", "LSQB": "`[`", "RSQB": "`]`", "LBRACE": "`{`",
     "RBRACE": "`}`", "COMMA": "`,`", "COLON": "`:`", "DOT": "`.`", "EQUAL": "`=`",
@@ -207,6 +212,27 @@ class _ToAst(Transformer):
 
     def slack_clause(self, meta, c):
         return ast.SlackClause(c[1], span=self._s(meta))
+
+    def mechanism_clause(self, meta, c):
+        return ast.MechanismClause(str(c[1]), c[3], span=self._s(meta))
+
+    def preempt_clause(self, meta, c):
+        return ast.PreemptClause(c[2], span=self._s(meta))
+
+    def victims_clause(self, meta, c):
+        return ast.VictimsClause(tuple(c[1:]), span=self._s(meta))
+
+    def keep_clause(self, meta, c):
+        return ast.PreemptSetting("keep", c[1], span=self._s(meta))
+
+    def cost_clause(self, meta, c):
+        return ast.PreemptSetting(str(c[1]), c[2], span=self._s(meta))
+
+    def limit_clause(self, meta, c):
+        return ast.PreemptSetting("limit", c[2], span=self._s(meta))
+
+    def setting_clause(self, meta, c):
+        return ast.PreemptSetting(str(c[0]), c[1], span=self._s(meta))
 
     def invariant_clause(self, meta, c):
         e = c[0]

@@ -74,9 +74,7 @@ def _clause(c: ast.Clause) -> str:
         case ast.MachineClause(name=n):
             return f"machine {n}"
         case ast.OrderClause(keys=keys):
-            return "order " + ", ".join(
-                f"{expr(k.expr)} {'desc' if k.descending else 'asc'}" for k in keys
-            )
+            return "order " + _keys(keys)
         case ast.ReserveClause(value=v, per=per, when=when):
             text = f"reserve {v}"
             if per is not None:
@@ -102,7 +100,25 @@ def _clause(c: ast.Clause) -> str:
             return "candidates " + ", ".join(names)
         case ast.TuningClause(kind=k, value=v):
             return f"{k} {v}"
+        case ast.MechanismClause(kind=k, when=None):
+            return f"mechanism {k}"
+        case ast.MechanismClause(kind=k, when=w):
+            return f"mechanism {k} when {expr(w)}"
+        case ast.PreemptClause(condition=x):
+            return f"preempt when {expr(x)}"
+        case ast.VictimsClause(keys=keys):
+            return "victims order " + _keys(keys)
+        case ast.PreemptSetting(name=name, expr=x):
+            return f"{_SETTING_WORDS.get(name, name)} {expr(x)}"
     raise AssertionError(c)
+
+
+_SETTING_WORDS = {"dispatch": "cost dispatch", "resume": "cost resume",
+                  "limit": "limit preemptions"}
+
+
+def _keys(keys: tuple[ast.OrderKey, ...]) -> str:
+    return ", ".join(f"{expr(k.expr)} {'desc' if k.descending else 'asc'}" for k in keys)
 
 
 def item(it: ast.Item) -> str:

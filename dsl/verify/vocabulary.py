@@ -20,3 +20,9 @@ TIMEOUT_S = 60.0  # wall clock per property, all its checks together
 MAX_RLIMIT = 2**32 - 1
 # seconds: at least 1 ms, below 2^32 ms
 MIN_TIMEOUT_S, MAX_TIMEOUT_S = 0.001, 2**32 / 1000
+
+# why a preemptive policy's verdicts are unknown, until its pass is encoded (issue 34)
+PREEMPTION_NOT_ENCODED = (
+    "the policy preempts (`preempt when`), and a preemptive pass (its suspensions, requeues "
+    "and the jobs they make room for) is not encoded for Z3 yet: nothing is proved of it; "
+    "`schedc run` checks capacity, held memory and processes after every pass")

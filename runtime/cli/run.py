@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     if args.report:
         require("plot", "--report (its figures)")
     from schedc.runtime.results import report
-    from schedc.runtime.run import run_policy
+    from schedc.runtime.run import prepare_run
 
     to_stdout = check_outputs(
         [Output("--jobs-out", args.jobs_out, "jobs.csv"),
@@ -41,7 +41,10 @@ def run(args: argparse.Namespace) -> int:
     options = run_options(args)
     if args.switches_out or args.timing:
         _check_tuned(args, options)
-    result = run_policy(args.policy_file, args.workload, options)
+    prepared = prepare_run(args.policy_file, args.workload, options)
+    if prepared.policy.preemption is not None:
+        _check_preemptive(args)
+    result = prepared.run()
     if result.warnings:
         report_diagnostics(result.warnings)
     # the report first: a file that cannot be written then loses no metrics
@@ -73,6 +76,20 @@ def run(args: argparse.Namespace) -> int:
 
         run_page(result).write(args.report)
     return EXIT_OK
+
+
+def _check_preemptive(args: argparse.Namespace) -> None:
+    """The outputs that cannot show a preempted job yet (it runs in pieces) are refused
+    before the run."""
+    given = [flag for flag, on in (("--swf-out", args.swf_out), ("--report", args.report),
+                                   ("--jobs-out-format batsim",
+                                    args.jobs_out and args.jobs_out_format == "batsim"))
+             if on]
+    if given:
+        raise UserError(f"{given[0]} cannot show a preemptive run yet: a preempted job runs "
+                        "in pieces, which it would draw or write as one",
+                        help="drop it: the metrics, --json and --jobs-out (with each job's "
+                             "preemptions, suspended time and lost work) are exact")
 
 
 def _check_tuned(args: argparse.Namespace, options: RunOptions) -> None:

@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from attrs import evolve
 
 from schedc.dsl import ir
 from schedc.dsl.binding import bind as bind_params
+from schedc.dsl.semantics.evaluate import Env, evaluate
+from schedc.dsl.semantics.pass_state import CONSTANT_STATE
 from schedc.dsl.semantics.python_code import compile_functions
 from schedc.dsl.tuning import candidate_policies, params_for
-from schedc.runtime.engine.policy import RuntimeInvariant, RuntimePolicy, RuntimeTuning
+from schedc.runtime.engine.lifecycle import Mechanism
+from schedc.runtime.engine.policy import (
+    PreemptionRules,
+    RuntimeInvariant,
+    RuntimePolicy,
+    RuntimeTuning,
+)
+from schedc.runtime.jobs import Job
 
 
 def to_runtime(policy: ir.Policy, params: Mapping[str, str] | None = None) -> RuntimePolicy:
@@ -58,7 +67,10 @@ def to_runtime(policy: ir.Policy, params: Mapping[str, str] | None = None) -> Ru
             wrap["size"] = "_check_size"
     for i, inv in enumerate(policy.invariants):
         bodies[f"invariant_{i}"] = inv.expr
-    fns, _ = compile_functions(bodies, values, rigid=policy.size is None, wrap=wrap)
+    args: dict[str, tuple[tuple[str, str], ...]] = {}
+    if policy.preemption is not None:
+        args = _preemption_bodies(policy.preemption, bodies)
+    fns, _ = compile_functions(bodies, values, rigid=policy.size is None, wrap=wrap, args=args)
     invariants = tuple(
         RuntimeInvariant(inv.text, inv.span.location() if inv.span else policy.file,
                          fns[f"invariant_{i}"], reads_state=ir.reads_state(inv.expr))
@@ -84,7 +96,53 @@ def to_runtime(policy: ir.Policy, params: Mapping[str, str] | None = None) -> Ru
         invariants=invariants,
         state_free=ir.state_free(policy),
         labels_read=ir.labels_read(policy),
+        preemption=(None if policy.preemption is None
+                    else _rules(policy.preemption, fns, values)),
     )
+
+
+_ACTIVE = (("job", "active"),)  # a preemptive policy's job is a ``JobLife``
+
+
+def _preemption_bodies(p: ir.Preemption, bodies: dict[str, ir.Expr | tuple[ir.Expr, ...]]
+                       ) -> dict[str, tuple[tuple[str, str], ...]]:
+    """Add a preemptive policy's formulas to ``bodies``; the arguments of each function."""
+    bodies["may_preempt"] = p.rule
+    args = {"may_preempt": (("cand", "active"), ("victim", "active")),
+            "order_key": _ACTIVE}
+    for i, m in enumerate(p.mechanisms):
+        if m.when is not None:
+            bodies[f"mechanism_{i}"] = m.when  # of the queued job, at its submission
+    if p.victims:
+        bodies["victim_key"] = tuple(_negate(k.expr) if k.descending else k.expr
+                                     for k in p.victims)
+        args["victim_key"] = (("victim", "active"),)
+    for name in ("keep", "dispatch", "resume"):
+        e = getattr(p, name)
+        if e is not None:
+            bodies[name] = e
+            args[name] = _ACTIVE
+    return args
+
+
+def _rules(p: ir.Preemption, fns: Mapping[str, Callable], values: Mapping[str, object]
+           ) -> PreemptionRules:
+    def constant(e: ir.Expr | None) -> int | None:
+        return None if e is None else int(evaluate(e, Env(CONSTANT_STATE, params=values)))
+
+    rules = [(m.kind, fns.get(f"mechanism_{i}")) for i, m in enumerate(p.mechanisms)]
+
+    def mechanism(job: Job) -> Mechanism:
+        for kind, when in rules:
+            if when is None or when(job, CONSTANT_STATE):
+                return kind  # type: ignore[return-value]
+        return "none"
+
+    extra = {name: fns[name] for name in ("victim_key", "keep", "dispatch", "resume")
+             if name in fns}
+    return PreemptionRules(mechanism=mechanism, may_preempt=fns["may_preempt"],
+                           limit=constant(p.limit), resident=constant(p.resident),
+                           quantum=constant(p.quantum), **extra)
 
 
 def _without_redundant_tail(order: tuple[ir.OrderKey, ...]) -> tuple[ir.OrderKey, ...]:

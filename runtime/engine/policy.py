@@ -11,14 +11,15 @@ Every callable takes ``(job, state)``: ``job`` is a ``Job`` of the queue, ``stat
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 from attrs import frozen
 
 from schedc.dsl.semantics.pass_state import PassState
+from schedc.runtime.engine.lifecycle import JobLife, Mechanism
 from schedc.runtime.jobs import Job
 
-__all__ = ["PassState", "RuntimeInvariant", "RuntimePolicy", "RuntimeTuning"]
+__all__ = ["PassState", "PreemptionRules", "RuntimeInvariant", "RuntimePolicy", "RuntimeTuning"]
 
 BackfillKind = Literal["none", "first_fit", "best", "when"]
 
@@ -73,6 +74,9 @@ class RuntimePolicy:
     labels_read: tuple[str, ...] | None = None
     # A self-tuning dynP policy (papers/001): the simulator runs its candidates' passes
     tuning: RuntimeTuning | None = None
+    # A preemptive policy (papers/003): run by ``preemptive.py``, its ``order_key`` a
+    # function of a ``JobLife``; None: run to completion by ``simulator.py``
+    preemption: PreemptionRules | None = None
 
     @property
     def selective(self) -> bool:
@@ -100,3 +104,42 @@ class RuntimeTuning:
     metric: str
     decider: str
     step: str
+
+
+def never(cand: JobLife, victim: JobLife, state: PassState) -> bool:
+    return False
+
+
+def _unprotected(life: JobLife, state: PassState) -> bool:
+    return False
+
+
+def _youngest_first(life: JobLife, state: PassState) -> Any:
+    # the victim that ran least since its last start, as Slurm's youngest_first and LSF's
+    # LEAST_RUN_TIME: it loses the least if requeued
+    return (life.since_start(state.now),)
+
+
+def _free(life: JobLife, state: PassState) -> int:
+    return 0
+
+
+@frozen
+class PreemptionRules:
+    """What a preemptive pass needs beyond the policy's order and fit
+    (``runtime/engine/preemptive.py``). The callables read the pass's ``PassState``; its
+    jobs are ``JobLife`` records (what each has run so far), as are the arguments of a
+    preemptive policy's ``order_key``."""
+
+    mechanism: Callable[[Job], Mechanism] = lambda job: "none"  # chosen at its submission
+    # may ``cand`` (waiting) preempt ``victim`` (running) now?
+    may_preempt: Callable[[JobLife, JobLife, PassState], bool] = never
+    keep: Callable[[JobLife, PassState], bool] = _unprotected  # protected now: never a victim
+    # victims are taken in this key's order (then by job index)
+    victim_key: Callable[[JobLife, PassState], tuple] = _youngest_first
+    # seconds to start (or restart) and to resume a job: floored, at least 0
+    dispatch: Callable[[JobLife, PassState], Any] = _free
+    resume: Callable[[JobLife, PassState], Any] = _free
+    limit: int | None = None  # the most preemptions of one job (LSF's MAX_JOB_PREEMPT)
+    resident: int | None = None  # the most jobs with processes on one processor (the paper: 5)
+    quantum: int | None = None  # a pass every quantum seconds while some job waits

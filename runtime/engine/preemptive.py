@@ -34,6 +34,7 @@ job is written out) are ``JobLife`` transitions already; this loop does not take
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -41,47 +42,13 @@ from attrs import frozen
 
 from schedc.runtime.engine.lifecycle import HOLDS_CPUS, JobLife, Mechanism
 from schedc.runtime.engine.monitor import MonitorViolation, call_policy
-from schedc.runtime.engine.policy import PassState, RuntimePolicy
-from schedc.runtime.engine.schedule import JobRecord, Schedule
-from schedc.runtime.jobs import Job, RunningJob
+from schedc.runtime.engine.policy import PassState, PreemptionRules, RuntimePolicy, never
+from schedc.runtime.engine.schedule import JobRecord, Preempted, Schedule
+from schedc.runtime.jobs import RunningJob
 from schedc.runtime.workloads.workload import Workload
 
 # the mechanisms this loop takes (the others: see the module's doc)
 LOOP_MECHANISMS: frozenset[Mechanism] = frozenset({"none", "suspend", "requeue"})
-
-
-def _never(cand: JobLife, victim: JobLife, now: int) -> bool:
-    return False
-
-
-def _unprotected(life: JobLife, now: int) -> bool:
-    return False
-
-
-def _youngest_first(life: JobLife, now: int) -> Any:
-    # the victim that ran least since its last start, as Slurm's youngest_first and LSF's
-    # LEAST_RUN_TIME: it loses the least if requeued
-    return life.since_start(now)
-
-
-def _free(life: JobLife) -> int:
-    return 0
-
-
-@frozen
-class PreemptionRules:
-    """What a preemptive pass needs beyond the policy's order and fit."""
-
-    mechanism: Callable[[Job], Mechanism] = lambda job: "none"
-    # may ``cand`` (waiting) preempt ``victim`` (running) at ``now``?
-    may_preempt: Callable[[JobLife, JobLife, int], bool] = _never
-    keep: Callable[[JobLife, int], bool] = _unprotected  # protected now: never a victim
-    victim_key: Callable[[JobLife, int], Any] = _youngest_first  # victims taken in this order
-    dispatch: Callable[[JobLife], int] = _free  # seconds to start or restart a job
-    resume: Callable[[JobLife], int] = _free  # seconds to resume a suspended one
-    limit: int | None = None  # the most preemptions of one job (LSF's MAX_JOB_PREEMPT)
-    resident: int | None = None  # the most jobs with processes on one processor (the paper: 5)
-    quantum: int | None = None  # a pass every quantum seconds while some job waits
 
 
 @frozen
@@ -99,19 +66,23 @@ _COMPLETE, _DISPATCHED, _TIMER = 0, 1, 3
 
 
 def simulate_preemptive(policy: RuntimePolicy, rules: PreemptionRules, workload: Workload,
-                        *, monitor: bool = True) -> PreemptiveRun:
-    """Replay ``workload`` under ``policy`` and ``rules`` (the module's doc)."""
+                        *, monitor: bool = True,
+                        progress: Callable[[int, int], None] | None = None) -> PreemptiveRun:
+    """Replay ``workload`` under ``policy`` and ``rules`` (the module's doc); ``progress``
+    gets (jobs completed, jobs) about a hundred times."""
     if policy.size is not None or policy.depth != 0 or policy.backfill not in (
             "none", "first_fit") or policy.tuning is not None:
         raise ValueError(f"policy {policy.name}: a preemptive pass takes rigid jobs, "
                          "`reserve 0` and backfill `first_fit` or `none`")
-    return _Loop(policy, rules, workload, monitor).run()
+    return _Loop(policy, rules, workload, monitor, progress).run()
 
 
 class _Loop:
     def __init__(self, policy: RuntimePolicy, rules: PreemptionRules, workload: Workload,
-                 monitor: bool) -> None:
+                 monitor: bool, progress: Callable[[int, int], None] | None) -> None:
         self.policy, self.rules, self.workload, self.monitor = policy, rules, workload, monitor
+        self.progress = progress
+        self.completed = 0
         cap = tuple(c if c is not None else w
                     for c, w in zip(policy.capacities, workload.capacities, strict=True))
         self.cap = cap
@@ -167,6 +138,11 @@ class _Loop:
             life.finish(now)
             self._release(index, life, cpus_only=False)
             self.running.discard(index)
+            self.completed += 1
+            n = len(self.lives)
+            if self.progress is not None and (self.completed % max(1, n // 100) == 0
+                                              or self.completed == n):
+                self.progress(self.completed, n)
         else:
             life.dispatched(now)
             self._schedule_completion(index, life)
@@ -191,20 +167,26 @@ class _Loop:
             life = self._life(index)
             if life.phase == "suspended" and all(self.owner[p] < 0 for p in life.processors):
                 self._resume(index, life, now, touched)
+        free = self._free_processors()  # the lowest first: a start takes a prefix
         for index in order:  # 2. start
             life = self._life(index)
             if life.phase != "pending":
                 continue
-            procs = self._fit(life, self._free_processors())
+            procs = self._fit(life, free)
             if procs is not None:
                 self._start(index, life, procs, now, touched)
+                free = free[len(procs):]
             elif self.policy.backfill == "none":
                 break
-        if self.rules.may_preempt is not _never:  # 3. preempt
+        if self.rules.may_preempt is not never:  # 3. preempt
+            open_ = self._open_victims(touched)
             for index in order:
                 life = self._life(index)
-                if index not in touched and life.phase in ("pending", "suspended"):
-                    self._try_preempt(index, life, now, touched)
+                if not open_:
+                    break
+                if (index not in touched and life.phase in ("pending", "suspended")
+                        and self._try_preempt(index, life, now, touched, open_)):
+                    open_ = [v for v in open_ if v not in touched]
         preempted = sorted(i for i in running_before if i not in self.running)
         self.waiting = [i for i in (*order, *preempted)
                         if self._life(i).phase in ("pending", "suspended")]
@@ -216,17 +198,18 @@ class _Loop:
             heapq.heappush(self.events, (now + quantum, _TIMER, -1, 0, len(self.events)))
 
     def _ordered(self, now: int) -> list[int]:
-        """The waiting jobs in the policy's order (its key, then submit time, then file
-        order), the key computed with the state now."""
-        jobs = [self._life(i).job for i in self.waiting]
-        self.view.queue = jobs
+        """The waiting jobs in the policy's order (its key of the job's ``JobLife``, then
+        submit time, then file order), the key computed with the state now."""
+        lives = [self._life(i) for i in self.waiting]
+        self.view.queue = [life.job for life in lives]
         self.view.running = [self._running_view(i) for i in sorted(self.running)]
+        self.view.memo.clear()
         fn = self.policy.order_key
         if fn is None:
-            keyed = [((j.submit, j.index), j.index) for j in jobs]
+            keyed = [((life.job.submit, life.job.index), life.job.index) for life in lives]
         else:
-            keyed = [(call_policy(self.policy, fn, j, self.view, "order key")
-                      + (j.submit, j.index), j.index) for j in jobs]
+            keyed = [(call_policy(self.policy, fn, life, self.view, "order key")  # type: ignore[arg-type]
+                      + (life.job.submit, life.job.index), life.job.index) for life in lives]
         keyed.sort(key=lambda p: p[0])
         return [i for _, i in keyed]
 
@@ -287,16 +270,21 @@ class _Loop:
 
     def _start(self, index: int, life: JobLife, procs: tuple[int, ...], now: int,
                touched: set[int]) -> None:
-        life.start(now, procs, dispatch=self.rules.dispatch(life))
+        life.start(now, procs, dispatch=self._seconds(self.rules.dispatch, life, "cost dispatch"))
         self._take(index, life, others_too=True)
         self._dispatch(index, life)
         touched.add(index)
 
     def _resume(self, index: int, life: JobLife, now: int, touched: set[int]) -> None:
-        life.resume(now, dispatch=self.rules.resume(life))
+        life.resume(now, dispatch=self._seconds(self.rules.resume, life, "cost resume"))
         self._take(index, life, others_too=False)  # its processes and memory stayed there
         self._dispatch(index, life)
         touched.add(index)
+
+    def _seconds(self, fn: Any, life: JobLife, what: str) -> int:
+        """A cost in whole seconds: floored, at least 0."""
+        value = call_policy(self.policy, fn, life, self.view, what)  # type: ignore[arg-type]
+        return max(0, math.floor(value))
 
     def _dispatch(self, index: int, life: JobLife) -> None:
         self.version[index] += 1
@@ -320,37 +308,46 @@ class _Loop:
 
     # -- preemption ------------------------------------------------------------------------------
 
-    def _victims(self, cand: JobLife, now: int, touched: set[int]) -> list[int]:
-        rules = self.rules
+    def _open_victims(self, touched: set[int]) -> list[int]:
+        """The running jobs any candidate may preempt in this pass, in the victims' order:
+        running (not dispatching), of a mechanism that preempts, under the limit, not
+        protected, not started in this pass (the rule then decides, pair by pair)."""
+        rules, view, policy = self.rules, self.view, self.policy
         out = []
         for v in self.running:
             victim = self._life(v)
             if (v in touched or victim.phase != "running" or victim.mechanism == "none"
-                    or rules.keep(victim, now)
                     or (rules.limit is not None and victim.preemptions.total() >= rules.limit)
-                    or not rules.may_preempt(cand, victim, now)):
+                    or call_policy(policy, rules.keep, victim, view, "keep")):  # type: ignore[arg-type]
                 continue
             out.append(v)
-        out.sort(key=lambda v: (rules.victim_key(self._life(v), now), v))
+        out.sort(key=lambda v: (call_policy(policy, rules.victim_key, self._life(v), view,  # type: ignore[arg-type]
+                                            "victims order"), v))
         return out
 
-    def _try_preempt(self, index: int, cand: JobLife, now: int, touched: set[int]) -> None:
-        eligible = self._victims(cand, now, touched)
-        if not eligible:
-            return
+    def _try_preempt(self, index: int, cand: JobLife, now: int, touched: set[int],
+                     open_: list[int]) -> bool:
+        """Preempt for ``cand`` if victims it may preempt make room (the module's doc)."""
         if cand.phase == "suspended":
             holders = {self.owner[p] for p in cand.processors} - {-1}
-            if not holders <= set(eligible):
-                return
+            if not holders <= set(open_) or not all(
+                    _pair(self.policy, self.rules.may_preempt, cand, self._life(v), self.view)
+                    for v in sorted(holders)):
+                return False
             chosen = sorted(holders)
         else:
+            if self._fits_after(cand, open_) is None:
+                return False  # not even every open victim would make room: no rule to ask
             chosen = []
-            for v in eligible:
+            for v in open_:
+                if not _pair(self.policy, self.rules.may_preempt, cand, self._life(v),
+                             self.view):
+                    continue
                 chosen.append(v)
                 if self._fits_after(cand, chosen) is not None:
                     break
             else:
-                return
+                return False
             for v in reversed(list(chosen)):  # no victim the start does not need
                 rest = [u for u in chosen if u != v]
                 if self._fits_after(cand, rest) is not None:
@@ -363,6 +360,7 @@ class _Loop:
             procs = self._fit(cand, self._free_processors())
             assert procs is not None, "the victims freed what the start needs"
             self._start(index, cand, procs, now, touched)
+        return True
 
     def _fits_after(self, cand: JobLife, victims: list[int]) -> tuple[int, ...] | None:
         """Where pending ``cand`` would run once ``victims`` are preempted, or None."""
@@ -383,9 +381,9 @@ class _Loop:
         used = [0] * len(self.cap)
         owner: dict[int, int] = {}
         resident = [0] * len(self.owner)
-        for life in self.lives:
-            if life is None:
-                continue
+        # the jobs that hold anything: running ones, and suspended ones among the waiting
+        for index in (*self.running, *self.waiting):
+            life = self._life(index)
             alloc = life.alloc()
             for k, a in enumerate(alloc):
                 used[k] += a
@@ -409,14 +407,39 @@ class _Loop:
                                    "capacity")
 
     def _result(self) -> PreemptiveRun:
-        records = []
+        records, preempted = [], []
         for life in self.lives:
             assert life is not None and life.phase == "completed"
             first = next((s.start for s in life.segments), life.job.submit)
             end = life.segments[-1].end if life.segments else life.job.submit
             records.append(JobRecord(life.job, first, end, life.job.request))
+            spent = {phase: sum(s.end - s.start for s in life.segments if s.phase == phase)
+                     for phase in ("running", "suspended")}
+            preempted.append(Preempted(
+                ran=spent["running"] - life.lost // max(1, life.job.procs),
+                suspensions=life.preemptions["suspend"], requeues=life.preemptions["requeue"],
+                suspended=spent["suspended"], lost=life.lost, overhead=life.overhead,
+                segments=tuple(life.segments)))
         schedule = Schedule(records=tuple(records), capacities=self.cap,
                             resources=self.workload.resources, policy_name=self.policy.name,
-                            passes=self.passes, workload=self.workload)
+                            passes=self.passes, workload=self.workload,
+                            preempted=tuple(preempted), processors=tuple(
+                                tuple(sorted({p for s in life.segments for p in s.processors
+                                              if s.phase == "running"}))
+                                for life in self.lives if life is not None))
         lives = tuple(life for life in self.lives if life is not None)
         return PreemptiveRun(schedule, lives, self.preemptions)
+
+
+def _pair(policy: RuntimePolicy, rule: Any, cand: JobLife, victim: JobLife,
+          state: PassState) -> bool:
+    """The preemption rule for (``cand``, ``victim``); a failure is a bug report with its
+    context, as ``call_policy``'s."""
+    try:
+        return bool(rule(cand, victim, state))
+    except MonitorViolation:
+        raise
+    except Exception as exc:
+        raise MonitorViolation(f"t={state.now}: policy {policy.name}: the preemption rule "
+                               f"failed for jobs {cand.job.id} and {victim.job.id}: "
+                               f"{type(exc).__name__}: {exc}", "well-defined") from exc

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from attrs import frozen
 
+from schedc.runtime.engine.lifecycle import Segment
 from schedc.runtime.jobs import Job
 from schedc.runtime.workloads.workload import Workload
 
@@ -29,6 +30,19 @@ class JobRecord:
         return self.end - self.job.submit
 
 
+@frozen(slots=True)
+class Preempted:
+    """What preemption did to one job of a preemptive run (``preemptive.py``)."""
+
+    ran: int  # seconds it ran (its run time on its size: never the suspended time)
+    suspensions: int
+    requeues: int
+    suspended: int  # seconds suspended
+    lost: int  # processor-seconds run whose work a requeue threw away
+    overhead: int  # processor-seconds held while dispatching (a start's or resume's cost)
+    segments: tuple[Segment, ...]  # its life, phase by phase
+
+
 @frozen
 class Schedule:
     records: tuple[JobRecord, ...]  # file order: records[i].job is workload.jobs[i]
@@ -38,6 +52,15 @@ class Schedule:
     passes: int  # scheduling passes run
     workload: Workload
     tuning: TuningRecord | None = None  # a self-tuning dynP policy's steps and switches
-    # A heterogeneous cluster's processor ids per record (the ones it chose by power, in
-    # id order); None: ids are derived after the run (`runtime/results/allocation.py`)
+    # Per record, the processor ids a heterogeneous cluster chose (by power) or a preemptive
+    # job ran on, in id order; None: ids are derived after the run (`results/allocation.py`)
     processors: tuple[tuple[int, ...], ...] | None = None
+    # A preemptive run's per-record ``Preempted`` (then a record's start is its first start
+    # and its end its completion); None: every job ran from start to end
+    preempted: tuple[Preempted, ...] | None = None
+
+    def ran(self) -> list[int]:
+        """Per record, the seconds the job ran (end - start unless it was preempted)."""
+        if self.preempted is not None:
+            return [p.ran for p in self.preempted]
+        return [r.end - r.start for r in self.records]

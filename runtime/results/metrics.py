@@ -237,8 +237,10 @@ def compute_metrics(schedule: Schedule, options: MetricOptions | None = None) ->
     skipped = schedule.workload.skipped_total
     unit = schedule.workload.time_unit  # seconds per unit of the workload's times
     keep, warm, cool = left_out(list(map(_JOB, recs)), options, unit)
+    ran = schedule.ran() if schedule.preempted is not None else None
     if keep is not None:  # record order kept: the sums fold in the same order
         recs = tuple(compress(recs, keep))
+        ran = None if ran is None else list(compress(ran, keep))
     n = len(recs)
     tau = options.bsld_tau
     if n == 0:
@@ -253,7 +255,8 @@ def compute_metrics(schedule: Schedule, options: MetricOptions | None = None) ->
     starts = list(map(_START, recs))
     ends = list(map(_END, recs))
     procs = list(map(_FIRST, map(_ALLOC, recs)))
-    runs = list(map(sub, ends, starts))
+    # what each job ran: a preempted job's end - start also counts its suspended time
+    runs = list(map(sub, ends, starts)) if ran is None else ran
     waits = list(map(sub, starts, submits))
     resps = list(map(sub, ends, submits))
     sum_wait = sum(waits)
@@ -374,6 +377,11 @@ def _in_seconds(m: Metrics, unit: Fraction) -> Metrics:
            for name in ("wait", "response")})
 
 
+# a preemptive run's jobs CSV ends with these: times suspended and requeued, seconds
+# suspended, processor-seconds of work lost to requeues and held by dispatch costs
+PREEMPTION_COLUMNS = ("suspensions", "requeues", "suspended_time", "lost_work", "overhead")
+
+
 def write_jobs_csv(schedule: Schedule, path: str | os.PathLike[str],
                    header: Sequence[str] = ()) -> None:
     """One row per job, file order; extra resources as extra columns, then the processor
@@ -397,6 +405,8 @@ def write_jobs_csv(schedule: Schedule, path: str | os.PathLike[str],
 
     extra = schedule.resources[1:]
     processors = processor_runs(schedule)
+    preempted = schedule.preempted  # a preemptive run: what preemption did to each job
+    ran = schedule.ran()
     workload = schedule.workload
     ends = killed(workload)
     machine = dict(zip(schedule.resources, schedule.capacities, strict=True))
@@ -411,15 +421,19 @@ def write_jobs_csv(schedule: Schedule, path: str | os.PathLike[str],
         out.write(",".join(("job_id", "submit", "start", "end", "procs", "wait", "response",
                             "run_time", "estimate", "requested_procs", "requested_run_time",
                             "requested_estimate", "ended", *labels, *extra,
-                            "allocated_resources")) + "\n")
-        for r, ids in zip(schedule.records, processors, strict=True):
+                            "allocated_resources", *(PREEMPTION_COLUMNS if preempted else ())))
+                  + "\n")
+        for k, (r, ids) in enumerate(zip(schedule.records, processors, strict=True)):
             j = r.job
             i = j.index
-            row = (j.id, j.submit, r.start, r.end, r.alloc[0], r.start - j.submit,
-                   r.end - j.submit, r.end - r.start, estimate_on(j, r.alloc[0]), j.procs,
-                   workload.recorded_run(i), workload.recorded_estimate(i),
-                   "killed" if ends[i] else "completed", *(getattr(j, a) for a in labels),
-                   *r.alloc[1:], runs_text(ids))
+            row: tuple = (j.id, j.submit, r.start, r.end, r.alloc[0], r.start - j.submit,
+                          r.end - j.submit, ran[k], estimate_on(j, r.alloc[0]), j.procs,
+                          workload.recorded_run(i), workload.recorded_estimate(i),
+                          "killed" if ends[i] else "completed",
+                          *(getattr(j, a) for a in labels), *r.alloc[1:], runs_text(ids))
+            if preempted:
+                p = preempted[k]
+                row += (p.suspensions, p.requeues, p.suspended, p.lost, p.overhead)
             out.write(",".join(map(str, row)) + "\n")
 
     write_atomic(path, fill)

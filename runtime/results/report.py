@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import csv
 import functools
+import operator
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from schedc.runtime.atomicio import open_atomic
+from schedc.runtime.engine.schedule import Schedule
 from schedc.runtime.results.run_result import RunResult
 
 
@@ -78,7 +80,24 @@ def run_json(outcome: RunResult, timing: bool = False) -> dict[str, Any]:
         from schedc.runtime.results.tuning_report import tuning_json
 
         out["tuning"] = tuning_json(outcome.schedule.tuning, timing)
+    if outcome.schedule.preempted is not None:
+        out["preemption"] = preemption_json(outcome.schedule)
     return out
+
+
+def preemption_json(schedule: Schedule) -> dict[str, int]:
+    """A preemptive run's totals: preemptions by kind, the jobs preempted, seconds jobs
+    were suspended, processor-seconds of work lost to requeues and held by dispatch costs."""
+    assert schedule.preempted is not None
+    jobs = schedule.preempted
+    return {"suspensions": sum(p.suspensions for p in jobs),
+            "requeues": sum(p.requeues for p in jobs),
+            "jobs_preempted": sum(1 for p in jobs if p.suspensions or p.requeues),
+            "most_preemptions_of_a_job": max((p.suspensions + p.requeues for p in jobs),
+                                             default=0),
+            "suspended_time": sum(p.suspended for p in jobs),
+            "lost_work": sum(p.lost for p in jobs),
+            "overhead": sum(p.overhead for p in jobs)}
 
 
 def overrun_json(outcome: RunResult) -> dict[str, Any]:
@@ -90,7 +109,8 @@ def overrun_json(outcome: RunResult) -> dict[str, Any]:
     records = outcome.schedule.records
     return {**overrun_facts(workload).to_dict(workload.overrun),
             "jobs_killed_at_estimate": sum(killed(workload)),
-            "work_simulated": sum((r.end - r.start) * r.alloc[0] for r in records)}
+            "work_simulated": sum(map(operator.mul, outcome.schedule.ran(),
+                                      (r.alloc[0] for r in records)))}
 
 
 def provenance_header(outcome: RunResult) -> list[str]:
@@ -261,6 +281,13 @@ def print_run(outcome: RunResult, to_stderr: bool = False, timing: bool = False)
     if skipped:
         detail = ", ".join(f"{n:,} {reason}" for reason, n in sorted(skipped.items()))
         console.print(f"skipped jobs: {detail}")
+    if outcome.schedule.preempted is not None:
+        p = preemption_json(outcome.schedule)
+        console.print(f"preemptions: {p['suspensions']:,} suspensions and {p['requeues']:,} "
+                      f"requeues of {p['jobs_preempted']:,} jobs (at most "
+                      f"{p['most_preemptions_of_a_job']:,} of one); {p['suspended_time']:,} s "
+                      f"suspended; lost work {p['lost_work']:,} cpu-s; dispatch overhead "
+                      f"{p['overhead']:,} cpu-s")
     if outcome.schedule.tuning is not None:
         from schedc.runtime.results.tuning_report import tuning_lines
 

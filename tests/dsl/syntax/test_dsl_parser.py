@@ -74,7 +74,8 @@ def test_example_round_trips():
 
 # the dynP clause words are names too wherever a name is expected
 NAMES = st.sampled_from(["a", "b", "depth", "width", "x_1", "metric", "decider", "step",
-                         "candidates"])
+                         "candidates", "keep", "cost", "limit", "quantum", "resident",
+                         "victims", "mechanism", "preempt", "suspend", "dispatch"])
 ATTRS = st.sampled_from(["procs", "estimate", "submit", "wait", "request", "cpus", "user",
                          "queue"])
 
@@ -197,3 +198,29 @@ def test_power_binds_tightest_and_right(text, tree):
     m = parse(f"def d = {text}", "x.pol")
     assert show(m.items[0].body) == tree
     assert parse(module(m), "x.pol") == m
+
+
+PREEMPT_WORDS = ["mechanism", "preempt", "victims", "keep", "cost", "limit", "preemptions",
+                 "quantum", "resident", "suspend", "requeue", "dispatch", "resume"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(exprs(), exprs(), st.sampled_from(["none", "suspend", "checkpoint", "malleable",
+                                          "requeue"]), st.booleans(), st.booleans(),
+       st.sampled_from(["keep", "dispatch", "resume", "limit", "quantum", "resident"]))
+def test_preemption_clauses_round_trip(a, b, kind, when, desc, setting):
+    # every clause of a preemptive policy; each word is a name wherever a clause cannot start
+    m = ast.Module((ast.Policy("p", None, (
+        ast.MechanismClause(kind, a if when else None), ast.PreemptClause(b),
+        ast.VictimsClause((ast.OrderKey(a, desc), ast.OrderKey(b, not desc))),
+        ast.PreemptSetting(setting, a), ast.InvariantClause(b))),))
+    text = module(m)
+    assert parse(text, "x.pol") == m, text
+
+
+@pytest.mark.parametrize("word", PREEMPT_WORDS)
+def test_the_preemption_words_stay_names_inside_formulas(word):
+    text = f"param {word}: int = 1\ndef x = {word} + 1\npolicy p {{ order {word} asc }}"
+    m = parse(text, "x.pol")
+    assert isinstance(m, ast.Module), m
+    assert m.items[1].body == ast.Binary("+", ast.Path(word, ()), ast.Num(1))

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schedc.runtime.engine.lifecycle import JobLife
-from schedc.runtime.engine.policy import RuntimePolicy
-from schedc.runtime.engine.preemptive import PreemptionRules, simulate_preemptive
+from schedc.runtime.engine.policy import PassState, PreemptionRules, RuntimePolicy
+from schedc.runtime.engine.preemptive import simulate_preemptive
 from schedc.runtime.engine.simulator import simulate
 from schedc.runtime.jobs import Job
 from schedc.runtime.workloads.workload import Workload
@@ -31,7 +31,7 @@ def workload(*jobs: Job, cpus: int = 4, memory: int = 100) -> Workload:
     return Workload(tuple(jobs), ("cpus", "memory"), (cpus, memory))
 
 
-def smaller_first(cand: JobLife, victim: JobLife, now: int) -> bool:
+def smaller_first(cand: JobLife, victim: JobLife, state: PassState) -> bool:
     return cand.job.procs < victim.job.procs
 
 
@@ -67,7 +67,7 @@ def test_a_protected_job_is_preempted_once_its_protection_ends_at_a_quantum() ->
     # protected for its first 10 s; without a timer the next pass is A's end, with a 10 s
     # quantum the pass at 15 suspends it (B runs 15..25, A resumes with 85 s left)
     protect = dict(mechanism=lambda j: "suspend", may_preempt=smaller_first,
-                   keep=lambda life, now: life.since_start(now) < 10)
+                   keep=lambda life, state: life.since_start(state.now) < 10)
     jobs = (job(1, 0, 100, 4), job(2, 5, 10, 2))
     assert by_id(simulate_preemptive(FIRST_FIT, PreemptionRules(**protect), workload(*jobs))) \
         == {1: (0, 100), 2: (100, 110)}
@@ -121,7 +121,7 @@ def test_a_victim_taken_first_but_not_needed_in_the_end_runs_on() -> None:
     # suffices, so B is given back (dropping victims last taken first would keep both)
     jobs = (job(1, 0, 100, 3), job(2, 2, 100, 1), job(3, 5, 10, 3))
     rules = PreemptionRules(mechanism=lambda j: "suspend",
-                            may_preempt=lambda c, v, now: c.job.id == 3)
+                            may_preempt=lambda c, v, state: c.job.id == 3)
     run = simulate_preemptive(FIRST_FIT, rules, workload(*jobs))
     assert by_id(run) == {1: (0, 110), 2: (2, 102), 3: (5, 15)}
     assert run.preemptions == 1
@@ -129,7 +129,7 @@ def test_a_victim_taken_first_but_not_needed_in_the_end_runs_on() -> None:
 
 def test_dispatch_and_resume_costs_hold_the_cpus_without_progress() -> None:
     rules = PreemptionRules(mechanism=lambda j: "suspend", may_preempt=smaller_first,
-                            dispatch=lambda life: 3, resume=lambda life: 2)
+                            dispatch=lambda life, state: 3, resume=lambda life, state: 2)
     run = simulate_preemptive(FIRST_FIT, rules, workload(job(1, 0, 100, 4), job(2, 10, 10, 2)))
     # A runs 3..10 (7 s), B dispatches 10..13 and runs to 23, A resumes 23..25, ends 25 + 93
     assert by_id(run) == {1: (0, 118), 2: (10, 23)}
@@ -138,10 +138,10 @@ def test_dispatch_and_resume_costs_hold_the_cpus_without_progress() -> None:
 
 def test_a_suspended_job_preempts_the_holders_of_its_own_processors() -> None:
     # A (4 cpus) is suspended by B (2 cpus, on 0-1); A may then take its cpus back from B
-    def rule(cand: JobLife, victim: JobLife, now: int) -> bool:
+    def rule(cand: JobLife, victim: JobLife, state: PassState) -> bool:
         if cand.job.id == 2:
             return cand.phase == "pending"  # B, once (else the two take turns each quantum)
-        return now >= 8
+        return state.now >= 8
     rules = PreemptionRules(mechanism=lambda j: "suspend", may_preempt=rule, quantum=4)
     run = simulate_preemptive(FIRST_FIT, rules, workload(job(1, 0, 100, 4), job(2, 5, 10, 2)))
     # passes at 5 (B suspends A) and 9 (A suspends B); B resumes when A ends at 9 + 95
@@ -174,6 +174,10 @@ def workloads(draw: st.DrawFn) -> Workload:
 
 SJF = RuntimePolicy("sjf", ("cpus", "memory"), (None, None), depth=0, backfill="first_fit",
                     order_key=lambda job, state: (job.estimate,))
+# the same order for the preemptive loop, whose keys read a job's life
+SJF_LIFE = RuntimePolicy("sjf", ("cpus", "memory"), (None, None), depth=0,
+                         backfill="first_fit", order_key=lambda life, state: (life.job.estimate,))
+LIVES = {FIRST_FIT: FIRST_FIT, FCFS: FCFS, SJF: SJF_LIFE}
 
 
 @settings(max_examples=150, deadline=None)
@@ -181,7 +185,7 @@ SJF = RuntimePolicy("sjf", ("cpus", "memory"), (None, None), depth=0, backfill="
 def test_rules_that_never_preempt_give_the_rigid_schedule(load: Workload,
                                                           policy: RuntimePolicy) -> None:
     rigid = {r.job.id: (r.start, r.end) for r in simulate(policy, load).records}
-    assert by_id(simulate_preemptive(policy, PreemptionRules(), load)) == rigid
+    assert by_id(simulate_preemptive(LIVES[policy], PreemptionRules(), load)) == rigid
 
 
 @settings(max_examples=150, deadline=None)
@@ -190,11 +194,12 @@ def test_rules_that_never_preempt_give_the_rigid_schedule(load: Workload,
 def test_preempting_rules_keep_the_books(load: Workload, mechanism: str, cost: int,
                                          limit: int | None, quantum: int | None) -> None:
     rules = PreemptionRules(mechanism=lambda j: mechanism,  # type: ignore[arg-type,return-value]
-                            may_preempt=lambda c, v, now: c.job.estimate < v.job.estimate,
-                            keep=lambda life, now: life.since_start(now) < 2,
-                            dispatch=lambda life: cost, resume=lambda life: cost, limit=limit,
+                            may_preempt=lambda c, v, state: c.job.estimate < v.job.estimate,
+                            keep=lambda life, state: life.since_start(state.now) < 2,
+                            dispatch=lambda life, state: cost,
+                            resume=lambda life, state: cost, limit=limit,
                             quantum=quantum)
-    run = simulate_preemptive(SJF, rules, load)  # the monitor checks capacity every pass
+    run = simulate_preemptive(SJF_LIFE, rules, load)  # the monitor checks capacity every pass
     for life in run.lives:
         assert life.phase == "completed" and life.done == Fraction(1)
         job = life.job
