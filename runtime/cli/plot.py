@@ -180,7 +180,7 @@ def _save_all(figures: Mapping[str, Any], paths: Mapping[str, str]) -> None:
 def _plot_run(args: argparse.Namespace) -> int:
     from schedc.runtime.cli.run import run_inputs, run_options
     from schedc.runtime.results.plots import run as plots
-    from schedc.runtime.run import run_policy
+    from schedc.runtime.run import prepare_run
 
     kinds = chosen_kinds(args, RUN_KINDS)
     paths = output_paths(args, kinds, run_inputs(args))
@@ -191,7 +191,13 @@ def _plot_run(args: argparse.Namespace) -> int:
     if window != (None, None) and "gantt" not in kinds:
         raise UserError("--from and --to choose the Gantt chart's time window",
                         help="add --kind gantt, or drop --from/--to")
-    result = run_policy(args.policy_file, args.workload, run_options(args))
+    prepared = prepare_run(args.policy_file, args.workload, run_options(args))
+    if prepared.policy.preemption is not None:
+        raise UserError("`plot run` cannot draw a preemptive run yet: a preempted job runs "
+                        "in pieces, which the figures would draw as one",
+                        help="`schedc run` gives its metrics, --json and --jobs-out; "
+                             "`plot compare` draws its metrics beside other policies'")
+    result = prepared.run()
     if result.warnings:
         report_diagnostics(result.warnings)
     draw = {"gantt": partial(plots.gantt_figure, window=window),

@@ -124,6 +124,11 @@ def cmd_kresource(args: argparse.Namespace) -> int:
             baseline = to_runtime(with_resources(policy_ir, k))
         except ValueError:
             baseline = None
+        if baseline is not None and baseline.preemption is not None:
+            raise UserError(f"--baseline: policy {baseline.name} preempts, and the "
+                            "calibration runs run-to-completion policies only",
+                            help="give a policy without `preempt when` (the default is "
+                                 "FCFS/FF-EASY)")
         if baseline is None or tuple(baseline.resources) != names:
             own = ", ".join(r.name for r in policy_ir.machine.resources)
             raise UserError(f"--baseline: the policy's machine has resources {own}; the "

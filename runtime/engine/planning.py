@@ -33,6 +33,8 @@ class NotPlanning(ValueError):
 
 def why_not_planning(policy: RuntimePolicy) -> str | None:
     """Why ``policy`` has no full plan, or None if it has one."""
+    if policy.preemption is not None:
+        return "it preempts (`preempt when`): its passes plan nothing ahead"
     if policy.depth is not None or policy.selective:
         return "it does not reserve every waiting job (`reserve all`)"
     if policy.backfill == "none":

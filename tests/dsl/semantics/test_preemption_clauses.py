@@ -1,0 +1,168 @@
+"""The preemption clauses (papers/003): what they compile to, how a `.pol` policy runs through
+the preemptive loop, and every mistake they can be written with."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from schedc.dsl import DiagnosticError, compile_source, ir
+from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.preemptive import simulate_preemptive
+from schedc.runtime.jobs import Job
+from schedc.runtime.workloads.workload import Workload
+
+SS = """
+param sf: real in [1, 10] = 2
+policy ss {
+  order     job.xfactor desc
+  reserve   0
+  backfill  first_fit
+  mechanism suspend
+  preempt   when cand.xfactor >= sf * victim.xfactor
+  keep      job.since_start < 10
+}
+"""
+
+
+def compiled(text: str) -> ir.Policy:
+    return compile_source(text, "t.pol")
+
+
+def errors(text: str) -> list[str]:
+    with pytest.raises(DiagnosticError) as err:
+        compile_source(text, "t.pol")
+    return [d.message for d in err.value.diagnostics]
+
+
+def workload(*jobs: tuple[int, int, int, int], cpus: int = 4) -> Workload:
+    """(submit, run, estimate, procs) per job."""
+    return Workload(tuple(Job(i + 1, i, s, r, e, (p,)) for i, (s, r, e, p) in enumerate(jobs)),
+                    ("cpus",), (cpus,))
+
+
+def by_id(run) -> dict[int, tuple[int, int]]:
+    return {r.job.id: (r.start, r.end) for r in run.schedule.records}
+
+
+def run(text: str, load: Workload, params: dict[str, str] | None = None):
+    policy = to_runtime(compiled(text), params)
+    assert policy.preemption is not None
+    return simulate_preemptive(policy, policy.preemption, load)
+
+
+def test_the_clauses_compile_to_the_policys_preemption() -> None:
+    p = compiled(SS).preemption
+    assert p is not None
+    assert [m.kind for m in p.mechanisms] == ["suspend"] and p.keep is not None
+    assert {n.var for n in ir.walk(p.rule) if isinstance(n, ir.JobAttr)} == {"cand", "victim"}
+    runtime = to_runtime(compiled(SS))
+    assert runtime.preemption is not None and runtime.preemption.limit is None
+
+
+def test_a_short_job_suspends_a_long_one_by_expansion_factor() -> None:
+    # A (4 cpus, 1000 s) runs from 0; B (4 cpus, estimate 10) arrives at 100: at 100 B's
+    # xfactor is (0 + 10) / 10 = 1, A's (100 + 1000) / 1000 = 1.1: no; B's grows by 0.1 a
+    # second, and the first pass after it reaches 2.2 (A's then 1.2)... passes come at
+    # events only: with no quantum, B waits for A
+    load = workload((0, 1000, 1000, 4), (100, 10, 10, 4))
+    assert by_id(run(SS, load)) == {1: (0, 1000), 2: (1000, 1010)}
+    # with a 20 s quantum the pass at 120 finds B at 3 >= 2 x 1.12: A is suspended
+    quantum = SS.replace("keep ", "quantum 20s\n  keep ")
+    assert by_id(run(quantum, load)) == {1: (0, 1010), 2: (120, 130)}
+
+
+def test_a_job_protected_by_keep_is_not_suspended() -> None:
+    load = workload((0, 1000, 1000, 4), (1, 10, 10, 4))
+    hard = SS.replace("sf * victim.xfactor", "0 * victim.xfactor")  # any job may preempt
+    assert by_id(run(hard, load)) == {1: (0, 1000), 2: (1000, 1010)}  # 1 s < 10 s: kept
+    # past its 10 s, the pass at B's arrival suspends it
+    assert by_id(run(hard, workload((0, 1000, 1000, 4), (20, 10, 10, 4)))) == {
+        1: (0, 1010), 2: (20, 30)}
+
+
+def test_mechanisms_are_chosen_per_job_at_submission() -> None:
+    text = SS.replace("mechanism suspend", "mechanism none when job.procs == 4\n"
+                      "  mechanism requeue").replace("sf * victim.xfactor", "0")
+    load = workload((0, 100, 100, 4), (0, 100, 100, 2), (20, 10, 10, 2), cpus=6)
+    result = run(text, load)
+    # job 1 (4 cpus) is never preempted; job 2 (2 cpus) is requeued for job 3 at 20
+    assert by_id(result) == {1: (0, 100), 2: (0, 130), 3: (20, 30)}
+    assert result.lives[1].lost == 40 and result.lives[1].preemptions["requeue"] == 1
+
+
+def test_costs_limits_and_victims_order() -> None:
+    text = """
+    policy p {
+      order     job.submit asc
+      backfill  first_fit
+      mechanism suspend
+      preempt   when cand.procs < victim.procs
+      victims   order victim.procs desc
+      cost      dispatch 2s
+      cost      resume 1s
+      limit     preemptions 1
+    }"""
+    load = workload((0, 100, 100, 2), (0, 100, 100, 1), (10, 10, 10, 1), (50, 10, 10, 1),
+                    cpus=3)
+    result = run(text, load)
+    # job 3 suspends job 1 (the widest victim) at 10; job 1 resumes when job 3 ends at 22
+    # (2 s dispatch + 10 s), ready at 23; job 4 at 50 may not suspend it again (limit 1)
+    # and its cpu is busy: it waits for job 2 (ends at 102)
+    records = by_id(result)
+    assert records[3] == (10, 22) and records[4] == (102, 114)
+    assert result.lives[0].preemptions.total() == 1
+    assert records[1] == (0, 2 + 8 + (22 - 10) + 1 + 92)
+
+
+# -- mistakes -----------------------------------------------------------------------------------
+
+PREEMPTIVE = "policy p {{ backfill first_fit mechanism suspend preempt when {rule} {extra} }}"
+
+
+@pytest.mark.parametrize(("rule", "extra", "message"), [
+    ("job.procs > 1", "", "`job` is not available here"),
+    ("cand.procs", "", "the preemption rule"),
+    ("cand.acquired > victim.acquired", "mechanism checkpoint",
+     "mechanism `checkpoint` is not simulated yet"),
+    ("true", "keep job.procs", "`keep`"),
+    ("true", "limit preemptions now", "`limit preemptions` is a constant"),
+    ("true", "resident job.procs", "`job` is not available here"),
+    ("true", "quantum 1.5", "`quantum`"),
+    ("true", "mechanism requeue when now > 5", "a mechanism's condition reads the job and "
+     "params only"),
+    ("true", "keep true keep false", "`keep` is given twice"),
+    ("true", "cost dispatch 1 cost dispatch 2", "`cost dispatch` is given twice"),
+    ("true", "reserve 1", "a preemptive policy makes no reservations yet"),
+    ("true", "size job.procs", "`size` does not work with `preempt when` yet"),
+    ("true", "invariant true", "a preemptive policy's invariants are not checked yet"),
+    ("victim.start > 0", "", "exists only for running jobs"),
+])
+def test_a_mistake_in_a_preemptive_policy_is_located(rule: str, extra: str,
+                                                      message: str) -> None:
+    assert any(message in m for m in errors(PREEMPTIVE.format(rule=rule, extra=extra)))
+
+
+def test_a_policy_needs_a_mechanism_and_clauses_need_the_rule() -> None:
+    assert any("needs a `mechanism`" in m for m in errors(
+        "policy p { preempt when cand.procs < victim.procs }"))
+    for clause in ("mechanism suspend", "keep true", "cost resume 1", "limit preemptions 2",
+                   "quantum 60", "resident 5", "victims order victim.procs asc"):
+        assert any("needs `preempt when`" in m for m in errors(f"policy p {{ {clause} }}")), \
+            clause
+
+
+def test_what_a_job_has_run_is_known_only_to_a_preemptive_policy() -> None:
+    assert any("known only to a preemptive policy" in m for m in errors(
+        "policy p { order job.acquired asc }"))
+    assert compiled("policy p { order job.acquired asc mechanism suspend "
+                    "preempt when cand.acquired * 2 < victim.acquired }").preemption
+
+
+def test_the_examples_compile() -> None:
+    from schedc.dsl import compile_file
+
+    root = Path(__file__).parents[3] / "examples" / "preemption"
+    for path in sorted(root.glob("*.pol")):
+        assert compile_file(path).preemption is not None, path

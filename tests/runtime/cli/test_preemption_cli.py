@@ -1,0 +1,125 @@
+"""Preemptive policies from the command line: `schedc run` on a workload (metrics, JSON, the
+jobs CSV with each job's preemptions), the outputs and options it refuses, and `schedc
+verify`'s unknown verdicts."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from schedc.runtime.cli.main import main
+from tests.support.repo import ROOT
+from tests.support.shared_traces import shared_trace
+
+SS = ROOT / "examples" / "preemption" / "selective-suspension.pol"
+SUSPEND = ROOT / "examples" / "preemption" / "slurm-suspend.pol"
+REQUEUE = ROOT / "examples" / "preemption" / "slurm-requeue.pol"
+
+
+def run_cli(capsys, *argv) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def table(tmp_path: Path) -> Path:
+    """Job 1 takes the machine for 1000 s; job 2 (short) arrives at 100 and, once its
+    expansion factor is twice job 1's, suspends it."""
+    path = tmp_path / "jobs.csv"
+    path.write_text("# capacity cpus=4\nid,submit,run_time,estimate,cpus\n"
+                    "1,0,1000,1000,4\n2,100,10,10,4\n3,2000,5,5,1\n")
+    return path
+
+
+def test_run_reports_the_preemptions_in_the_table_and_the_json(capsys, tmp_path) -> None:
+    policy = tmp_path / "ss.pol"
+    policy.write_text(SS.read_text().replace("keep ", "quantum   20s\n  keep "))
+    code, out, err = run_cli(capsys, "run", policy, "--workload", table(tmp_path), "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["preemption"] == {
+        "suspensions": 1, "requeues": 0, "jobs_preempted": 1, "most_preemptions_of_a_job": 1,
+        "suspended_time": 10, "lost_work": 0, "overhead": 0}
+    metrics = result["metrics"]
+    # job 1 ran 1000 s (not 1010: 10 s suspended), job 2 waited 20 s
+    assert metrics["mean_wait"] == pytest.approx(20 / 3)
+    assert metrics["utilisation"] == pytest.approx((4000 + 40 + 5) / (4 * 2005))
+    code, out, err = run_cli(capsys, "run", policy, "--workload", table(tmp_path))
+    assert code == 0 and "preemptions: 1 suspensions and 0 requeues of 1 jobs" in out
+
+
+def test_the_jobs_csv_has_each_jobs_preemptions(capsys, tmp_path) -> None:
+    policy = tmp_path / "ss.pol"
+    policy.write_text(SS.read_text().replace("keep ", "quantum   20s\n  keep "))
+    jobs = tmp_path / "out.csv"
+    code, _, err = run_cli(capsys, "run", policy, "--workload", table(tmp_path),
+                           "--jobs-out", jobs)
+    assert code == 0, err
+    rows = list(csv.DictReader(line for line in jobs.read_text().splitlines()
+                               if not line.startswith("#")))
+    first = rows[0]
+    assert (first["start"], first["end"], first["run_time"]) == ("0", "1010", "1000")
+    assert (first["suspensions"], first["requeues"], first["suspended_time"]) == ("1", "0", "10")
+    assert first["allocated_resources"] == "0-3"
+    # the table reads back as the workload it recorded
+    code, out, err = run_cli(capsys, "workload", "info", jobs, "--json")
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("flags", [["--swf-out", "s.swf"], ["--report", "r.html"],
+                                   ["--jobs-out", "j.csv", "--jobs-out-format", "batsim"]])
+def test_outputs_that_would_show_a_preempted_job_as_one_run_are_refused(
+        capsys, tmp_path, flags) -> None:
+    if "--report" in flags:
+        pytest.importorskip("matplotlib")
+    argv = [tmp_path / f if f.endswith((".swf", ".html", ".csv")) else f for f in flags]
+    code, out, err = run_cli(capsys, "run", SS, "--workload", table(tmp_path), *argv)
+    assert code == 2 and "cannot show a preemptive run yet" in err
+    assert not any(p.exists() for p in argv if isinstance(p, Path))
+
+
+def test_a_state_and_a_heterogeneous_cluster_are_refused(capsys, tmp_path) -> None:
+    state = tmp_path / "s.json"
+    state.write_text(json.dumps({"now": 0, "capacity": {"cpus": 4}, "running": [],
+                                 "queue": [{"id": 1, "submit": 0, "estimate": 5,
+                                            "run_time": 5, "request": {"cpus": 1}}]}))
+    code, _, err = run_cli(capsys, "run", SS, "--state", state)
+    assert code == 2 and "cannot be replayed yet" in err
+    code, _, err = run_cli(capsys, "run", SS, "--workload", table(tmp_path),
+                           "--speeds", "4x1")
+    assert code == 2 and "does not run preemptive policies yet" in err
+
+
+def test_verify_says_unknown_and_why(capsys) -> None:
+    code, out, err = run_cli(capsys, "verify", SS, "--format", "json")
+    assert code == 3, err
+    verdicts = json.loads(out)[0]["verdicts"]
+    assert {v["status"] for v in verdicts} == {"unknown"}
+    assert all("not encoded for Z3 yet" in v["reason"] for v in verdicts)
+
+
+def test_the_slurm_examples_run_on_lanl_with_held_memory(capsys) -> None:
+    lanl = shared_trace("LANL-CM5-1994-4.1-cln.swf.gz")
+    for policy, kind in ((SUSPEND, "suspensions"), (REQUEUE, "requeues")):
+        code, out, err = run_cli(capsys, "run", policy, "--workload", lanl, "--limit", "4000",
+                                 "--json")
+        assert code == 0, err
+        assert json.loads(out)["preemption"][kind] > 0
+
+
+def test_plot_run_is_refused_and_a_dynp_policy_may_not_preempt(capsys, tmp_path) -> None:
+    pytest.importorskip("matplotlib")
+    code, _, err = run_cli(capsys, "plot", "run", SS, "--workload", table(tmp_path),
+                           "--output", tmp_path / "fig.png")
+    assert code == 2 and "cannot draw a preemptive run yet" in err
+    assert not (tmp_path / "fig.png").exists()
+    dynp = tmp_path / "d.pol"
+    dynp.write_text("policy a { order job.submit asc reserve all backfill first_fit }\n"
+                    "policy b { order job.estimate asc reserve all backfill first_fit }\n"
+                    "policy d { candidates a, b metric artww mechanism suspend "
+                    "preempt when true }\n")
+    code, _, err = run_cli(capsys, "check", dynp)
+    assert code == 2 and "dynP policy `d` cannot have a `preempt` clause" in err
