@@ -363,7 +363,15 @@ class _Loop:
         return True
 
     def _fits_after(self, cand: JobLife, victims: list[int]) -> tuple[int, ...] | None:
-        """Where pending ``cand`` would run once ``victims`` are preempted, or None."""
+        """Whether pending ``cand`` fits once ``victims`` are preempted: None if not, else
+        the processors it would take (none named when counting them was enough)."""
+        request = cand.job.request
+        if self.rules.resident is None:  # any free processor will do: count, do not list
+            cpus = self.used[0] - sum(self._life(v).size for v in victims)
+            if self.cap[0] - cpus < request[0]:
+                return None
+            if len(request) == 1:
+                return ()
         leaving = frozenset(v for v in victims if self._life(v).mechanism == "requeue")
         gone = frozenset(victims)
         free = [p for p, o in enumerate(self.owner)
