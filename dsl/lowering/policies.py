@@ -455,6 +455,17 @@ class Compiler:
                 "so no job is ever reserved",
                 "add `backfill first_fit` (with `reserve 1`: EASY backfilling), or write "
                 "`reserve 0` to mean strict order"))
+        catch_all = None  # a `mechanism` without `when` holds for every job
+        for loc in eff.get("mechanism", []):
+            c: ast.MechanismClause = loc.clause
+            if catch_all is not None:
+                out.append(self.report.warning(
+                    c.span, f"`mechanism {c.kind}` is never used: `mechanism "
+                    f"{catch_all.kind}` at {catch_all.span.location()} already holds for "
+                    "every job", "the first clause that holds gives a job's mechanism: put "
+                    "the clauses with `when` first"))
+            elif c.when is None:
+                catch_all = c
         return tuple(out)
 
     def policy_machine(self, eff: dict[str, list[_Located]], file: str) -> ir.Machine | None:

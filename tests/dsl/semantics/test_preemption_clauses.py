@@ -166,3 +166,12 @@ def test_the_examples_compile() -> None:
     root = Path(__file__).parents[3] / "examples" / "preemption"
     for path in sorted(root.glob("*.pol")):
         assert compile_file(path).preemption is not None, path
+
+
+def test_a_mechanism_after_one_for_every_job_is_a_warning() -> None:
+    policy = compiled("policy p { mechanism suspend mechanism requeue when job.queue == 3 "
+                      "preempt when true }")
+    [warning] = policy.warnings
+    assert warning.message.startswith("`mechanism requeue` is never used")
+    assert not compiled("policy p { mechanism requeue when job.queue == 3 mechanism suspend "
+                        "preempt when true }").warnings
