@@ -21,7 +21,8 @@ then one pass:
 3. **Preempt**: each job still waiting, in policy order, looks for victims among the running
    jobs: not protected (``keep``), not of mechanism ``none``, under the preemption limit, and
    the rule holding for (candidate, victim). They are taken in the victims' order until the
-   candidate fits (a suspended candidate: until its own processors are free), then each
+   candidate fits (a suspended candidate: until its own processors are free; it needs none
+   if earlier preemptions of the pass freed them), then each
    victim the start does not need is dropped again (last taken first). If it fits, the
    victims are suspended or requeued (their cpus free at once; a suspended job's other
    resources stay held) and the candidate starts or resumes in the same pass. A job started
