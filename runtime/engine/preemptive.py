@@ -98,8 +98,9 @@ class _Loop:
         self.timer_at: int | None = None
         self.passes = self.preemptions = 0
         self.view = PassState(now=0, queue=[], running=[], capacity=cap, used=self.used)
-        for job in workload.jobs:
-            mechanism = rules.mechanism(job)
+        # each job's mechanism, chosen once (as at its submission: it reads the job only)
+        self.mechanisms = [rules.mechanism(job) for job in workload.jobs]
+        for job, mechanism in zip(workload.jobs, self.mechanisms, strict=True):
             if mechanism not in LOOP_MECHANISMS:
                 raise ValueError(f"job {job.id}: mechanism {mechanism} is not taken by the "
                                  "preemptive loop yet")
@@ -122,7 +123,7 @@ class _Loop:
                     self._event(kind, index, now)
             while nxt < len(arrivals) and arrivals[nxt].submit == now:
                 job = arrivals[nxt]
-                self.lives[job.index] = JobLife(job, self.rules.mechanism(job))
+                self.lives[job.index] = JobLife(job, self.mechanisms[job.index])
                 self.waiting.append(job.index)
                 nxt += 1
             self._pass(now)
@@ -416,7 +417,7 @@ class _Loop:
                                    "capacity")
 
     def _result(self) -> PreemptiveRun:
-        records, preempted = [], []
+        records, preempted, processors = [], [], []
         for life in self.lives:
             assert life is not None and life.phase == "completed"
             first = next((s.start for s in life.segments), life.job.submit)
@@ -429,13 +430,12 @@ class _Loop:
                 suspensions=life.preemptions["suspend"], requeues=life.preemptions["requeue"],
                 suspended=spent["suspended"], lost=life.lost, overhead=life.overhead,
                 segments=tuple(life.segments)))
+            processors.append(tuple(sorted({p for s in life.segments if s.phase == "running"
+                                            for p in s.processors})))
         schedule = Schedule(records=tuple(records), capacities=self.cap,
                             resources=self.workload.resources, policy_name=self.policy.name,
                             passes=self.passes, workload=self.workload,
-                            preempted=tuple(preempted), processors=tuple(
-                                tuple(sorted({p for s in life.segments for p in s.processors
-                                              if s.phase == "running"}))
-                                for life in self.lives if life is not None))
+                            preempted=tuple(preempted), processors=tuple(processors))
         lives = tuple(life for life in self.lives if life is not None)
         return PreemptiveRun(schedule, lives, self.preemptions)
 
