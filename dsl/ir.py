@@ -206,7 +206,7 @@ class Invariant:
 # any size in [min, max]), killed and requeued (from scratch)
 MECHANISMS = ("none", "suspend", "checkpoint", "malleable", "requeue")
 # the ones a run simulates so far (the others are refused where they are written)
-SIMULATED_MECHANISMS = ("none", "suspend", "requeue")
+SIMULATED_MECHANISMS = ("none", "suspend", "checkpoint", "requeue")
 
 
 @frozen
@@ -223,12 +223,15 @@ class MechanismRule:
 class Preemption:
     """A preemptive policy's rules (`preempt when` and the clauses around it)."""
 
-    rule: Expr  # `preempt when`: may waiting `cand` preempt running `victim` (bool)
+    # `preempt when`: may waiting `cand` preempt running `victim` (bool); None: `preempt by
+    # order` (each pass selects the jobs that run, in the policy's order over active jobs)
+    rule: Expr | None
     mechanisms: tuple[MechanismRule, ...]
     victims: tuple[OrderKey, ...] = ()  # over `victim`; empty: youngest first (since_start)
     keep: Expr | None = None  # over a running `job`: protected now (never a victim)
     dispatch: Expr | None = None  # over `job`: seconds to start it (floored, at least 0)
     resume: Expr | None = None  # over `job`: seconds to resume it
+    checkpoint: Expr | None = None  # over `job`: seconds its processors stay busy writing it
     # constants (params allowed): the most preemptions of a job, the most jobs resident on
     # a processor, a pass every quantum seconds while jobs wait
     limit: Expr | None = None
@@ -238,7 +241,8 @@ class Preemption:
 
     def exprs(self) -> list[Expr]:
         out = [self.rule, *(m.when for m in self.mechanisms), *(k.expr for k in self.victims),
-               self.keep, self.dispatch, self.resume, self.limit, self.resident, self.quantum]
+               self.keep, self.dispatch, self.resume, self.checkpoint, self.limit,
+               self.resident, self.quantum]
         return [e for e in out if e is not None]
 
 

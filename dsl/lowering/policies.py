@@ -358,10 +358,20 @@ class Compiler:
             return Scope(loc.file, machine, vars_)
 
         loc = eff["preempt"][0]
-        rule = self.lowerer.expect(loc.clause.condition, scope(
+        by_order = loc.clause.condition is None
+        rule = None if by_order else self.lowerer.expect(loc.clause.condition, scope(
             loc, cand=Var("cand", "active"), victim=Var("victim", "active")), ("bool",),
             "the preemption rule", "compare the two jobs, e.g. `cand.xfactor >= 2 * "
             "victim.xfactor`")
+        if by_order:
+            for kind, why in (("victims", "a job is preempted when jobs ahead of it in the "
+                               "policy's `order` take its place: the order says who goes"),
+                              ("resident", "`preempt by order` counts processors, not the "
+                               "processes on each: use `preempt when COND` for a resident "
+                               "limit")):
+                for at in eff.get(kind, []):
+                    self.report.error(at.clause.span, f"`{_SETTING_TEXT.get(kind, kind)}` "
+                                      "does not work with `preempt by order`", why)
         mechanisms = []
         for m in eff.get("mechanism", []):
             c: ast.MechanismClause = m.clause
@@ -376,8 +386,9 @@ class Compiler:
                                       "submission: drop what reads the machine or the time")
             if c.kind not in ir.SIMULATED_MECHANISMS:
                 self.report.error(c.span, f"mechanism `{c.kind}` is not simulated yet",
-                                  "use `suspend` (the paper's simple preemption) or `requeue` "
-                                  "(killed and started again)")
+                                  "use `suspend` (the paper's simple preemption), "
+                                  "`checkpoint` (migratable: restarts anywhere at its size) "
+                                  "or `requeue` (killed and started again)")
             mechanisms.append(ir.MechanismRule(c.kind, when, span=c.span))
         if not mechanisms:
             self.report.error(loc.clause.span, "a preemptive policy needs a `mechanism`",
@@ -406,7 +417,7 @@ class Compiler:
                 e = self.lowerer.expect(c.expr, scope(at, job=_ACTIVE_JOB), types, what,
                                         help_)
             settings[name] = e
-        if rule is None or None in victims:
+        if (rule is None and not by_order) or None in victims:
             return None
         return ir.Preemption(rule, tuple(mechanisms), tuple(victims), span=loc.clause.span,
                              **settings)  # type: ignore[arg-type]
@@ -517,12 +528,14 @@ _SETTINGS = (
      "`job.since_start < 10min`"),
     ("dispatch", ("int", "real"), "`cost dispatch`", "seconds, e.g. `30s`"),
     ("resume", ("int", "real"), "`cost resume`", "seconds, e.g. `5s`"),
+    ("checkpoint", ("int", "real"), "`cost checkpoint`", "seconds, e.g. `1min`"),
     ("limit", ("int",), "`limit preemptions`", "a whole number, e.g. `3`"),
     ("quantum", ("int",), "`quantum`", "a whole number of seconds, e.g. `5min`"),
     ("resident", ("int",), "`resident`", "a whole number of jobs, e.g. `5`"),
 )
 _CONSTANT_SETTINGS = ("limit", "quantum", "resident")
 _SETTING_TEXT = {"dispatch": "cost dispatch", "resume": "cost resume",
+                 "checkpoint": "cost checkpoint",
                  "limit": "limit preemptions"}
 
 

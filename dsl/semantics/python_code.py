@@ -146,7 +146,7 @@ class _Gen:
     def _job_attr(self, e: ir.JobAttr) -> str:
         if e.attr in ir.ACTIVE_ATTRS:
             life = self.vars[e.var][0]
-            return {"acquired": f"{life}.acquired",
+            return {"acquired": f"{life}.acquired_at(state.now)",
                     "since_start": f"{life}.since_start(state.now)",
                     "preemptions": f"{life}.preemptions.total()",
                     "suspended": f"({life}.phase == 'suspended')"}[e.attr]

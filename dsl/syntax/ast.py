@@ -245,9 +245,11 @@ class MechanismClause:
 
 @frozen
 class PreemptClause:
-    """`preempt when COND`: a waiting `cand` may preempt a running `victim` when COND holds."""
+    """`preempt when COND`: a waiting `cand` may preempt a running `victim` when COND holds;
+    `preempt by order` (``condition`` None): each pass selects the jobs that run, in the
+    policy's order over every active job."""
 
-    condition: Expr
+    condition: Expr | None
     span: Span | None = _span()
 
 

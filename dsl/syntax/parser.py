@@ -217,7 +217,7 @@ class _ToAst(Transformer):
         return ast.MechanismClause(str(c[1]), c[3], span=self._s(meta))
 
     def preempt_clause(self, meta, c):
-        return ast.PreemptClause(c[2], span=self._s(meta))
+        return ast.PreemptClause(c[2] if len(c) > 2 else None, span=self._s(meta))
 
     def victims_clause(self, meta, c):
         return ast.VictimsClause(tuple(c[1:]), span=self._s(meta))

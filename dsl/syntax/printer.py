@@ -104,6 +104,8 @@ def _clause(c: ast.Clause) -> str:
             return f"mechanism {k}"
         case ast.MechanismClause(kind=k, when=w):
             return f"mechanism {k} when {expr(w)}"
+        case ast.PreemptClause(condition=None):
+            return "preempt by order"
         case ast.PreemptClause(condition=x):
             return f"preempt when {expr(x)}"
         case ast.VictimsClause(keys=keys):
@@ -114,6 +116,7 @@ def _clause(c: ast.Clause) -> str:
 
 
 _SETTING_WORDS = {"dispatch": "cost dispatch", "resume": "cost resume",
+                  "checkpoint": "cost checkpoint",
                   "limit": "limit preemptions"}
 
 

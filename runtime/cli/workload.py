@@ -1,4 +1,4 @@
-"""`schedc workload generate` and `schedc workload kresource`: make workloads for runs;
+"""`schedc workload generate`, `parsons-sevcik` and `kresource`: make workloads for runs;
 `schedc workload info`: what a workload holds, before a run."""
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ def run(args: argparse.Namespace) -> int:
         return cmd_info(args)
     if args.workload_command == "kresource":
         return cmd_kresource(args)
+    if args.workload_command == "parsons-sevcik":
+        return cmd_parsons_sevcik(args)
 
     if args.time_scale < 1:
         raise UserError(f"--time-scale must be at least 1, got {args.time_scale}",
@@ -60,10 +62,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _inputs(args: argparse.Namespace) -> Iterator[Input]:
     """What a `workload` command reads: info's trace, kresource's trace and baseline
-    policy (the bundled trace when none is given); generate reads nothing."""
+    policy (the bundled trace when none is given); generate and parsons-sevcik read nothing."""
     from schedc.runtime.outputs import Input, policy_inputs
 
-    if args.workload_command == "generate":
+    if args.workload_command in ("generate", "parsons-sevcik"):
         return
     flag = "TRACE" if args.workload_command == "info" else "--from"
     given = args.trace if args.workload_command == "info" else args.source
@@ -90,6 +92,40 @@ def _within_range(jobs: Sequence[Any]) -> None:
             raise UserError(f"job {job.id} would be {what} time units, past 10^15, the "
                             "largest time schedc holds", help="lower --jobs, the means "
                             "(--mean-interarrival, --mean-demand) or --time-scale")
+
+
+def cmd_parsons_sevcik(args: argparse.Namespace) -> int:
+    from schedc.dsl.number_text import MAX_TIME, MAX_VALUE
+    from schedc.runtime.workloads import parsons_sevcik as ps
+
+    more = "see `schedc workload parsons-sevcik --help`"
+    if args.jobs < 1:
+        raise UserError(f"--jobs must be at least 1, got {args.jobs}", help=more)
+    for flag, value in (("--mean-interarrival", args.mean_interarrival), ("--load", args.load)):
+        if value is not None and not value > 0:
+            raise UserError(f"{flag} must be a number > 0, got {value:g}", help=more)
+    try:
+        gap = args.mean_interarrival
+        if args.load is not None:
+            gap = ps.interarrival_for_load(args.load)
+            if gap > MAX_TIME:
+                raise UserError(f"--load {args.load:g} is a mean inter-arrival of {gap:.4g} s, "
+                                "past 10^15 s, the largest schedc holds", help="raise --load")
+        spec = ps.ParsonsSevcikSpec(jobs=args.jobs, mean_interarrival=gap, seed=args.seed)
+    except ValueError as exc:
+        raise UserError(str(exc), help=more) from None
+    jobs = ps.generate(spec)
+    if jobs[-1].submit > MAX_VALUE:  # refused here, not when a run reads the table
+        raise UserError(f"job {jobs[-1].id} would be submitted at {jobs[-1].submit:.4g} s, past "
+                        "10^15, the largest time schedc holds",
+                        help="lower --jobs or --mean-interarrival, or raise --load")
+    comment = (f"schedc workload parsons-sevcik --jobs {spec.jobs} --mean-interarrival "
+               f"{gap!r} --seed {spec.seed}")
+    ps.write_table(jobs, args.output, comment)
+    summary(args, f"wrote {len(jobs)} jobs to {args.output}: mean inter-arrival {gap:.4g} s; "
+            f"offered load {ps.offered_load(spec):.3f} on {ps.NODES} nodes at the requested "
+            f"sizes, {ps.offered_load(spec, 'minimum'):.3f} at the minimum sizes")
+    return EXIT_OK
 
 
 def cmd_kresource(args: argparse.Namespace) -> int:
@@ -235,6 +271,13 @@ def info_rows(info: WorkloadInfo, facts: dict[str, Any], unit: str) -> list[list
     time, load, work = facts["time"], facts["offered_load"], facts["work"]
     over, est, sizes = facts["overrun"], facts["estimates"], facts["sizes"]
     jobs = [("jobs read", _text(info.jobs))]
+    partial = facts["partial_executions"]
+    if partial["jobs"]:
+        unfinished = partial["jobs_without_last_part"]
+        jobs.append(("jobs read from partial executions (parts)",
+                     f"{partial['jobs']:,} from {partial['parts']:,}"))
+        if unfinished:
+            jobs.append(("of these, jobs without a last part", _text(unfinished)))
     jobs += [(f"skipped: {reason}", _text(n)) for reason, n in facts["skipped"].items()]
     machine = [(f"capacity of {name}", f"{m['capacity']:,} ({m['source']})")
                for name, m in facts["machine"].items()]
@@ -335,6 +378,26 @@ def add_parser(commands: Any) -> None:
                           "mean demand of 16 s, whole seconds would round most run times "
                           "to 1; e.g. 100 for 10 ms")
     generate.add_argument("--seed", type=int, default=0)
+
+    ps = kinds.add_parser(
+        "parsons-sevcik", help="a two-speedup-class moldable workload (papers/003)",
+        description="Parsons and Sevcik's workload (papers/003 section 6.1) on their 16 "
+        "nodes of 8 processors, schedc's cpus counting nodes: Poisson arrivals, a "
+        "hyper-exponential service demand (mean 8000 s on one processor, CV 4), 75% of the "
+        "jobs with good speedup (99.9% parallel: 113.6 on 128 processors) and 25% poor "
+        "(6.4 on 8, 9.3 on 128), a minimum size uniform in [1, 16] nodes, the maximum 16, "
+        "the request (the rigid size) uniform between them. Written as a moldable job table "
+        "headed `# capacity cpus=16`, each job recorded at its request with its speedup in "
+        "nodes. Give the arrival rate by --mean-interarrival or by --load.")
+    ps.add_argument("-o", "--output", required=True, metavar="FILE.csv")
+    ps.add_argument("--jobs", type=int, default=10_000, help="number of jobs")
+    ps_rate = ps.add_mutually_exclusive_group(required=True)
+    ps_rate.add_argument("--mean-interarrival", type=finite, metavar="S",
+                         help="mean time between arrivals (s); the paper does not give it")
+    ps_rate.add_argument("--load", type=finite, metavar="U",
+                         help="offered load: arrival rate x mean (requested nodes x run "
+                         "time) / 16 nodes; 1 is a mean inter-arrival of 216.1 s")
+    ps.add_argument("--seed", type=int, default=0)
 
     kres = kinds.add_parser(
         "kresource", help="a K-resource workload (papers/004)",

@@ -102,14 +102,16 @@ def to_runtime(policy: ir.Policy, params: Mapping[str, str] | None = None) -> Ru
 
 
 _ACTIVE = (("job", "active"),)  # a preemptive policy's job is a ``JobLife``
+_COSTS_AND_KEEP = ("keep", "dispatch", "resume", "checkpoint")  # functions of one ``JobLife``
 
 
 def _preemption_bodies(p: ir.Preemption, bodies: dict[str, ir.Expr | tuple[ir.Expr, ...]]
                        ) -> dict[str, tuple[tuple[str, str], ...]]:
     """Add a preemptive policy's formulas to ``bodies``; the arguments of each function."""
-    bodies["may_preempt"] = p.rule
-    args = {"may_preempt": (("cand", "active"), ("victim", "active")),
-            "order_key": _ACTIVE}
+    args = {"order_key": _ACTIVE}
+    if p.rule is not None:
+        bodies["may_preempt"] = p.rule
+        args["may_preempt"] = (("cand", "active"), ("victim", "active"))
     for i, m in enumerate(p.mechanisms):
         if m.when is not None:
             bodies[f"mechanism_{i}"] = m.when  # of the queued job, at its submission
@@ -117,7 +119,7 @@ def _preemption_bodies(p: ir.Preemption, bodies: dict[str, ir.Expr | tuple[ir.Ex
         bodies["victim_key"] = tuple(_negate(k.expr) if k.descending else k.expr
                                      for k in p.victims)
         args["victim_key"] = (("victim", "active"),)
-    for name in ("keep", "dispatch", "resume"):
+    for name in _COSTS_AND_KEEP:
         e = getattr(p, name)
         if e is not None:
             bodies[name] = e
@@ -138,9 +140,9 @@ def _rules(p: ir.Preemption, fns: Mapping[str, Callable], values: Mapping[str, o
                 return kind  # type: ignore[return-value]
         return "none"
 
-    extra = {name: fns[name] for name in ("victim_key", "keep", "dispatch", "resume")
+    extra = {name: fns[name] for name in ("victim_key", "may_preempt", *_COSTS_AND_KEEP)
              if name in fns}
-    return PreemptionRules(mechanism=mechanism, may_preempt=fns["may_preempt"],
+    return PreemptionRules(mechanism=mechanism, select=p.rule is None,
                            limit=constant(p.limit), resident=constant(p.resident),
                            quantum=constant(p.quantum), **extra)
 

@@ -143,6 +143,12 @@ class JobLife:
             return Fraction(1)
         return min(Fraction(1), self.done + Fraction(now - self.since, t))
 
+    def acquired_at(self, now: int) -> int:
+        """The processor-seconds it has run by ``now`` (running on: counted to ``now``)."""
+        if self.phase != "running":
+            return self.acquired
+        return self.acquired + (now - self.since) * self.size
+
     def since_start(self, now: int) -> int:
         """Seconds since its last start or resume (0 if it never ran)."""
         return 0 if self.last_start is None else now - self.last_start

@@ -140,6 +140,11 @@ class PreemptionRules:
     # seconds to start (or restart) and to resume a job: floored, at least 0
     dispatch: Callable[[JobLife, PassState], Any] = _free
     resume: Callable[[JobLife, PassState], Any] = _free
+    # seconds a checkpointing job keeps its processors busy while it is written out
+    checkpoint: Callable[[JobLife, PassState], Any] = _free
     limit: int | None = None  # the most preemptions of one job (LSF's MAX_JOB_PREEMPT)
     resident: int | None = None  # the most jobs with processes on one processor (the paper: 5)
     quantum: int | None = None  # a pass every quantum seconds while some job waits
+    # `preempt by order`: each pass selects, in the policy's order over every active job
+    # (running ones too), the jobs that run; running jobs left out are preempted
+    select: bool = False

@@ -1,42 +1,63 @@
-"""The event loop of a preemptive policy (papers/003): jobs are suspended or requeued so that
-others run, every job's life kept by ``lifecycle.JobLife``.
+"""The event loop of a preemptive policy (papers/003): jobs are suspended, checkpointed or
+requeued so that others run, every job's life kept by ``lifecycle.JobLife``.
 
 The rigid loop (``simulator.py``) stays as it is: a policy without preemption never comes
-here. This loop runs a policy's order with first-fit starts (``reserve 0``; ``backfill none``
-stops at the first job that does not fit) and ``PreemptionRules``: which mechanism each job
-has, which running jobs a waiting job may preempt, which are protected now, the costs, a
-limit on preemptions per job, the most jobs resident on one processor, a quantum.
+here. This loop runs rigid jobs with first-fit starts (``reserve 0``; ``backfill none`` stops
+at the first job that does not fit) and ``PreemptionRules``: which mechanism each job has,
+which jobs are protected now (``keep``), the costs, a limit on preemptions per job, the most
+jobs resident on one processor, a quantum, and one of two ways to preempt:
+
+- **a rule** (``preempt when COND``, the paper's LSF-PREEMPT, selective suspension, Slurm's
+  partition priorities): a waiting job preempts running ones for which the rule holds;
+- **the order** (``preempt by order``, the paper's LSF-MIG, least attained service, SRPT,
+  multilevel feedback): each pass selects the jobs that run from every active job, running
+  ones included, in the policy's order; the running jobs left out are preempted.
 
 Processors have identities: a job runs on a set of them, a suspended job keeps its processes
-(and its memory and other resources) there and resumes there only. At each instant: all
-completions, then the ends of dispatches, then the submissions (file order), then a timer;
-then one pass:
+(and its memory and other resources) there and resumes there only. A checkpointing job keeps
+its processors busy for ``cost checkpoint`` seconds, then releases everything and is stopped;
+a stopped (migratable) job restarts anywhere at its size. A job that preempts checkpointing
+jobs **claims** the processors (and the other resources) they will release, and starts when
+they are all free: no other job takes what is claimed. Resources a checkpoint end releases go
+first to the claims still waiting for them, in the order the claims were made.
 
+At each instant: all completions, then the ends of dispatches, then the ends of checkpoints,
+then the submissions (file order), then a timer; then one pass:
+
+0. **Claims**: each claim whose processors and resources are all free starts its job.
 1. **Resume**: each suspended job (in policy order) whose processors are all free resumes.
    A suspended job never waits behind a pending one for processors it already holds a
    claim on (else FCFS could wait for ever on memory the suspended jobs hold).
-2. **Start**: the pending jobs in policy order, each on the lowest free processors where it
-   fits (every resource; at most ``resident`` jobs' processes per processor); ``backfill
-   none`` stops at the first that does not fit.
-3. **Preempt**: each job still waiting, in policy order, looks for victims among the running
-   jobs: not protected (``keep``), not of mechanism ``none``, under the preemption limit, and
-   the rule holding for (candidate, victim). They are taken in the victims' order until the
-   candidate fits (a suspended candidate: until its own processors are free; it needs none
-   if earlier preemptions of the pass freed them), then each
-   victim the start does not need is dropped again (last taken first). If it fits, the
-   victims are suspended or requeued (their cpus free at once; a suspended job's other
-   resources stay held) and the candidate starts or resumes in the same pass. A job started
-   or preempted in this pass is neither a victim nor a candidate again in it.
+2. **Start**: the pending and stopped jobs in policy order, each on the lowest free processors
+   where it fits (every resource; at most ``resident`` jobs' processes per processor);
+   ``backfill none`` stops at the first that does not fit.
+3. **Preempt**, by a rule: each job still waiting, in policy order, looks for victims among
+   the running jobs: not protected (``keep``), not of mechanism ``none``, under the
+   preemption limit, and the rule holding for (candidate, victim). They are taken in the
+   victims' order until the candidate fits (a suspended candidate: until its own processors
+   are free; it needs none if earlier preemptions of the pass freed them), then each victim
+   the start does not need is dropped again (last taken first). If it fits, the victims are
+   preempted (suspended or requeued: their cpus free at once, a suspended job's other
+   resources stay held; checkpointed: busy until the checkpoint ends) and the candidate
+   starts, resumes or claims in the same pass. A job started or preempted in this pass is
+   neither a victim nor a candidate again in it.
 
-Checkpointing mechanisms (``checkpoint``, ``malleable``: the processors are busy while the
-job is written out) are ``JobLife`` transitions already; this loop does not take them yet.
+   By the order, steps 1 to 3 are one selection instead: the running jobs that cannot be
+   preempted now (protected, mechanism ``none``, at the limit, dispatching, checkpointing)
+   keep what they hold; then every other active job, in the policy's order, is selected if
+   it fits beside those and the jobs selected before it (a running or suspended job on its
+   own processors, a pending or stopped one on any; the resources of jobs being
+   checkpointed count as free, to be claimed); ``backfill none`` stops at the first that
+   does not fit. Running jobs not selected are preempted; selected suspended jobs resume,
+   selected pending and stopped ones start on the lowest processors free now, then on those
+   being checkpointed (a claim).
 """
 
 from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from attrs import frozen
@@ -48,8 +69,12 @@ from schedc.runtime.engine.schedule import JobRecord, Preempted, Schedule
 from schedc.runtime.jobs import RunningJob
 from schedc.runtime.workloads.workload import Workload
 
-# the mechanisms this loop takes (the others: see the module's doc)
-LOOP_MECHANISMS: frozenset[Mechanism] = frozenset({"none", "suspend", "requeue"})
+# the mechanisms this loop takes (``malleable``: not yet)
+LOOP_MECHANISMS: frozenset[Mechanism] = frozenset({"none", "suspend", "checkpoint", "requeue"})
+WAITING = ("pending", "suspended", "stopped")  # the phases of ``_Loop.waiting``
+# preemptions with no job completed in between after which a run stops: the policy livelocks
+# (least attained service with requeues, say, preempts every restart before it can end)
+STALL_PREEMPTIONS = 100_000
 
 
 @frozen
@@ -62,8 +87,19 @@ class PreemptiveRun:
     preemptions: int
 
 
+class _Claim:
+    """A waiting job's claim: the processors it will start on (some still held by
+    checkpointing jobs) and, per resource after cpus, what it still waits to be released."""
+
+    __slots__ = ("processors", "outstanding")
+
+    def __init__(self, processors: tuple[int, ...], outstanding: list[int]) -> None:
+        self.processors = processors
+        self.outstanding = outstanding
+
+
 # event kinds, in handling order within an instant
-_COMPLETE, _DISPATCHED, _TIMER = 0, 1, 3
+_COMPLETE, _DISPATCHED, _CHECKPOINTED, _TIMER = 0, 1, 2, 3
 
 
 def simulate_preemptive(policy: RuntimePolicy, rules: PreemptionRules, workload: Workload,
@@ -75,6 +111,8 @@ def simulate_preemptive(policy: RuntimePolicy, rules: PreemptionRules, workload:
             "none", "first_fit") or policy.tuning is not None:
         raise ValueError(f"policy {policy.name}: a preemptive pass takes rigid jobs, "
                          "`reserve 0` and backfill `first_fit` or `none`")
+    if rules.select and rules.resident is not None:
+        raise ValueError(f"policy {policy.name}: `preempt by order` takes no `resident` limit")
     return _Loop(policy, rules, workload, monitor, progress).run()
 
 
@@ -87,16 +125,25 @@ class _Loop:
         cap = tuple(c if c is not None else w
                     for c, w in zip(policy.capacities, workload.capacities, strict=True))
         self.cap = cap
-        self.used = [0] * len(cap)
+        k = len(cap)
+        self.used = [0] * k
         self.owner = [-1] * cap[0]  # processor -> the job holding its cpu
         self.resident = [0] * cap[0]  # processor -> jobs with processes there
+        # claims (the module's doc), in the order they were made; per resource after cpus:
+        # what claims hold of the free resources, what they still wait for, and what
+        # checkpointing jobs hold (always at least what claims wait for)
+        self.claims: dict[int, _Claim] = {}
+        self.claim_of = [-1] * cap[0]  # processor -> the job claiming it
+        self.claimed, self.outstanding, self.checkpointing = [0] * k, [0] * k, [0] * k
         self.lives: list[JobLife | None] = [None] * len(workload.jobs)
-        self.waiting: list[int] = []  # pending and suspended, in the last pass's order
-        self.running: set[int] = set()  # holding cpus
+        self.waiting: list[int] = []  # pending, suspended and stopped, in the last pass's order
+        self.running: set[int] = set()  # holding cpus: dispatching, running, checkpointing
         self.events: list[tuple[int, int, int, int, int]] = []  # (t, kind, index, version, seq)
         self.version = [0] * len(workload.jobs)
         self.timer_at: int | None = None
         self.passes = self.preemptions = 0
+        self.stalled = 0  # preemptions since the last completion
+        self.stall_since = 0  # the last completion's time
         self.view = PassState(now=0, queue=[], running=[], capacity=cap, used=self.used)
         # each job's mechanism, chosen once (as at its submission: it reads the job only)
         self.mechanisms = [rules.mechanism(job) for job in workload.jobs]
@@ -141,10 +188,14 @@ class _Loop:
             self._release(index, life, cpus_only=False)
             self.running.discard(index)
             self.completed += 1
+            self.stalled, self.stall_since = 0, now
             n = len(self.lives)
             if self.progress is not None and (self.completed % max(1, n // 100) == 0
                                               or self.completed == n):
                 self.progress(self.completed, n)
+        elif kind == _CHECKPOINTED:
+            life.checkpointed(now)
+            self._stopped(index, life, released_late=True)
         else:
             life.dispatched(now)
             self._schedule_completion(index, life)
@@ -162,17 +213,36 @@ class _Loop:
             return
         self.passes += 1
         self.view.now = now
-        order = self._ordered(now)
         touched: set[int] = set()  # started, resumed or preempted in this pass
         running_before = set(self.running)
-        for index in order:  # 1. resume
+        if self.claims:  # 0. claims
+            self._start_claims(now, touched)
+        step = self._select if self.rules.select else self._by_rule
+        order = step(now, touched)
+        waiting = set(order)
+        preempted = sorted(i for i in running_before
+                           if i not in self.running and i not in waiting)
+        self.waiting = [i for i in (*order, *preempted) if self._life(i).phase in WAITING]
+        if self.monitor:
+            self._check(now)
+        quantum = self.rules.quantum
+        if quantum and self.waiting and (self.timer_at is None or self.timer_at > now + quantum):
+            self.timer_at = now + quantum
+            heapq.heappush(self.events, (now + quantum, _TIMER, -1, 0, len(self.events)))
+
+    def _by_rule(self, now: int, touched: set[int]) -> list[int]:
+        """Steps 1 to 3 of the module's doc; the waiting jobs in policy order."""
+        order = self._ordered([i for i in self.waiting if i not in touched])
+        open_order = [i for i in order if i not in self.claims]
+        for index in open_order:  # 1. resume
             life = self._life(index)
-            if life.phase == "suspended" and all(self.owner[p] < 0 for p in life.processors):
+            if life.phase == "suspended" and all(
+                    self.owner[p] < 0 and self.claim_of[p] < 0 for p in life.processors):
                 self._resume(index, life, now, touched)
         free = self._free_processors()  # the lowest first: a start takes a prefix
-        for index in order:  # 2. start
+        for index in open_order:  # 2. start
             life = self._life(index)
-            if life.phase != "pending":
+            if life.phase not in ("pending", "stopped"):
                 continue
             procs = self._fit(life, free)
             if procs is not None:
@@ -182,28 +252,21 @@ class _Loop:
                 break
         if self.rules.may_preempt is not never:  # 3. preempt
             open_ = self._open_victims(touched)
-            for index in order:
+            for index in open_order:
                 life = self._life(index)
                 if not open_:
                     break
-                if (index not in touched and life.phase in ("pending", "suspended")
+                if (index not in touched and index not in self.claims
+                        and life.phase in WAITING
                         and self._try_preempt(index, life, now, touched, open_)):
                     open_ = [v for v in open_ if v not in touched]
-        preempted = sorted(i for i in running_before if i not in self.running)
-        self.waiting = [i for i in (*order, *preempted)
-                        if self._life(i).phase in ("pending", "suspended")]
-        if self.monitor:
-            self._check(now)
-        quantum = self.rules.quantum
-        if quantum and self.waiting and (self.timer_at is None or self.timer_at > now + quantum):
-            self.timer_at = now + quantum
-            heapq.heappush(self.events, (now + quantum, _TIMER, -1, 0, len(self.events)))
+        return order
 
-    def _ordered(self, now: int) -> list[int]:
-        """The waiting jobs in the policy's order (its key of the job's ``JobLife``, then
-        submit time, then file order), the key computed with the state now."""
-        lives = [self._life(i) for i in self.waiting]
-        self.view.queue = [life.job for life in lives]
+    def _ordered(self, indices: Iterable[int]) -> list[int]:
+        """``indices`` in the policy's order (its key of the job's ``JobLife``, then submit
+        time, then file order), the key computed with the state now."""
+        lives = [self._life(i) for i in indices]
+        self.view.queue = [self._life(i).job for i in self.waiting]
         self.view.running = [self._running_view(i) for i in sorted(self.running)]
         self.view.memo.clear()
         fn = self.policy.order_key
@@ -228,19 +291,32 @@ class _Loop:
         return limit is None or self.resident[p] - (self.owner[p] in leaving) < limit
 
     def _free_processors(self) -> list[int]:
-        return [p for p, o in enumerate(self.owner) if o < 0 and self._usable(p)]
+        claim_of = self.claim_of
+        return [p for p, o in enumerate(self.owner)
+                if o < 0 and claim_of[p] < 0 and self._usable(p)]
+
+    def _free(self, k: int) -> int:
+        """Resource ``k`` (after cpus) neither held nor claimed."""
+        return self.cap[k] - self.used[k] - self.claimed[k]
+
+    @staticmethod
+    def _cpus(life: JobLife) -> int:
+        """The cpus a waiting job starts on: a stopped (migratable) job's size, else its
+        request."""
+        return life.size if life.phase == "stopped" else life.job.request[0]
 
     def _fit(self, life: JobLife, free: list[int], freed: tuple[int, ...] = ()
              ) -> tuple[int, ...] | None:
-        """The lowest ``free`` processors a pending job runs on, if its other resources fit
-        too (``freed``: per resource, what preempted jobs give back); else None."""
-        request = life.job.request
-        if len(free) < request[0]:
+        """The lowest ``free`` processors a pending or stopped job runs on, if its other
+        resources fit too (``freed``: per resource, what preempted jobs give back); else
+        None."""
+        request, n = life.job.request, self._cpus(life)
+        if len(free) < n:
             return None
         for k in range(1, len(request)):
-            if self.used[k] - (freed[k] if freed else 0) + request[k] > self.cap[k]:
+            if request[k] > self._free(k) + (freed[k] if freed else 0):
                 return None
-        return tuple(free[:request[0]])
+        return tuple(free[:n])
 
     # -- transitions, with the machine's books ---------------------------------------------------
 
@@ -297,44 +373,125 @@ class _Loop:
             self._schedule_completion(index, life)
 
     def _preempt(self, index: int, life: JobLife, now: int, touched: set[int]) -> None:
+        self.version[index] += 1
+        self.preemptions += 1
+        self.stalled += 1
+        if self.stalled > STALL_PREEMPTIONS:
+            raise MonitorViolation(
+                f"t={now}: policy {self.policy.name}: {STALL_PREEMPTIONS:,} preemptions and no "
+                f"job completed since t={self.stall_since}: the policy livelocks, preempting "
+                "jobs before they can end (protect a job's first minutes with `keep`, cap "
+                "`limit preemptions`, or checkpoint instead of requeue)")
+        touched.add(index)
         if life.mechanism == "suspend":
             life.suspend(now)
             self._release(index, life, cpus_only=True)
+        elif life.mechanism == "checkpoint":
+            life.checkpoint(now, self._seconds(self.rules.checkpoint, life, "cost checkpoint"))
+            if life.phase == "stopped":
+                self._stopped(index, life, released_late=False)
+                return
+            for k in range(1, len(self.cap)):
+                self.checkpointing[k] += life.job.request[k]
+            assert life.phase_end is not None
+            self._push(life.phase_end, _CHECKPOINTED, index)
+            return  # it keeps its processors busy until then
         else:
             self._release(index, life, cpus_only=False)
             life.requeue(now)  # it restarts anywhere
         self.running.discard(index)
-        self.version[index] += 1
-        self.preemptions += 1
+
+    def _stopped(self, index: int, life: JobLife, released_late: bool) -> None:
+        """A checkpointed job releases everything; what it held past its preemption goes
+        first to the claims waiting for it (the module's doc)."""
+        self._release(index, life, cpus_only=False)
+        self.running.discard(index)
+        if released_late:
+            for k in range(1, len(self.cap)):
+                left = life.job.request[k]
+                self.checkpointing[k] -= left
+                for claim in self.claims.values():
+                    if not left:
+                        break
+                    t = min(left, claim.outstanding[k])
+                    claim.outstanding[k] -= t
+                    self.outstanding[k] -= t
+                    self.claimed[k] += t
+                    left -= t
+            self.waiting.append(index)
+
+    # -- claims ----------------------------------------------------------------------------------
+
+    def _claim_or_start(self, index: int, life: JobLife, procs: tuple[int, ...], now: int,
+                        touched: set[int]) -> None:
+        """Start (resume) ``life`` on ``procs`` now if they and its other resources are free,
+        else claim them (the module's doc)."""
+        suspended = life.phase == "suspended"
+        request = life.job.request
+        free_now = all(self.owner[p] < 0 for p in procs)
+        if free_now and (suspended or all(request[k] <= self._free(k)
+                                          for k in range(1, len(request)))):
+            if suspended:
+                self._resume(index, life, now, touched)
+            else:
+                self._start(index, life, procs, now, touched)
+            return
+        outstanding = [0] * len(self.cap)
+        if not suspended:  # a suspended job holds its other resources already
+            for k in range(1, len(request)):
+                booked = min(request[k], self._free(k))
+                self.claimed[k] += booked
+                outstanding[k] = request[k] - booked
+                self.outstanding[k] += outstanding[k]
+        for p in procs:
+            self.claim_of[p] = index
+        self.claims[index] = _Claim(procs, outstanding)
         touched.add(index)
 
-    # -- preemption ------------------------------------------------------------------------------
+    def _start_claims(self, now: int, touched: set[int]) -> None:
+        for index, claim in list(self.claims.items()):
+            if any(claim.outstanding) or any(self.owner[p] >= 0 for p in claim.processors):
+                continue
+            del self.claims[index]
+            for p in claim.processors:
+                self.claim_of[p] = -1
+            life = self._life(index)
+            if life.phase == "suspended":
+                self._resume(index, life, now, touched)
+                continue
+            for k in range(1, len(self.cap)):
+                self.claimed[k] -= life.job.request[k]
+            self._start(index, life, claim.processors, now, touched)
+
+    # -- preemption by a rule --------------------------------------------------------------------
+
+    def _preemptible(self, v: int, touched: set[int]) -> bool:
+        """Running job ``v`` may be preempted now: running (not dispatching or
+        checkpointing), of a mechanism that preempts, under the limit, not protected, not
+        started in this pass."""
+        rules, victim = self.rules, self._life(v)
+        return not (v in touched or victim.phase != "running" or victim.mechanism == "none"
+                    or (rules.limit is not None and victim.preemptions.total() >= rules.limit)
+                    or call_policy(self.policy, rules.keep, victim, self.view, "keep"))  # type: ignore[arg-type]
 
     def _open_victims(self, touched: set[int]) -> list[int]:
-        """The running jobs any candidate may preempt in this pass, in the victims' order:
-        running (not dispatching), of a mechanism that preempts, under the limit, not
-        protected, not started in this pass (the rule then decides, pair by pair)."""
-        rules, view, policy = self.rules, self.view, self.policy
-        out = []
-        for v in self.running:
-            victim = self._life(v)
-            if (v in touched or victim.phase != "running" or victim.mechanism == "none"
-                    or (rules.limit is not None and victim.preemptions.total() >= rules.limit)
-                    or call_policy(policy, rules.keep, victim, view, "keep")):  # type: ignore[arg-type]
-                continue
-            out.append(v)
-        out.sort(key=lambda v: (call_policy(policy, rules.victim_key, self._life(v), view,  # type: ignore[arg-type]
-                                            "victims order"), v))
+        """The running jobs any candidate may preempt in this pass, in the victims' order
+        (the rule then decides, pair by pair)."""
+        out = [v for v in self.running if self._preemptible(v, touched)]
+        out.sort(key=lambda v: (call_policy(self.policy, self.rules.victim_key,  # type: ignore[arg-type]
+                                            self._life(v), self.view, "victims order"), v))
         return out
 
     def _try_preempt(self, index: int, cand: JobLife, now: int, touched: set[int],
                      open_: list[int]) -> bool:
         """Preempt for ``cand`` if victims it may preempt make room (the module's doc)."""
+        rule = self.rules.may_preempt
         if cand.phase == "suspended":
-            holders = {self.owner[p] for p in cand.processors} - {-1}
-            if not holders <= set(open_) or not all(
-                    _pair(self.policy, self.rules.may_preempt, cand, self._life(v), self.view)
-                    for v in sorted(holders)):
+            holders = {self.owner[p] for p in cand.processors}
+            holders.discard(-1)
+            if any(self.claim_of[p] >= 0 for p in cand.processors) or not holders.issubset(
+                    open_) or not all(_pair(self.policy, rule, cand, self._life(v), self.view)
+                                      for v in sorted(holders)):
                 return False
             chosen = sorted(holders)
         else:
@@ -342,8 +499,7 @@ class _Loop:
                 return False  # not even every open victim would make room: no rule to ask
             chosen = []
             for v in open_:
-                if not _pair(self.policy, self.rules.may_preempt, cand, self._life(v),
-                             self.view):
+                if not _pair(self.policy, rule, cand, self._life(v), self.view):
                     continue
                 chosen.append(v)
                 if self._fits_after(cand, chosen) is not None:
@@ -354,35 +510,116 @@ class _Loop:
                 rest = [u for u in chosen if u != v]
                 if self._fits_after(cand, rest) is not None:
                     chosen = rest
+        gone = set(chosen)
         for v in chosen:
             self._preempt(v, self._life(v), now, touched)
         if cand.phase == "suspended":
-            self._resume(index, cand, now, touched)
+            procs = cand.processors
         else:
-            procs = self._fit(cand, self._free_processors())
-            assert procs is not None, "the victims freed what the start needs"
-            self._start(index, cand, procs, now, touched)
+            # processors free now first, then those of victims still being checkpointed
+            busy = frozenset(v for v in chosen if self._life(v).phase == "checkpointing")
+            usable = [p for p, o in enumerate(self.owner) if self.claim_of[p] < 0 and (
+                o < 0 or o in gone) and self._usable(p, busy)]
+            usable.sort(key=lambda p: (self.owner[p] >= 0, p))
+            procs = tuple(sorted(usable[:self._cpus(cand)]))
+            assert len(procs) == self._cpus(cand), "the victims freed what the start needs"
+        self._claim_or_start(index, cand, procs, now, touched)
         return True
 
     def _fits_after(self, cand: JobLife, victims: list[int]) -> tuple[int, ...] | None:
-        """Whether pending ``cand`` fits once ``victims`` are preempted: None if not, else
-        the processors it would take (none named when counting them was enough)."""
-        request = cand.job.request
-        if self.rules.resident is None:  # any free processor will do: count, do not list
+        """Whether pending or stopped ``cand`` fits once ``victims`` are preempted (a
+        checkpointed one: once its checkpoint ends): None if not, else the processors it
+        would take (none named when counting them was enough)."""
+        request, n = cand.job.request, self._cpus(cand)
+        if self.rules.resident is None and not self.claims:
+            # any free processor will do: count, do not list
             cpus = self.used[0] - sum(self._life(v).size for v in victims)
-            if self.cap[0] - cpus < request[0]:
+            if self.cap[0] - cpus < n:
                 return None
             if len(request) == 1:
                 return ()
-        leaving = frozenset(v for v in victims if self._life(v).mechanism == "requeue")
+        leaving = frozenset(v for v in victims if self._life(v).mechanism != "suspend")
         gone = frozenset(victims)
-        free = [p for p, o in enumerate(self.owner)
-                if (o < 0 or o in gone) and self._usable(p, leaving)]
+        free = [p for p, o in enumerate(self.owner) if self.claim_of[p] < 0
+                and (o < 0 or o in gone) and self._usable(p, leaving)]
         freed = [0] * len(self.cap)
         for v in leaving:
             for k, r in enumerate(self._life(v).job.request):
                 freed[k] += r
         return self._fit(cand, free, tuple(freed))
+
+    # -- preemption by the order -----------------------------------------------------------------
+
+    def _select(self, now: int, touched: set[int]) -> list[int]:
+        """The selection of the module's doc; the waiting jobs in policy order."""
+        optional = [v for v in sorted(self.running) if self._preemptible(v, touched)]
+        active = [i for i in self.waiting if i not in touched and i not in self.claims]
+        order = self._ordered([*active, *optional])
+        k_all = range(1, len(self.cap))
+        # what stays taken whatever is selected: the processors of running jobs that stay,
+        # claimed processors; per other resource, what is held or claimed except by optional
+        # running jobs that a preemption releases (requeued, checkpointed), and except what
+        # checkpointing jobs release to no claim
+        taken: set[int] = set()
+        optional_set = set(optional)
+        for v in self.running:
+            life = self._life(v)
+            if v not in optional_set and life.phase != "checkpointing":
+                taken.update(life.processors)
+        taken.update(p for p, c in enumerate(self.claim_of) if c >= 0)
+        budget = [0] * len(self.cap)
+        for k in k_all:
+            released = sum(self._life(v).job.request[k] for v in optional
+                           if self._life(v).mechanism != "suspend")
+            budget[k] = (self._free(k) + released + self.checkpointing[k]
+                         - self.outstanding[k])
+        count = 0  # cpus selected pending and stopped jobs take, anywhere not taken
+        cpus = self.cap[0]
+        selected: list[int] = []
+        for i in order:
+            life = self._life(i)
+            request = life.job.request
+            if life.phase in ("running", "suspended"):
+                own = life.processors
+                need = [0] * len(self.cap) if (life.phase == "suspended"
+                                               or life.mechanism == "suspend") else request
+                ok = (not taken.intersection(own) and count + len(taken) + len(own) <= cpus
+                      and all(need[k] <= budget[k] for k in k_all))
+                if ok:
+                    taken.update(own)
+            else:
+                need = request
+                ok = (count + self._cpus(life) + len(taken) <= cpus
+                      and all(need[k] <= budget[k] for k in k_all))
+                if ok:
+                    count += self._cpus(life)
+            if ok:
+                selected.append(i)
+                for k in k_all:
+                    budget[k] -= need[k]
+            elif self.policy.backfill == "none":
+                break
+        chosen = set(selected)
+        for v in optional:  # the running jobs left out
+            if v not in chosen:
+                self._preempt(v, self._life(v), now, touched)
+        # pending and stopped jobs: processors free now first, then being checkpointed
+        pool = [p for p in range(cpus) if p not in taken and self.claim_of[p] < 0]
+        pool.sort(key=lambda p: (self.owner[p] >= 0, p))
+        at = 0
+        for i in selected:
+            life = self._life(i)
+            if life.phase == "running":
+                continue
+            if life.phase == "suspended":
+                procs = life.processors
+            else:
+                n = self._cpus(life)
+                procs = tuple(sorted(pool[at:at + n]))
+                at += n
+                assert len(procs) == n, "the selection counted the processors"
+            self._claim_or_start(i, life, procs, now, touched)
+        return [i for i in order if i not in optional_set]
 
     # -- the monitor and the result --------------------------------------------------------------
 
@@ -391,12 +628,16 @@ class _Loop:
         used = [0] * len(self.cap)
         owner: dict[int, int] = {}
         resident = [0] * len(self.owner)
+        checkpointing = [0] * len(self.cap)
         # the jobs that hold anything: running ones, and suspended ones among the waiting
         for index in (*self.running, *self.waiting):
             life = self._life(index)
             alloc = life.alloc()
             for k, a in enumerate(alloc):
                 used[k] += a
+            if life.phase == "checkpointing":
+                for k in range(1, len(alloc)):
+                    checkpointing[k] += alloc[k]
             if life.phase in HOLDS_CPUS:
                 for p in life.processors:
                     if p in owner:
@@ -406,11 +647,36 @@ class _Loop:
             if alloc[0] or life.phase == "suspended":
                 for p in life.processors:
                     resident[p] += 1
+        claimed, outstanding = [0] * len(self.cap), [0] * len(self.cap)
+        seen: set[int] = set()
+        for index, claim in self.claims.items():
+            life = self._life(index)
+            if life.phase not in WAITING or not seen.isdisjoint(claim.processors):
+                raise MonitorViolation(f"t={now}: job {life.job.id} claims processors "
+                                       "another job claims, or claims from its "
+                                       f"{life.phase} phase", "capacity")
+            seen.update(claim.processors)
+            for p in claim.processors:
+                holder = self.owner[p]
+                if holder >= 0 and self._life(holder).phase != "checkpointing":
+                    raise MonitorViolation(f"t={now}: processor {p} claimed by job "
+                                           f"{life.job.id} is held by running job "
+                                           f"{self._life(holder).job.id}", "capacity")
+            if life.phase != "suspended":
+                for k in range(1, len(self.cap)):
+                    claimed[k] += life.job.request[k] - claim.outstanding[k]
+                    outstanding[k] += claim.outstanding[k]
         for k, (u, c) in enumerate(zip(used, self.cap, strict=True)):
-            if u > c or u != self.used[k]:
+            if u != self.used[k] or claimed[k] != self.claimed[k] or (
+                    outstanding[k] != self.outstanding[k]
+                    or checkpointing[k] != self.checkpointing[k]):
                 raise MonitorViolation(f"t={now}: policy {self.policy.name}: resource "
-                                       f"{self.workload.resources[k]} in use {u} of {c} "
-                                       f"(books say {self.used[k]})", "capacity")
+                                       f"{self.workload.resources[k]}: the books differ from "
+                                       "the jobs' lives", "capacity")
+            if u + claimed[k] > c or outstanding[k] > checkpointing[k]:
+                raise MonitorViolation(f"t={now}: policy {self.policy.name}: resource "
+                                       f"{self.workload.resources[k]} in use {u} and claimed "
+                                       f"{claimed[k]} of {c}", "capacity")
         limit = self.rules.resident
         if limit is not None and max(resident, default=0) > limit:
             raise MonitorViolation(f"t={now}: more than {limit} jobs resident on a processor",
@@ -424,12 +690,13 @@ class _Loop:
             end = life.segments[-1].end if life.segments else life.job.submit
             records.append(JobRecord(life.job, first, end, life.job.request))
             spent = {phase: sum(s.end - s.start for s in life.segments if s.phase == phase)
-                     for phase in ("running", "suspended")}
+                     for phase in ("running", "suspended", "stopped")}
             preempted.append(Preempted(
                 ran=spent["running"] - life.lost // max(1, life.job.procs),
                 suspensions=life.preemptions["suspend"], requeues=life.preemptions["requeue"],
                 suspended=spent["suspended"], lost=life.lost, overhead=life.overhead,
-                segments=tuple(life.segments)))
+                segments=tuple(life.segments), checkpoints=life.preemptions["checkpoint"],
+                stopped=spent["stopped"]))
             processors.append(tuple(sorted({p for s in life.segments if s.phase == "running"
                                             for p in s.processors})))
         schedule = Schedule(records=tuple(records), capacities=self.cap,

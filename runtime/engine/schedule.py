@@ -39,8 +39,10 @@ class Preempted:
     requeues: int
     suspended: int  # seconds suspended
     lost: int  # processor-seconds run whose work a requeue threw away
-    overhead: int  # processor-seconds held while dispatching (a start's or resume's cost)
+    overhead: int  # processor-seconds held while dispatching or checkpointing (the costs)
     segments: tuple[Segment, ...]  # its life, phase by phase
+    checkpoints: int = 0  # preemptions by checkpoint (then stopped: migratable)
+    stopped: int = 0  # seconds stopped after a checkpoint, until it started again
 
 
 @frozen

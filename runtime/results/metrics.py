@@ -377,9 +377,11 @@ def _in_seconds(m: Metrics, unit: Fraction) -> Metrics:
            for name in ("wait", "response")})
 
 
-# a preemptive run's jobs CSV ends with these: times suspended and requeued, seconds
-# suspended, processor-seconds of work lost to requeues and held by dispatch costs
-PREEMPTION_COLUMNS = ("suspensions", "requeues", "suspended_time", "lost_work", "overhead")
+# a preemptive run's jobs CSV ends with these: times suspended, checkpointed and requeued,
+# seconds suspended and stopped, processor-seconds of work lost to requeues and held by
+# dispatch and checkpoint costs
+PREEMPTION_COLUMNS = ("suspensions", "checkpoints", "requeues", "suspended_time",
+                      "stopped_time", "lost_work", "overhead")
 
 
 def write_jobs_csv(schedule: Schedule, path: str | os.PathLike[str],
@@ -433,7 +435,8 @@ def write_jobs_csv(schedule: Schedule, path: str | os.PathLike[str],
                           *(getattr(j, a) for a in labels), *r.alloc[1:], runs_text(ids))
             if preempted:
                 p = preempted[k]
-                row += (p.suspensions, p.requeues, p.suspended, p.lost, p.overhead)
+                row += (p.suspensions, p.checkpoints, p.requeues, p.suspended, p.stopped,
+                        p.lost, p.overhead)
             out.write(",".join(map(str, row)) + "\n")
 
     write_atomic(path, fill)

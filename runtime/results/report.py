@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from schedc.runtime.atomicio import open_atomic
-from schedc.runtime.engine.schedule import Schedule
+from schedc.runtime.engine.schedule import Preempted, Schedule
 from schedc.runtime.results.run_result import RunResult
 
 
@@ -87,15 +87,21 @@ def run_json(outcome: RunResult, timing: bool = False) -> dict[str, Any]:
 
 def preemption_json(schedule: Schedule) -> dict[str, int]:
     """A preemptive run's totals: preemptions by kind, the jobs preempted, seconds jobs
-    were suspended, processor-seconds of work lost to requeues and held by dispatch costs."""
+    were suspended and stopped, processor-seconds of work lost to requeues and held by
+    dispatch and checkpoint costs."""
     assert schedule.preempted is not None
     jobs = schedule.preempted
+
+    def times(p: Preempted) -> int:
+        return p.suspensions + p.checkpoints + p.requeues
+
     return {"suspensions": sum(p.suspensions for p in jobs),
+            "checkpoints": sum(p.checkpoints for p in jobs),
             "requeues": sum(p.requeues for p in jobs),
-            "jobs_preempted": sum(1 for p in jobs if p.suspensions or p.requeues),
-            "most_preemptions_of_a_job": max((p.suspensions + p.requeues for p in jobs),
-                                             default=0),
+            "jobs_preempted": sum(1 for p in jobs if times(p)),
+            "most_preemptions_of_a_job": max(map(times, jobs), default=0),
             "suspended_time": sum(p.suspended for p in jobs),
+            "stopped_time": sum(p.stopped for p in jobs),
             "lost_work": sum(p.lost for p in jobs),
             "overhead": sum(p.overhead for p in jobs)}
 
@@ -283,10 +289,12 @@ def print_run(outcome: RunResult, to_stderr: bool = False, timing: bool = False)
         console.print(f"skipped jobs: {detail}")
     if outcome.schedule.preempted is not None:
         p = preemption_json(outcome.schedule)
-        console.print(f"preemptions: {p['suspensions']:,} suspensions and {p['requeues']:,} "
-                      f"requeues of {p['jobs_preempted']:,} jobs (at most "
+        console.print(f"preemptions: {p['suspensions']:,} suspensions, "
+                      f"{p['checkpoints']:,} checkpoints and {p['requeues']:,} requeues of "
+                      f"{p['jobs_preempted']:,} jobs (at most "
                       f"{p['most_preemptions_of_a_job']:,} of one); {p['suspended_time']:,} s "
-                      f"suspended; lost work {p['lost_work']:,} cpu-s; dispatch overhead "
+                      f"suspended, {p['stopped_time']:,} s stopped; lost work "
+                      f"{p['lost_work']:,} cpu-s; overhead (dispatch, checkpoint) "
                       f"{p['overhead']:,} cpu-s")
     if outcome.schedule.tuning is not None:
         from schedc.runtime.results.tuning_report import tuning_lines

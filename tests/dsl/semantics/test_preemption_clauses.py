@@ -124,8 +124,8 @@ PREEMPTIVE = "policy p {{ backfill first_fit mechanism suspend preempt when {rul
 @pytest.mark.parametrize(("rule", "extra", "message"), [
     ("job.procs > 1", "", "`job` is not available here"),
     ("cand.procs", "", "the preemption rule"),
-    ("cand.acquired > victim.acquired", "mechanism checkpoint",
-     "mechanism `checkpoint` is not simulated yet"),
+    ("cand.acquired > victim.acquired", "mechanism malleable",
+     "mechanism `malleable` is not simulated yet"),
     ("true", "keep job.procs", "`keep`"),
     ("true", "limit preemptions now", "`limit preemptions` is a constant"),
     ("true", "resident job.procs", "`job` is not available here"),
