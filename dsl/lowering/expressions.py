@@ -31,8 +31,8 @@ _OP_NAMES = {"//": "div"}
 @frozen
 class Var:
     """A bound job or resource variable: its IR name and kind (job | queue | running |
-    any | resource | active). `any` is a def's job parameter checked on its own (queue or
-    running); `active` a job of a preemptive policy, with what it has run so far."""
+    any | resource | active). `any` is a def's job parameter checked on its own (queue,
+    running or active); `active` a job of a preemptive policy, with what it has run so far."""
 
     ir_name: str
     kind: str
@@ -478,7 +478,7 @@ class Lowerer:
         attrs = list(ir.JOB_ATTRS) + ["request"]
         if var.kind in ("running", "any"):
             attrs += ir.RUNNING_ATTRS
-        if var.kind == "active":
+        if var.kind in ("active", "any"):  # a def's parameter: its uses are checked again
             attrs += ir.ACTIVE_ATTRS
         if part.index:
             self.error(part.span, "a job cannot be indexed",

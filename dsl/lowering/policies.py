@@ -427,19 +427,22 @@ class Compiler:
         for kind in ("mechanism", "victims", *(s[0] for s in _SETTINGS)):
             for loc in eff.get(kind, []):
                 self.report.error(loc.clause.span, f"`{_SETTING_TEXT.get(kind, kind)}` needs "
-                                  "`preempt when` in the policy",
-                                  "a policy preempts only by its rule: add `preempt when "
-                                  "COND` (over `cand` and `victim`), or drop this clause")
+                                  "`preempt when` or `preempt by order` in the policy",
+                                  "a policy preempts only by a rule (`preempt when COND`, "
+                                  "over `cand` and `victim`) or by its order (`preempt by "
+                                  "order`): add one, or drop this clause")
 
     def preemptive_pass(self, eff: dict[str, list[_Located]], depth, backfill: ir.Backfill
                         ) -> None:
         """What the preemptive loop runs: rigid jobs, first fit or strict order, no
         reservations (runtime/engine/preemptive.py)."""
         at = eff["preempt"][0].clause.span
+        how = "`preempt by order`" if eff["preempt"][0].clause.condition is None else (
+            "`preempt when`")
         for kind in ("size", "slack", "candidates"):
             if kind in eff:
                 self.report.error(eff[kind][0].clause.span, f"`{kind}` does not work with "
-                                  "`preempt when` yet", "a preemptive policy runs rigid jobs "
+                                  f"{how} yet", "a preemptive policy runs rigid jobs "
                                   "by first fit: drop this clause")
         if depth != 0 and "reserve" in eff:
             self.report.error(eff["reserve"][0].clause.span, "a preemptive policy makes no "
@@ -447,7 +450,7 @@ class Compiler:
                               "first fit, then preempts for the jobs left waiting")
         if backfill.kind not in ("none", "first_fit"):
             self.report.error(backfill.span or at, f"`backfill {backfill.kind}` does not work "
-                              "with `preempt when` yet", "use `backfill first_fit` (first fit) "
+                              f"with {how} yet", "use `backfill first_fit` (first fit) "
                               "or `backfill none` (strict order)")
 
     def lint(self, eff: dict[str, list[_Located]], depth, backfill: ir.Backfill

@@ -80,8 +80,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _check_preemptive(args: argparse.Namespace) -> None:
     """The outputs that cannot show a preempted job yet (it runs in pieces) are refused
-    before the run."""
-    given = [flag for flag, on in (("--swf-out", args.swf_out), ("--report", args.report),
+    before the run (`--swf-out` writes its pieces as partial executions)."""
+    given = [flag for flag, on in (("--report", args.report),
                                    ("--jobs-out-format batsim",
                                     args.jobs_out and args.jobs_out_format == "batsim"))
              if on]

@@ -1,12 +1,13 @@
 """`schedc workload info`: what a workload holds, before any run.
 
 The facts are those a user checks before trusting a run on a trace: how many jobs were read
-or skipped, the machine and where its size came from, the span of submissions, the load
-offered, how good the estimates are (``overrun.py``), the sizes, the labels present and the
-fields the file does not record. Everything is computed from the workload as read (jobs
-killed at their estimate, ``Workload.recorded_runs`` for the rest) except ``work_simulated``,
-which is that of the jobs in the chosen ``--overrun`` mode: the number `run --json` reports
-as ``overrun.work_simulated`` for a rigid run on the same file.
+(how many of them from partial executions) or skipped, the machine and where its size came
+from, the span of submissions, the load offered, how good the estimates are
+(``overrun.py``), the sizes, the labels present and the fields the file does not record.
+Everything is computed from the workload as read (jobs killed at their estimate,
+``Workload.recorded_runs`` for the rest) except ``work_simulated``, which is that of the jobs
+in the chosen ``--overrun`` mode: the number `run --json` reports as
+``overrun.work_simulated`` for a rigid run on the same file.
 
 Times are in the file's units (seconds unless a table's ``# time-unit`` says otherwise);
 only the span is also given in seconds and days.
@@ -51,6 +52,9 @@ class WorkloadInfo:
     sizes: tuple[int, ...]  # cpus requested, sorted
     labels: tuple[tuple[str, int], ...]  # (label, distinct values other than -1)
     unknown_resource: tuple[tuple[str, int], ...]  # (resource, jobs that request 0 of it)
+    # jobs an SWF log recorded in parts, their part lines, those without a last part
+    # (``Workload.part_counts``)
+    partial: tuple[int, int, int] = (0, 0, 0)
 
     @property
     def span(self) -> int | None:
@@ -98,6 +102,9 @@ class WorkloadInfo:
             "jobs": self.jobs,
             "skipped": dict(self.skipped),
             "skipped_total": sum(self.skipped.values()),
+            # N jobs read from M partial executions (SWF status 2, 3, 4)
+            "partial_executions": dict(zip(("jobs", "parts", "jobs_without_last_part"),
+                                           self.partial, strict=True)),
             "time_unit": str(self.time_unit),
             "machine": {name: {"capacity": cap, "source": where}
                         for name, cap, where in self.machine},
@@ -167,7 +174,8 @@ def workload_info(workload: Workload, mode: str, given: Collection[str] = ()) ->
                      for name in LABEL_ATTRS),
         unknown_resource=tuple(
             (name, sum(1 for j in jobs if j.request[k] == 0))
-            for k, name in enumerate(workload.resources) if k > 0))
+            for k, name in enumerate(workload.resources) if k > 0),
+        partial=workload.part_counts())
 
 
 def file_format(source: str) -> str:

@@ -8,6 +8,31 @@ line and column, or skips and counts the line in lenient mode. The fast path als
 to the per-line reader when a job may break an input assumption of the proofs (a negative id
 or submit, a repeated id: ``runtime/workloads/assumptions.py``), so that the error points at
 its line.
+
+Partial executions. A preemptive machine's log may record a job in parts: lines under the
+job's number with status (field 11) 2, "this partial execution will be continued", then one
+with 3, "the last partial execution, job completed", or 4, "... job failed". The header
+``; Preemption: Double`` says each such job also has a summary line (status 0, 1 or 5).
+schedc reads each such job as ONE job, at the place of its first line, and keeps its parts as
+its history (``Workload.parts``, by job id; a ``Part``'s start is its submit plus its wait):
+
+- Without a summary line the parts are the job: its submit, labels and processors are its
+  first part's, its run time their sum, its requested time and memory the most any part
+  gives (-1 where none does), its status 1 after a last part of status 3, 0 after one of 4.
+  The parts must agree on their processors (field 5, else 8): a job read from its parts alone
+  runs at one size for their summed time, so parts of different sizes are an error at the
+  first part that differs. A log whose parts change size needs its summary lines.
+- Under ``; Preemption: Double`` a line of status 0, 1 or 5 with the number of a job in parts
+  is its summary, before or after its parts: the job is the summary line, as if the parts
+  were not there, and its parts are only its history (they may differ in size). Its run
+  time must be the sum of its parts' (where all are known), and its status may not say
+  completed (1) after a failed last part (4) or failed (0) after a completed one (3).
+  Without that header such a line repeats the job's number: an error.
+- A part after the job's last part (status 3 or 4) is an error, and so is a job whose parts
+  never end (its last one has status 2: a log cut short); ``--lenient`` keeps such a job as
+  far as it ran, with status -1 (unknown).
+- Each mistake is located (the field it concerns, on its line); ``--lenient`` skips and
+  counts the job (a part after the last part: that line) under its reason instead.
 """
 
 from __future__ import annotations
@@ -21,17 +46,19 @@ from itertools import compress, count, repeat
 import attrs
 
 from schedc.dsl.ir import LABEL_ATTRS
-from schedc.dsl.number_text import MAX_VALUE
+from schedc.dsl.number_text import MAX_VALUE, read_int
 from schedc.runtime.gc_paused import paused_gc
 from schedc.runtime.jobs import Job
-from schedc.runtime.workloads.assumptions import JobIdentity, Problem, count_skip, reject
+from schedc.runtime.workloads.assumptions import JobIdentity, count_skip, reject
 from schedc.runtime.workloads.workload import (
     VALUE_HELP,
+    Part,
     Workload,
     WorkloadError,
     capacity_problem,
     int_cell,
     read_source,
+    value_problem,
     whole_number,
 )
 
@@ -42,12 +69,14 @@ F_ID, F_SUBMIT, F_RUN, F_PROCS, F_USED_MEM, F_REQ_PROCS, F_REQ_TIME, F_REQ_MEM =
 # user, group, executable, queue, partition (fields 12-16): the jobs' labels (``Job.user``...)
 F_LABELS = (11, 12, 13, 14, 15)
 F_STATUS = 10  # 1 completed, 0 failed, 5 cancelled, -1 unknown: what `--swf-out` writes back
+F_WAIT = 2  # read for a part's start only
 # field 11 of a partial execution: one stretch of a job a preemptive scheduler stopped and
-# continued (the archive's logs with `; Preemption: Yes` or `Double`); schedc reads whole jobs
-PARTIAL = {2: "a part to be continued", 3: "the last part, completed",
-           4: "the last part, failed"}
+# continued (the archive's logs with `; Preemption: Yes` or `Double`): read grouped, one job
+PARTIAL = {2: "to be continued", 3: "the last part, completed", 4: "the last part, failed"}
 NEEDED = (F_ID, F_SUBMIT, F_RUN, F_PROCS, F_USED_MEM, F_REQ_PROCS, F_REQ_TIME, F_REQ_MEM,
           F_STATUS, *F_LABELS)
+# where each of those is in a row of columns
+_ID, _SUBMIT, _RUN, _PROCS, _USED_MEM, _REQ_PROCS, _REQ_TIME, _REQ_MEM, _STATUS = range(9)
 SUPPORTED = ("cpus", "memory")
 
 
@@ -70,14 +99,21 @@ def read_swf(
         skipped: dict[str, int] = {}
         cols = _columns_fast(raw[body_at:], "memory" in resources, labels)
         lines = None
+        parts: dict[int, tuple[Part, ...]] = {}
         if cols is None or _suspect(cols):  # the careful path knows the lines to point at
             text = raw.decode("utf-8", errors="replace").split("\n")
             cols, numbers = _columns_slow(name, text, lenient, skipped)
             lines = _Lines(name, text, numbers, lenient)
+            double = header.get("Preemption", "").lower() == "double"
+            cols, numbers, parts = _Parts(lines, cols, double).group(skipped)
+            lines = attrs.evolve(lines, numbers=numbers)
         jobs, runs, unrequested, status = _admit(cols, resources, capacity, skipped, lines)
+        if parts:  # the histories of the jobs admitted
+            parts = {j.id: parts[j.id] for j in jobs if j.id in parts}
     return Workload(jobs=jobs, resources=tuple(resources), capacities=capacity,
                     skipped=dict(sorted(skipped.items())), source=name, header=header,
-                    recorded_runs=runs, unrequested=unrequested, recorded_status=status)
+                    recorded_runs=runs, unrequested=unrequested, recorded_status=status,
+                    parts=parts)
 
 
 def _header_end(raw: bytes) -> int:
@@ -203,9 +239,9 @@ def _same_or_ints(column: list[bytes]) -> list[int]:
 
 def _suspect(cols: list[list[int]]) -> bool:
     """Whether a job may break an input assumption (a negative id or submit, a repeated id)
-    or a line is a partial execution: then the careful path checks each job where it can
-    point at its line."""
-    ids, submits, status = cols[0], cols[1], cols[NEEDED.index(F_STATUS)]
+    or a line is a partial execution: then the careful path groups the parts and checks each
+    job where it can point at its line."""
+    ids, submits, status = cols[_ID], cols[_SUBMIT], cols[_STATUS]
     return (min(ids, default=0) < 0 or min(submits, default=0) < 0 or len(set(ids)) < len(ids)
             or bool(_where(PARTIAL.__contains__, status)))
 
@@ -257,20 +293,13 @@ class _Lines:
     lenient: bool
 
     def vet(self, ids: list[int], submits: list[int], rows: Iterable[int],
-            skipped: dict[str, int], status: list[int]) -> set[int]:
-        """The rows (in file order) whose job breaks an input assumption, or that are a
-        partial execution: counted in ``skipped`` when lenient, else the first one raises
-        its located error."""
+            skipped: dict[str, int]) -> set[int]:
+        """The rows (in file order) whose job breaks an input assumption: counted in
+        ``skipped`` when lenient, else the first one raises its located error."""
         identity = JobIdentity()
         dropped = set()
         for i in rows:
             lineno = self.numbers[i]
-            if status[i] in PARTIAL:  # before its id: a part repeats its job's number
-                line = self.text[lineno - 1]
-                reject(_partial(ids[i], status[i]), self.name, lineno,
-                       _field_col(line, F_STATUS), line, self.lenient, skipped)
-                dropped.add(i)
-                continue
             problem = identity.vet(ids[i], submits[i], lineno)
             if problem is not None:
                 line = self.text[lineno - 1]
@@ -280,12 +309,194 @@ class _Lines:
         return dropped
 
 
-def _partial(jid: int, status: int) -> Problem:
-    return Problem(
-        "status", f"job {jid}: this line is a partial execution (status {status}: "
-        f"{PARTIAL[status]})",
-        "schedc reads whole jobs, one line each: give the trace's condensed version, or keep "
-        "a `Preemption: Double` trace's summary lines", "partial execution (status 2-4)")
+@attrs.frozen
+class _Trouble:
+    """A mistake in a job's parts: where it is, what it is, and what --lenient does."""
+
+    row: int  # the row whose line the caret points at
+    field: int  # the 0-based SWF field it points at
+    message: str
+    help: str
+    reason: str | None  # its count in ``skipped`` under --lenient; None: kept, not counted
+    drop: tuple[int, ...]  # the rows --lenient skips
+
+
+_SIZES_HELP = ("a job read from its parts alone runs at one size for their summed run time; "
+               "a log whose parts change size needs a summary line per job, under the header "
+               "`; Preemption: Double`")
+_LAST_HELP = ("a job's parts are status 2 lines (to be continued) ending with one of status 3 "
+              "(completed) or 4 (failed)")
+
+
+class _Parts:
+    """The careful path's rows with each job recorded in parts made one row (see the module
+    doc): ``group`` gives the new columns, each row's line, and the parts of each job."""
+
+    def __init__(self, lines: _Lines, cols: list[list[int]], double: bool) -> None:
+        self.lines, self.cols, self.double = lines, cols, double
+        self.numbers = lines.numbers
+        self.troubles: list[_Trouble] = []
+
+    def group(self, skipped: dict[str, int]
+              ) -> tuple[list[list[int]], list[int], dict[int, tuple[Part, ...]]]:
+        cols = self.cols
+        ids, status = cols[_ID], cols[_STATUS]
+        parts_of: dict[int, list[int]] = {}  # job id -> its part rows, in file order
+        last: dict[int, int] = {}  # job id -> its last part's row (status 3 or 4)
+        for i, (jid, st) in enumerate(zip(ids, status, strict=True)):
+            if st not in PARTIAL or jid < 0:  # a negative id is `_Lines.vet`'s to refuse
+                continue
+            if jid in last:
+                self._trouble(i, F_STATUS, f"job {jid}: a part after its last part (line "
+                              f"{self.numbers[last[jid]]}, status {status[last[jid]]})",
+                              _LAST_HELP + ": renumber this line if it is another job",
+                              "part after the last part", (i,))
+                continue
+            parts_of.setdefault(jid, []).append(i)
+            if st != 2:
+                last[jid] = i
+        if not parts_of:
+            self._settle(skipped)
+            return cols, self.numbers, {}
+        summary: dict[int, int] = {}  # job id -> its summary line's row (Double)
+        for i, jid in enumerate(ids):
+            if status[i] in PARTIAL or jid not in parts_of:
+                continue
+            if not self.double:
+                self._trouble(
+                    i, F_ID, f"job {jid} is recorded in parts (line "
+                    f"{self.numbers[parts_of[jid][0]]}) and again on this line (status "
+                    f"{status[i]})", "a job in parts has a summary line only in a log headed "
+                    "`; Preemption: Double`: add the header if this line sums the parts up, "
+                    "else renumber one of the jobs", "repeated id", (i,))
+            elif jid not in summary:  # a second summary repeats the id: `_Lines.vet`'s
+                summary[jid] = i
+        for jid, rows in parts_of.items():
+            self._check(jid, rows, summary.get(jid), last.get(jid))
+        dropped = self._settle(skipped)
+        return self._merge(parts_of, summary, last, dropped)
+
+    def _check(self, jid: int, rows: list[int], summary: int | None, last: int | None) -> None:
+        """The troubles of one job's parts (and summary)."""
+        cols = self.cols
+        everything = (*rows, *(() if summary is None else (summary,)))
+        if last is None:
+            self._trouble(rows[-1], F_STATUS,
+                          f"job {jid}: its last part (status 2) is to be continued, but no "
+                          "part of it follows", _LAST_HELP + "; a log cut short ends this way: "
+                          "pass --lenient to keep what such jobs ran", None, ())
+        runs = [cols[_RUN][i] for i in rows]
+        known = min(runs) >= 0
+        if summary is None:
+            sizes = [self._procs(i) for i in rows]
+            differ = next((k for k, n in enumerate(sizes) if n != sizes[0]), None)
+            if differ is not None:
+                i = rows[differ]
+                field = F_PROCS if cols[_PROCS][i] >= 1 else F_REQ_PROCS
+                self._trouble(i, field, f"job {jid}: this part has {sizes[differ]} processors, "
+                              f"its first part (line {self.numbers[rows[0]]}) "
+                              f"{sizes[0]}", _SIZES_HELP, "parts of different sizes", everything)
+            elif known and value_problem(sum(runs), "") is not None:
+                self._trouble(rows[-1], F_RUN, f"job {jid}: its parts' run times sum to "
+                              f"{sum(runs)}: outside the supported range [-10^15, 10^15]",
+                              VALUE_HELP, "run time out of range", everything)
+            return
+        said = cols[_RUN][summary]
+        if known and said >= 0 and said != sum(runs):
+            at = ", ".join(str(self.numbers[i]) for i in rows)
+            self._trouble(summary, F_RUN, f"job {jid}: the summary's run time {said} is not its "
+                          f"{len(rows)} parts' sum, {sum(runs)} (lines {at})",
+                          "under `; Preemption: Double` a job's summary line totals its parts' "
+                          "run times: correct the summary or a part",
+                          "summary disagrees with its parts", everything)
+        ended = None if last is None else cols[_STATUS][last]
+        was = cols[_STATUS][summary]
+        if (was, ended) in ((1, 4), (0, 3)):
+            words = {0: "failed", 1: "completed", 3: "completed", 4: "failed"}
+            self._trouble(summary, F_STATUS, f"job {jid}: the summary says {words[was]} "
+                          f"(status {was}), its last part (line {self.numbers[last or 0]}) "
+                          f"{words[ended]} (status {ended})",
+                          "a completed job's last part has status 3, a failed one's status 4: "
+                          "correct the summary or the part",
+                          "summary disagrees with its parts", everything)
+
+    def _procs(self, i: int) -> int:
+        """A row's processors by the readers' rule: allocated (field 5), else requested."""
+        procs = self.cols[_PROCS][i]
+        return procs if procs >= 1 else self.cols[_REQ_PROCS][i]
+
+    def _trouble(self, row: int, field: int, message: str, help: str, reason: str | None,
+                 drop: tuple[int, ...]) -> None:
+        self.troubles.append(_Trouble(row, field, message, help, reason, drop))
+
+    def _settle(self, skipped: dict[str, int]) -> set[int]:
+        """Strict: raise the first trouble in file order. Lenient: count each, and give the
+        rows to skip."""
+        if not self.troubles:
+            return set()
+        lines = self.lines
+        if not lines.lenient:
+            first = min(self.troubles, key=lambda t: self.numbers[t.row])
+            lineno = self.numbers[first.row]
+            line = lines.text[lineno - 1]
+            hint = "" if first.reason is None else (
+                " (or pass --lenient to skip and count such "
+                f"{'lines' if first.drop == (first.row,) else 'jobs'})")
+            raise WorkloadError(lines.name, lineno, _field_col(line, first.field),
+                                first.message, help=first.help + hint, source_line=line)
+        dropped: set[int] = set()
+        for trouble in self.troubles:
+            if trouble.reason is not None and not dropped.issuperset(trouble.drop):
+                count_skip(skipped, trouble.reason)
+            dropped.update(trouble.drop)
+        return dropped
+
+    def _merge(self, parts_of: dict[int, list[int]], summary: dict[int, int],
+               last: dict[int, int], dropped: set[int]
+               ) -> tuple[list[list[int]], list[int], dict[int, tuple[Part, ...]]]:
+        """One row per job in parts, at its first line; the other rows as they were."""
+        cols = self.cols
+        merged: dict[int, list[int]] = {}  # the row a job takes -> its values
+        members: set[int] = set()  # rows folded into a job
+        parts: dict[int, tuple[Part, ...]] = {}
+        for jid, rows in parts_of.items():
+            group = [*rows, *(() if jid not in summary else (summary[jid],))]
+            if dropped.intersection(group):
+                continue
+            members.update(group)
+            merged[min(group)] = self._job(rows, summary.get(jid), last.get(jid))
+            parts[jid] = tuple(map(self._part, rows))
+        out: list[list[int]] = [[] for _ in cols]
+        numbers: list[int] = []
+        for i in range(len(self.numbers)):
+            if i in dropped or (i in members and i not in merged):
+                continue
+            values = merged.get(i) or [c[i] for c in cols]
+            for column, value in zip(out, values, strict=True):
+                column.append(value)
+            numbers.append(self.numbers[i])
+        return out, numbers, parts
+
+    def _job(self, rows: list[int], summary: int | None, last: int | None) -> list[int]:
+        """A job's row: its summary line's, else made from its parts."""
+        cols = self.cols
+        if summary is not None:
+            return [c[summary] for c in cols]
+        values = [c[rows[0]] for c in cols]
+        runs = [cols[_RUN][i] for i in rows]
+        values[_RUN] = sum(runs) if min(runs) >= 0 else -1
+        for k in (_USED_MEM, _REQ_TIME, _REQ_MEM):
+            values[k] = max(cols[k][i] for i in rows)
+        values[_STATUS] = -1 if last is None else {3: 1, 4: 0}[cols[_STATUS][last]]
+        return values
+
+    def _part(self, i: int) -> Part:
+        lineno = self.numbers[i]
+        fields = self.lines.text[lineno - 1].split()
+        wait, submit = read_int(fields[F_WAIT]), self.cols[_SUBMIT][i]
+        known = wait is not None and wait >= 0 and submit >= 0
+        return Part(line=lineno, start=submit + wait if known else None,
+                    run=self.cols[_RUN][i], procs=self._procs(i), status=self.cols[_STATUS][i])
 
 
 def _field_col(line: str, field: int) -> int:
@@ -334,8 +545,7 @@ def _admit(cols: list[list[int]], resources: tuple[str, ...], capacity: tuple[in
     for i in sorted(bad):
         _skip_reason(runs[i], requests[i], resources, capacity, skipped)
     if lines is not None:  # else the fast path saw no job that could break an assumption
-        bad |= lines.vet(ids, submits, (i for i in range(len(ids)) if i not in bad), skipped,
-                         status)
+        bad |= lines.vet(ids, submits, (i for i in range(len(ids)) if i not in bad), skipped)
     if bad:
         keep = [True] * len(ids)
         for i in bad:

@@ -24,6 +24,23 @@ from schedc.runtime.jobs import Job
 
 
 @frozen
+class Part:
+    """One partial execution of a job as a log recorded it: an SWF line with status 2 (to be
+    continued), 3 (the last part, completed) or 4 (the last part, failed); ``swf.py`` reads a
+    job's parts as one job and keeps them here, its history."""
+
+    line: int  # the part's line in the file
+    start: int | None  # its submit + wait (fields 2 and 3); None where either is unknown
+    run: int  # its run time (field 4)
+    procs: int  # its processors (field 5, else 8)
+    status: int  # 2, 3 or 4
+
+    @property
+    def end(self) -> int | None:
+        return None if self.start is None else self.start + self.run
+
+
+@frozen
 class Workload:
     jobs: tuple[Job, ...]  # file order; jobs[i].index == i
     resources: tuple[str, ...]  # resources[0] == "cpus"
@@ -47,6 +64,18 @@ class Workload:
     unrequested: tuple[int, ...] = ()
     # how jobs that ran past their estimate run (``overrun.MODES``): kill is as read
     overrun: str = "kill"
+    # the jobs an SWF log recorded in parts (partial executions), by job id: each one's parts
+    # in file order (``swf.py``); empty when every job is one line
+    parts: dict[int, tuple[Part, ...]] = field(factory=dict)
+
+    def part_counts(self) -> tuple[int, int, int]:
+        """Of these jobs, how many were read from parts, from how many part lines, and how
+        many of them have no last part (kept under --lenient as far as they ran)."""
+        if not self.parts:
+            return 0, 0, 0
+        histories = [self.parts[j.id] for j in self.jobs if j.id in self.parts]
+        return (len(histories), sum(map(len, histories)),
+                sum(1 for h in histories if h[-1].status == 2))
 
     @property
     def no_estimate(self) -> int:

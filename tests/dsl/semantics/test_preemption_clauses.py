@@ -175,3 +175,29 @@ def test_a_mechanism_after_one_for_every_job_is_a_warning() -> None:
     assert warning.message.startswith("`mechanism requeue` is never used")
     assert not compiled("policy p { mechanism requeue when job.queue == 3 mechanism suspend "
                         "preempt when true }").warnings
+
+
+BY_ORDER = "policy p {{ order job.acquired asc mechanism checkpoint preempt by order {extra} }}"
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ("victims order victim.procs asc", "`victims` does not work with `preempt by order`"),
+    ("resident 5", "`resident` does not work with `preempt by order`"),
+    ("size job.procs", "`size` does not work with `preempt by order` yet"),
+    ("cost checkpoint job.procs > 1", "`cost checkpoint` must be int or real"),
+    ("mechanism malleable", "mechanism `malleable` is not simulated yet"),
+    ("backfill best by job.procs", "`backfill best` does not work with `preempt by order` "
+     "yet"),
+])
+def test_a_mistake_in_a_policy_preempting_by_its_order_is_located(extra: str,
+                                                                    message: str) -> None:
+    assert any(message in m for m in errors(BY_ORDER.format(extra=extra)))
+
+
+def test_preempting_by_order_compiles_to_a_selection_with_its_costs() -> None:
+    from schedc.runtime.engine.from_ir import to_runtime
+
+    policy = compiled(BY_ORDER.format(extra="cost checkpoint 60 + job.procs quantum 600"))
+    assert policy.preemption is not None and policy.preemption.rule is None
+    rules = to_runtime(policy).preemption
+    assert rules is not None and rules.select and rules.quantum == 600

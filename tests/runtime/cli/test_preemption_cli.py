@@ -41,14 +41,15 @@ def test_run_reports_the_preemptions_in_the_table_and_the_json(capsys, tmp_path)
     assert code == 0, err
     result = json.loads(out)
     assert result["preemption"] == {
-        "suspensions": 1, "requeues": 0, "jobs_preempted": 1, "most_preemptions_of_a_job": 1,
-        "suspended_time": 10, "lost_work": 0, "overhead": 0}
+        "suspensions": 1, "checkpoints": 0, "requeues": 0, "jobs_preempted": 1,
+        "most_preemptions_of_a_job": 1, "suspended_time": 10, "stopped_time": 0,
+        "lost_work": 0, "overhead": 0}
     metrics = result["metrics"]
     # job 1 ran 1000 s (not 1010: 10 s suspended), job 2 waited 20 s
     assert metrics["mean_wait"] == pytest.approx(20 / 3)
     assert metrics["utilisation"] == pytest.approx((4000 + 40 + 5) / (4 * 2005))
     code, out, err = run_cli(capsys, "run", policy, "--workload", table(tmp_path))
-    assert code == 0 and "preemptions: 1 suspensions and 0 requeues of 1 jobs" in out
+    assert code == 0 and "preemptions: 1 suspensions, 0 checkpoints and 0 requeues of 1 jobs" in out
 
 
 def test_the_jobs_csv_has_each_jobs_preemptions(capsys, tmp_path) -> None:
@@ -69,7 +70,7 @@ def test_the_jobs_csv_has_each_jobs_preemptions(capsys, tmp_path) -> None:
     assert code == 0, err
 
 
-@pytest.mark.parametrize("flags", [["--swf-out", "s.swf"], ["--report", "r.html"],
+@pytest.mark.parametrize("flags", [["--report", "r.html"],
                                    ["--jobs-out", "j.csv", "--jobs-out-format", "batsim"]])
 def test_outputs_that_would_show_a_preempted_job_as_one_run_are_refused(
         capsys, tmp_path, flags) -> None:

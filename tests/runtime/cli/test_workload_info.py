@@ -56,13 +56,15 @@ def info_json(capsys, *argv: object) -> dict:
 def test_the_json_facts_of_a_small_trace(capsys, trace: Path) -> None:
     facts = info_json(capsys, trace)
     assert list(facts) == ["workload", "format", "jobs", "skipped", "skipped_total",
-                           "time_unit", "machine", "time", "offered_load", "work", "overrun",
-                           "estimates", "sizes", "labels", "missing"]
+                           "partial_executions", "time_unit", "machine", "time",
+                           "offered_load", "work", "overrun", "estimates", "sizes", "labels",
+                           "missing"]
     assert facts["workload"] == str(trace)
     assert facts["format"] == "swf"
     assert facts["jobs"] == 4
     assert facts["skipped"] == {"cpus request > capacity": 1, "run time < 0": 1}
     assert facts["skipped_total"] == 2
+    assert facts["partial_executions"] == {"jobs": 0, "parts": 0, "jobs_without_last_part": 0}
     assert facts["time_unit"] == "1"
     assert facts["machine"] == {"cpus": {"capacity": 8, "source": "header MaxProcs"}}
     assert facts["time"] == {"first_submit": 0, "last_submit": 3600, "span_seconds": 3600,

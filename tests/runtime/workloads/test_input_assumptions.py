@@ -113,10 +113,11 @@ SWF_CASES = {
                     "job id -7 is negative", "id < 0"),
     "id repeated": ([swf_line(1, 0), swf_line(2, 3), swf_line(1, 4)], 5, swf.F_ID,
                     "job id 1 is repeated: line 3 has it already", "repeated id"),
-    # a preemptive system's log: a part of job 2 (its number repeated by its other parts)
-    "partial execution": ([swf_line(1, 0), swf_line(2, 3, status=2), swf_line(3, 4)], 4,
-                          swf.F_STATUS, "job 2: this line is a partial execution (status 2: "
-                          "a part to be continued)", "partial execution (status 2-4)"),
+    # a preemptive system's log: job 2 in two parts (status 2, then 3) of different sizes
+    "parts of different sizes": (
+        [swf_line(1, 0), swf_line(2, 3, status=2), swf_line(2, 3, procs=4, status=3),
+         swf_line(3, 4)], 5, swf.F_PROCS, "job 2: this part has 4 processors, its first part "
+        "(line 4) 2", "parts of different sizes"),
 }
 
 
@@ -144,20 +145,19 @@ def test_swf_fast_and_careful_paths_agree_when_lenient(tmp_path, monkeypatch) ->
     assert fast.skipped == {"id < 0": 1, "repeated id": 1, "submit < 0": 1}
 
 
-def test_a_double_trace_is_read_by_its_summary_lines_when_lenient(capsys, tmp_path) -> None:
+def test_a_double_trace_is_read_by_its_summary_lines(capsys, tmp_path) -> None:
     # `Preemption: Double`: a job's summary line (status 1), then its parts (2, then 3 or 4)
-    # under the same number; the parts are a history schedc does not replay: each is a
-    # located error (at its status, before the repeated id), or skipped and counted
+    # under the same number: the summary is the job, the parts its history; a job in parts
+    # without a summary (3) is read from its parts (`test_swf_partial.py`)
     lines = [swf_line(1, 0, run=100), swf_line(1, 0, run=40, status=2),
              swf_line(1, 0, run=60, status=3), swf_line(2, 10, run=50),
              swf_line(3, 20, run=30, status=4)]
     path = write(tmp_path, "t.swf", lines, SWF_HEADER + "; Preemption: Double\n")
-    assert_located(capsys, path, 5, swf._field_col(lines[1], swf.F_STATUS),
-                   "job 1: this line is a partial execution (status 2", lines[1])
-    workload = load_workload(path, lenient=True)
-    assert [(j.id, j.run_time) for j in workload.jobs] == [(1, 20), (2, 20)]
-    assert workload.recorded_runs == (100, 50)
-    assert workload.skipped == {"partial execution (status 2-4)": 3}
+    workload = load_workload(path)
+    assert [(j.id, j.run_time) for j in workload.jobs] == [(1, 20), (2, 20), (3, 20)]
+    assert workload.recorded_runs == (100, 50, 30)
+    assert workload.recorded_status == (1, 1, 0)
+    assert workload.skipped == {} and workload.part_counts() == (2, 3, 0)
 
 
 def test_swf_skip_rules_come_first(capsys, tmp_path) -> None:
