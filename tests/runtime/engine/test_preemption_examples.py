@@ -85,3 +85,27 @@ def test_preempting_by_order_jobs_that_are_never_preempted_is_the_rigid_policy()
         want = simulate(rigid, load)
         assert [(r.start, r.end) for r in got.records] == [
             (r.start, r.end) for r in want.records], clauses
+
+
+def test_the_figures_of_the_preemption_how_to(capsys: pytest.CaptureFixture[str],
+                                              tmp_path: Path) -> None:
+    """docs/how-to/preemption.md's LSF-MIG paragraph: its commands, its numbers."""
+    import json
+
+    from schedc.runtime.cli.main import main
+
+    jobs = tmp_path / "jobs.csv"
+    assert main(["workload", "parsons-sevcik", "-o", str(jobs), "--jobs", "2000",
+                 "--load", "0.7"]) == 0
+    capsys.readouterr()
+    figures = []
+    for argv in (["examples/firstfit.pol"], ["examples/preemption/lsf-mig.pol"],
+                 ["examples/preemption/lsf-mig.pol", "--param", "demand=true"]):
+        assert main(["run", str(ROOT / argv[0]), *argv[1:], "--workload", str(jobs),
+                     "--json"]) == 0
+        result = json.loads(capsys.readouterr().out)
+        figures.append((round(result["metrics"]["mean_response"]),
+                        (result.get("preemption") or {}).get("checkpoints")))
+    assert figures == [(8958, None), (1363, 391), (1103, 346)]
+    page = (ROOT / "docs" / "how-to" / "preemption.md").read_text(encoding="utf-8")
+    assert "8,958 s by first fit, 1,363 s by\nLSF-MIG (391 checkpoints) and 1,103 s" in page
