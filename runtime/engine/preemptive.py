@@ -47,8 +47,11 @@ then the submissions (file order), then a timer; then one pass:
    keep what they hold; then every other active job, in the policy's order, is selected if
    it fits beside those and the jobs selected before it (a running or suspended job on its
    own processors, a pending or stopped one on any; the resources of jobs being
-   checkpointed count as free, to be claimed); ``backfill none`` stops at the first that
-   does not fit. Running jobs not selected are preempted; selected suspended jobs resume,
+   checkpointed count as free, to be claimed). With ``backfill none`` no pending or stopped
+   job after the first that does not fit is selected, but running and suspended ones still
+   are where they fit: preempting them would not make room for it, and a suspended job
+   never waits behind a pending one for resources it holds. Running jobs not selected are
+   preempted; selected suspended jobs resume,
    selected pending and stopped ones start on the lowest processors free now, then on those
    being checkpointed (a claim).
 """
@@ -174,6 +177,11 @@ class _Loop:
                 self.waiting.append(job.index)
                 nxt += 1
             self._pass(now)
+            if self.waiting and not self.running and nxt == len(arrivals):
+                raise MonitorViolation(
+                    f"t={now}: policy {self.policy.name}: {len(self.waiting)} jobs wait, none "
+                    "runs and none can start: the policy deadlocks (what waiting jobs hold, "
+                    "such as a suspended job's memory, keeps the others out)")
         if self.waiting or self.running:
             raise MonitorViolation(f"policy {self.policy.name}: run ended with "
                                    f"{len(self.waiting)} waiting and {len(self.running)} "
@@ -554,6 +562,7 @@ class _Loop:
         """The selection of the module's doc; the waiting jobs in policy order."""
         optional = [v for v in sorted(self.running) if self._preemptible(v, touched)]
         active = [i for i in self.waiting if i not in touched and i not in self.claims]
+        claimants = [i for i in self.waiting if i in self.claims]  # they wait on, committed
         order = self._ordered([*active, *optional])
         k_all = range(1, len(self.cap))
         # what stays taken whatever is selected: the processors of running jobs that stay,
@@ -576,9 +585,12 @@ class _Loop:
         count = 0  # cpus selected pending and stopped jobs take, anywhere not taken
         cpus = self.cap[0]
         selected: list[int] = []
+        strict = False  # `backfill none` met a job that does not fit: no start after it
         for i in order:
             life = self._life(i)
             request = life.job.request
+            if strict and life.phase not in ("running", "suspended"):
+                continue
             if life.phase in ("running", "suspended"):
                 own = life.processors
                 need = [0] * len(self.cap) if (life.phase == "suspended"
@@ -598,7 +610,7 @@ class _Loop:
                 for k in k_all:
                     budget[k] -= need[k]
             elif self.policy.backfill == "none":
-                break
+                strict = True
         chosen = set(selected)
         for v in optional:  # the running jobs left out
             if v not in chosen:
@@ -619,7 +631,7 @@ class _Loop:
                 at += n
                 assert len(procs) == n, "the selection counted the processors"
             self._claim_or_start(i, life, procs, now, touched)
-        return [i for i in order if i not in optional_set]
+        return [*claimants, *(i for i in order if i not in optional_set)]
 
     # -- the monitor and the result --------------------------------------------------------------
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import attrs
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -325,3 +326,15 @@ def test_a_policy_that_livelocks_stops_with_the_reason(monkeypatch: pytest.Monke
     with pytest.raises(MonitorViolation, match="50 preemptions and no job completed since "
                        "t=0: the policy livelocks"):
         simulate_preemptive(LAS, rules, workload(job(1, 0, 100, 4), job(2, 1, 100, 4)))
+
+
+def test_by_the_order_strict_stops_starts_but_a_suspended_job_still_resumes() -> None:
+    # backfill none, least served first: A (memory 8 of 10) is suspended for B at 2; C
+    # (memory 5) heads the order from 3 but A's held memory keeps it out. Starts stop at
+    # C, yet A resumes when B ends (else nothing would ever run again); C starts after A
+    strict_las = attrs.evolve(LAS, backfill="none")
+    rules = PreemptionRules(mechanism=lambda j: "suspend", select=True)
+    run = simulate_preemptive(strict_las, rules, workload(
+        job(1, 0, 10, 2, memory=8), job(2, 2, 5, 2), job(3, 3, 1, 1, memory=5),
+        cpus=2, memory=10))
+    assert by_id(run) == {1: (0, 15), 2: (2, 7), 3: (15, 16)}

@@ -1,0 +1,242 @@
+"""A fuzzer of preemptive policies: random, well-typed `.pol` texts with every preemption
+clause (a rule over `cand` and `victim` or `preempt by order`, mechanisms per job, `keep`,
+costs, limits, quanta, resident limits), compiled and run on random workloads under the
+preemptive loop's monitor.
+
+What must hold for every policy and workload (else ``fuzz_one`` returns the failure):
+
+- the run ends with every job completed, its work done exactly once (``acquired - lost ==
+  run_time x procs``), its segments back to back from its first start, a suspended job
+  resumed only on the processors it ran on, at most ``limit`` preemptions of any job;
+- the loop's monitor never stops for capacity (what suspended and checkpointing jobs and
+  claims hold) or for its books; a stop is allowed only for a formula without a value
+  (``well-defined``: a division by zero the policy wrote) or a livelock the policy causes;
+- the same policy and workload give the same schedule twice (determinism);
+- a policy whose jobs are all of mechanism `none`, without dispatch costs or an order that
+  reads what jobs have run, gives the rigid simulator's schedule of its order and backfill
+  (a differential against ``simulate``).
+
+No pytest here: ``tests/runtime/engine/test_preemption_fuzz.py`` runs a few seeds and
+``benchmarks/fuzz_preemption.py`` a campaign. Deterministic for a seed.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from fractions import Fraction
+
+from attrs import frozen
+
+from schedc.dsl import compile_source
+from schedc.runtime.engine import preemptive
+from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.monitor import MonitorViolation
+from schedc.runtime.engine.preemptive import simulate_preemptive
+from schedc.runtime.engine.simulator import simulate
+from schedc.runtime.jobs import Job
+from schedc.runtime.workloads.workload import Workload
+
+CPUS, MEMORY = 8, 20
+VARS_ATTRS_INT = ("acquired", "since_start", "preemptions", "procs", "estimate", "wait",
+                  "submit", "id")
+STALL = 3000  # preemptions with no completion before a run counts as a livelock
+
+
+@frozen
+class Failure:
+    seed: int
+    policy: str
+    workload: str
+    what: str
+
+
+class _Gen:
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+
+    def int_expr(self, vars_: tuple[str, ...], depth: int = 2) -> str:
+        r = self.rng
+        if depth == 0 or r.random() < 0.35:
+            pick = r.random()
+            if pick < 0.6 and vars_:
+                return f"{r.choice(vars_)}.{r.choice(VARS_ATTRS_INT)}"
+            if pick < 0.7:
+                return "now"
+            if pick < 0.8:
+                return r.choice(("count(j in queue where j.procs > 1)", "machine.used.cpus",
+                                 "count(r in running where r.procs > 2)"))
+            return str(r.choice((0, 1, 2, 3, 5, 10, 60)))
+        op = r.choice(("+", "-", "*", "+"))
+        return f"({self.int_expr(vars_, depth - 1)} {op} {self.int_expr(vars_, depth - 1)})"
+
+    def num_expr(self, vars_: tuple[str, ...], depth: int = 2) -> str:
+        r = self.rng
+        if r.random() < 0.25 and vars_:
+            v = r.choice(vars_)
+            return r.choice((f"{v}.xfactor", f"{v}.acquired / ({v}.procs + 1)",
+                             f"{v}.estimate / {v}.procs"))
+        return self.int_expr(vars_, depth)
+
+    def bool_expr(self, vars_: tuple[str, ...], depth: int = 2) -> str:
+        r = self.rng
+        if depth == 0 or r.random() < 0.5:
+            if r.random() < 0.1:
+                return r.choice(("true", "false"))
+            if r.random() < 0.15 and vars_:
+                return f"{r.choice(vars_)}.suspended"
+            op = r.choice(("<", "<=", ">", ">=", "==", "!="))
+            return f"{self.num_expr(vars_, 1)} {op} {self.num_expr(vars_, 1)}"
+        if r.random() < 0.2:
+            return f"not ({self.bool_expr(vars_, depth - 1)})"
+        op = r.choice(("and", "or"))
+        return f"({self.bool_expr(vars_, depth - 1)} {op} {self.bool_expr(vars_, depth - 1)})"
+
+    def policy(self) -> str:
+        r = self.rng
+        lines = []
+        keys = [f"{self.num_expr(('job',), 1)} {r.choice(('asc', 'desc'))}"
+                for _ in range(r.randint(0, 2))]
+        if keys:
+            lines.append("order " + ", ".join(keys))
+        lines.append("reserve 0")
+        lines.append(f"backfill {r.choice(('first_fit', 'first_fit', 'none'))}")
+        kinds = ("suspend", "checkpoint", "requeue", "none")
+        for _ in range(r.randint(0, 2)):
+            lines.append(f"mechanism {r.choice(kinds)} when "
+                         f"job.{r.choice(('id', 'procs', 'estimate'))} % {r.randint(2, 3)} == 0")
+        lines.append(f"mechanism {r.choice(kinds[:3])}")
+        by_order = r.random() < 0.4
+        if by_order:
+            lines.append("preempt by order")
+        else:
+            lines.append(f"preempt when {self.bool_expr(('cand', 'victim'))}")
+            if r.random() < 0.5:
+                lines.append(f"victims order {self.num_expr(('victim',), 1)} "
+                             f"{r.choice(('asc', 'desc'))}")
+            if r.random() < 0.3:
+                lines.append(f"resident {r.randint(1, 3)}")
+        if r.random() < 0.7:
+            lines.append(f"keep job.since_start < {r.choice((1, 2, 5))}"
+                         + (f" or {self.bool_expr(('job',), 1)}" if r.random() < 0.3 else ""))
+        for cost in ("dispatch", "resume", "checkpoint"):
+            if r.random() < 0.4:
+                lines.append(f"cost {cost} {r.choice(('0', '1', '3', 'job.procs', '2.5'))}")
+        if r.random() < 0.4:
+            lines.append(f"limit preemptions {r.randint(1, 3)}")
+        if r.random() < 0.5:
+            lines.append(f"quantum {r.randint(1, 6)}")
+        body = "\n  ".join(lines)
+        return f"policy fuzz {{\n  machine m\n  {body}\n}}\n"
+
+
+MACHINE = f"machine m {{\n  resource cpus = {CPUS}\n  resource memory = {MEMORY}\n}}\n"
+
+
+def generate(seed: int) -> str:
+    """A random preemptive policy, deterministic for ``seed``."""
+    return MACHINE + _Gen(random.Random(seed)).policy()
+
+
+def random_workload(rng: random.Random) -> Workload:
+    jobs, t = [], 0
+    for i in range(rng.randint(1, 14)):
+        t += rng.randint(0, 6)
+        est = rng.randint(1, 14)
+        run = rng.randint(0, est)
+        jobs.append(Job(i + 1, i, t, run, est, (rng.randint(1, CPUS),
+                                                rng.randint(0, MEMORY))))
+    return Workload(tuple(jobs), ("cpus", "memory"), (CPUS, MEMORY))
+
+
+def _show(load: Workload) -> str:
+    return "; ".join(f"{j.id}:{j.submit}+{j.run_time}/{j.estimate}x{j.request}"
+                     for j in load.jobs)
+
+
+def _check_run(run, policy_text: str, limit: int | None) -> str | None:
+    for life in run.lives:
+        job = life.job
+        if life.phase != "completed" or life.done != Fraction(1):
+            return f"job {job.id} ended {life.phase} with {life.done} done"
+        if life.acquired - life.lost != job.run_time * job.procs:
+            return f"job {job.id}: acquired {life.acquired} - lost {life.lost} != work"
+        segments = life.segments
+        for a, b in zip(segments, segments[1:], strict=False):
+            if a.end != b.start and life.mechanism != "requeue":  # requeued: pending between
+                return f"job {job.id}: a gap between its segments at {a.end}..{b.start}"
+        if segments and segments[0].start < job.submit:
+            return f"job {job.id} starts before its submission"
+        if life.mechanism == "suspend" and len({s.processors for s in segments}) > 1:
+            return f"job {job.id} resumed on other processors"
+        if limit is not None and life.preemptions.total() > limit:
+            return f"job {job.id} preempted {life.preemptions.total()} times, limit {limit}"
+    return None
+
+
+def fuzz_one(seed: int, workloads: int = 6,
+             on_failure: Callable[[Failure], None] | None = None) -> list[Failure]:
+    """Generate policy ``seed`` and run it on ``workloads`` random workloads; the failures."""
+    text = generate(seed)
+    ir_policy = compile_source(text, f"<fuzz {seed}>")
+    policy = to_runtime(ir_policy)
+    rules = policy.preemption
+    assert rules is not None
+    rng = random.Random(seed * 7919 + 1)
+    out = []
+    saved = preemptive.STALL_PREEMPTIONS
+    preemptive.STALL_PREEMPTIONS = STALL
+    try:
+        for _ in range(workloads):
+            load = random_workload(rng)
+            what = _one(policy, rules, load, text)
+            if what is not None:
+                failure = Failure(seed, text, _show(load), what)
+                out.append(failure)
+                if on_failure is not None:
+                    on_failure(failure)
+    finally:
+        preemptive.STALL_PREEMPTIONS = saved
+    return out
+
+
+def _one(policy, rules, load: Workload, text: str) -> str | None:
+    try:
+        run = simulate_preemptive(policy, rules, load)
+    except MonitorViolation as stop:
+        message = str(stop)
+        if stop.kind == "well-defined" or "livelocks" in message:
+            return None  # the policy's own doing
+        return f"monitor: {message}"
+    except Exception as exc:  # noqa: BLE001 - any crash is a finding
+        return f"crash: {type(exc).__name__}: {exc}"
+    problem = _check_run(run, text, rules.limit)
+    if problem is not None:
+        return problem
+    again = simulate_preemptive(policy, rules, load)
+    if [(r.start, r.end) for r in again.schedule.records] != [
+            (r.start, r.end) for r in run.schedule.records]:
+        return "not deterministic: a second run differs"
+    if comparable(text) and all(m == "none" for m in map(rules.mechanism, load.jobs)):
+        rigid = to_runtime(compile_source(_rigid_text(text), "<rigid>"))
+        want = [(r.start, r.end) for r in simulate(rigid, load).records]
+        if [(r.start, r.end) for r in run.schedule.records] != want:
+            return "jobs never preempted, yet the schedule is not the rigid one"
+    return None
+
+
+def comparable(text: str) -> bool:
+    """The policy without preemption means the same: its order reads nothing a job has run
+    and no dispatch cost delays its starts."""
+    order = next((line for line in text.splitlines() if line.strip().startswith("order")), "")
+    return "cost dispatch" not in text and not any(
+        a in order for a in ("acquired", "since_start", "preemptions", "suspended"))
+
+
+def _rigid_text(text: str) -> str:
+    """The policy without its preemption clauses (its machine, order and backfill kept)."""
+    head, policy = text.split("policy ", 1)
+    keep = ("machine", "order", "reserve", "backfill")
+    lines = [line for line in policy.splitlines()[1:]
+             if line.strip().split(" ")[0] in keep]
+    return head + "policy " + policy.splitlines()[0] + "\n" + "\n".join(lines) + "\n}\n"
