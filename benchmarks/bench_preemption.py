@@ -22,7 +22,8 @@ from benchmarks.bench_simulate import EXAMPLES, ROOT, best_of, swf_prefix
 BUNDLED = ROOT / "runtime" / "data" / "KTH-SP2-1996-2.1-cln.swf.gz"
 PREEMPTION = EXAMPLES / "preemption"
 RUNS = {  # trace -> (baseline, preemptive policies)
-    "KTH-SP2": (EXAMPLES / "easy.pol", [PREEMPTION / "selective-suspension.pol"]),
+    "KTH-SP2": (EXAMPLES / "easy.pol", [PREEMPTION / "selective-suspension.pol",
+                                         PREEMPTION / "srpt.pol", PREEMPTION / "mlf.pol"]),
     "LANL-CM5": (EXAMPLES / "easy-memory.pol",
                  [PREEMPTION / "selective-suspension.pol", PREEMPTION / "slurm-suspend.pol",
                   PREEMPTION / "slurm-requeue.pol"]),
@@ -57,7 +58,7 @@ def main() -> None:
                 p = result["preemption"]
                 print(f"{name:10} {policy.stem:28} {result['metrics']['jobs']:>7,} "
                       f"{wall:>8.2f} {wall / base:>7.1f} "
-                      f"{p['suspensions'] + p['requeues']:>12,}")
+                      f"{p['suspensions'] + p['checkpoints'] + p['requeues']:>12,}")
 
 
 if __name__ == "__main__":
