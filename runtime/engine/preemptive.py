@@ -264,9 +264,9 @@ class _Loop:
                 life = self._life(index)
                 if not open_:
                     break
-                if (index not in touched and index not in self.claims
-                        and life.phase in WAITING
-                        and self._try_preempt(index, life, now, touched, open_)):
+                # a job of ``open_order`` not touched in this pass is still waiting, unclaimed
+                if index not in touched and self._try_preempt(index, life, now, touched,
+                                                              open_):
                     open_ = [v for v in open_ if v not in touched]
         return order
 
@@ -575,7 +575,8 @@ class _Loop:
             life = self._life(v)
             if v not in optional_set and life.phase != "checkpointing":
                 taken.update(life.processors)
-        taken.update(p for p, c in enumerate(self.claim_of) if c >= 0)
+        for claim in self.claims.values():
+            taken.update(claim.processors)
         budget = [0] * len(self.cap)
         for k in k_all:
             released = sum(self._life(v).job.request[k] for v in optional
