@@ -237,12 +237,25 @@ class Preemption:
     limit: Expr | None = None
     resident: Expr | None = None
     quantum: Expr | None = None
+    # `leftover equal` / `leftover efficient [when COND]` (papers/003's adaptive disciplines,
+    # `preempt by order` only): the free processors a selection leaves are given one at a
+    # time to the jobs it starts, up to their maximum size: `equal` to the smallest
+    # allocation, `efficient` to the job most efficient after the step (it reads the jobs'
+    # speedups). ``leftover_when`` (a constant: params only) makes `efficient` conditional:
+    # where it is false the processors are given out equally. None: no processor is given out
+    leftover: Literal["equal", "efficient"] | None = None
+    leftover_when: Expr | None = None
+    # `subset DELTA` (papers/003's SUBSET variants, with `leftover`): of the N_ff jobs the
+    # first fit selects to start, only the first N' = floor(N_ff max(1 - L / (DELTA N_ff), 0))
+    # are kept (L: the jobs in the system), then the jobs whose minimum sizes best fill the
+    # free processors (a subset sum) are added. A constant (params allowed), at least 1
+    subset: Expr | None = None
     span: Span | None = _span()  # of `preempt when`
 
     def exprs(self) -> list[Expr]:
         out = [self.rule, *(m.when for m in self.mechanisms), *(k.expr for k in self.victims),
                self.keep, self.dispatch, self.resume, self.checkpoint, self.limit,
-               self.resident, self.quantum]
+               self.resident, self.quantum, self.leftover_when, self.subset]
         return [e for e in out if e is not None]
 
 
