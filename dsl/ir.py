@@ -30,11 +30,12 @@ JOB_ATTRS = ("id", "submit", "estimate", "procs", "wait", "area", "xfactor", "mi
 RUNNING_ATTRS = ("start", "elapsed", "remaining", "end")
 # what a job of a preemptive policy has done so far (a variable of kind "active": the `job` of
 # its order keys, `keep` and costs, `cand` and `victim` of its rule): processor-seconds run,
-# seconds since its last start or resume, preemptions, whether it is suspended now
-ACTIVE_ATTRS = ("acquired", "since_start", "preemptions", "suspended")
+# seconds since its last start or resume, preemptions, whether it is suspended now, the
+# fraction of its work done (its runs at the speed of their sizes: it reads the speedup)
+ACTIVE_ATTRS = ("acquired", "since_start", "preemptions", "suspended", "progress")
 # `size` (the processors the job got) exists only for `job` inside invariants.
 ATTR_TYPES = ({a: "int" for a in (*JOB_ATTRS, *RUNNING_ATTRS, *ACTIVE_ATTRS, "size")}
-              | {"xfactor": "real", "suspended": "bool"})
+              | {"xfactor": "real", "suspended": "bool", "progress": "real"})
 # util is real: used / capacity. bpu and power (real) are the processors' speeds in basic
 # processor units and their speeds less the background load (papers/002 eq. 6), summed over
 # all processors of the resource; both equal the capacity on a dedicated homogeneous machine
@@ -205,8 +206,6 @@ class Invariant:
 # and processes stay), checkpointed (restarts anywhere at its size), malleable (restarts at
 # any size in [min, max]), killed and requeued (from scratch)
 MECHANISMS = ("none", "suspend", "checkpoint", "malleable", "requeue")
-# the ones a run simulates so far (the others are refused where they are written)
-SIMULATED_MECHANISMS = ("none", "suspend", "checkpoint", "requeue")
 
 
 @frozen

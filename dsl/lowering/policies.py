@@ -28,7 +28,7 @@ _CLAUSE_NAMES = {
     ast.MachineClause: "machine", ast.OrderClause: "order", ast.ReserveClause: "reserve",
     ast.BackfillClause: "backfill", ast.SizeClause: "size", ast.CandidatesClause: "candidates",
     ast.SlackClause: "slack", ast.MechanismClause: "mechanism", ast.PreemptClause: "preempt",
-    ast.VictimsClause: "victims",
+    ast.VictimsClause: "victims", ast.LeftoverClause: "leftover",
 }
 _REPEATABLE = ("invariant", "mechanism")  # every clause of the kind counts, in order
 MAX_SIZE_CHOICES = 32  # `size choose N`: the symbolic pass encodes one earliest fit per choice
@@ -384,11 +384,6 @@ class Compiler:
                     self.report.error(c.when.span, "a mechanism's condition reads the job and "
                                       "params only", "a job's mechanism is chosen once, at its "
                                       "submission: drop what reads the machine or the time")
-            if c.kind not in ir.SIMULATED_MECHANISMS:
-                self.report.error(c.span, f"mechanism `{c.kind}` is not simulated yet",
-                                  "use `suspend` (the paper's simple preemption), "
-                                  "`checkpoint` (migratable: restarts anywhere at its size) "
-                                  "or `requeue` (killed and started again)")
             mechanisms.append(ir.MechanismRule(c.kind, when, span=c.span))
         if not mechanisms:
             self.report.error(loc.clause.span, "a preemptive policy needs a `mechanism`",
@@ -417,14 +412,42 @@ class Compiler:
                 e = self.lowerer.expect(c.expr, scope(at, job=_ACTIVE_JOB), types, what,
                                         help_)
             settings[name] = e
+        leftover = leftover_when = None
+        if "leftover" in eff:
+            at = eff["leftover"][0]
+            lc: ast.LeftoverClause = at.clause
+            leftover = lc.kind
+            if lc.when is not None:
+                leftover_when = self.lowerer.expect(lc.when, scope(at), ("bool",),
+                                                    "`leftover`'s condition",
+                                                    "a param, e.g. `leftover efficient when "
+                                                    "speedup`")
+                if leftover_when is not None and not ir.dependencies(leftover_when) <= {
+                        "param"}:
+                    self.report.error(lc.when.span, "`leftover`'s condition is a constant "
+                                      "(params allowed)", "it chooses how a whole pass gives "
+                                      "out processors: name a bool param, e.g. `leftover "
+                                      "efficient when speedup`")
+                if lc.kind == "equal":
+                    self.report.error(lc.when.span, "`leftover equal` takes no condition",
+                                      "write `leftover efficient when COND`: where COND is "
+                                      "false, processors are given out equally")
+        if not by_order:
+            for kind in ("leftover", "subset"):
+                for at in eff.get(kind, []):
+                    self.report.error(at.clause.span, f"`{kind}` needs `preempt by order`",
+                                      "the processors a pass leaves free are given out by its "
+                                      "selection: write `preempt by order` (`mechanism none` "
+                                      "for run-to-completion jobs)")
         if (rule is None and not by_order) or None in victims:
             return None
         return ir.Preemption(rule, tuple(mechanisms), tuple(victims), span=loc.clause.span,
+                             leftover=leftover, leftover_when=leftover_when,
                              **settings)  # type: ignore[arg-type]
 
     def not_preemptive(self, eff: dict[str, list[_Located]]) -> None:
         """Preemption clauses in a policy without `preempt when` would do nothing."""
-        for kind in ("mechanism", "victims", *(s[0] for s in _SETTINGS)):
+        for kind in ("mechanism", "victims", "leftover", *(s[0] for s in _SETTINGS)):
             for loc in eff.get(kind, []):
                 self.report.error(loc.clause.span, f"`{_SETTING_TEXT.get(kind, kind)}` needs "
                                   "`preempt when` or `preempt by order` in the policy",
@@ -439,11 +462,21 @@ class Compiler:
         at = eff["preempt"][0].clause.span
         how = "`preempt by order`" if eff["preempt"][0].clause.condition is None else (
             "`preempt when`")
+        by_order = eff["preempt"][0].clause.condition is None
         for kind in ("size", "slack", "candidates"):
-            if kind in eff:
+            if kind in eff and not (kind == "size" and by_order):
                 self.report.error(eff[kind][0].clause.span, f"`{kind}` does not work with "
                                   f"{how} yet", "a preemptive policy runs rigid jobs "
-                                  "by first fit: drop this clause")
+                                  "by first fit: drop this clause" if kind != "size" else
+                                  "`preempt by order` sizes jobs: write it instead of `preempt "
+                                  "when`, or drop the `size`")
+        if by_order and "size" in eff:
+            sc: ast.SizeClause = eff["size"][0].clause
+            if sc.fixed or sc.choices is not None:
+                self.report.error(sc.span, "`size fixed` and `size choose` do not work with "
+                                  "`preempt by order` yet", "write `size EXPR`, evaluated "
+                                  "when the job is selected to start (e.g. `size "
+                                  "job.min_size` with `leftover equal`)")
         if depth != 0 and "reserve" in eff:
             self.report.error(eff["reserve"][0].clause.span, "a preemptive policy makes no "
                               "reservations yet", "write `reserve 0`: the pass starts jobs by "
@@ -535,8 +568,9 @@ _SETTINGS = (
     ("limit", ("int",), "`limit preemptions`", "a whole number, e.g. `3`"),
     ("quantum", ("int",), "`quantum`", "a whole number of seconds, e.g. `5min`"),
     ("resident", ("int",), "`resident`", "a whole number of jobs, e.g. `5`"),
+    ("subset", ("int",), "`subset`", "the paper's delta, a whole number >= 1, e.g. `5`"),
 )
-_CONSTANT_SETTINGS = ("limit", "quantum", "resident")
+_CONSTANT_SETTINGS = ("limit", "quantum", "resident", "subset")
 _SETTING_TEXT = {"dispatch": "cost dispatch", "resume": "cost resume",
                  "checkpoint": "cost checkpoint",
                  "limit": "limit preemptions"}

@@ -149,7 +149,8 @@ class _Gen:
             return {"acquired": f"{life}.acquired_at(state.now)",
                     "since_start": f"{life}.since_start(state.now)",
                     "preemptions": f"{life}.preemptions.total()",
-                    "suspended": f"({life}.phase == 'suspended')"}[e.attr]
+                    "suspended": f"({life}.phase == 'suspended')",
+                    "progress": f"float({life}.progress_at(state.now))"}[e.attr]
         job, start = self._job(e.var)
         since = start if start is not None else "state.now"
         match e.attr:

@@ -262,18 +262,28 @@ class VictimsClause:
 
 
 @frozen
+class LeftoverClause:
+    """`leftover equal|efficient [when COND]`: how a selection's free processors are given
+    to the jobs it starts (papers/003's adaptive disciplines)."""
+
+    kind: str  # equal | efficient
+    when: Expr | None = None
+    span: Span | None = _span()
+
+
+@frozen
 class PreemptSetting:
     """`keep COND`, `cost dispatch|resume EXPR`, `limit preemptions EXPR`, `quantum EXPR`,
-    `resident EXPR`."""
+    `resident EXPR`, `subset EXPR`."""
 
-    name: str  # keep | dispatch | resume | limit | quantum | resident
+    name: str  # keep | dispatch | resume | limit | quantum | resident | subset
     expr: Expr
     span: Span | None = _span()
 
 
 Clause = (MachineClause | OrderClause | ReserveClause | BackfillClause | SizeClause
           | InvariantClause | CandidatesClause | TuningClause | SlackClause | MechanismClause
-          | PreemptClause | VictimsClause | PreemptSetting)
+          | PreemptClause | VictimsClause | PreemptSetting | LeftoverClause)
 
 
 @frozen

@@ -41,8 +41,9 @@ _WORDS = {
     "MECHANISM_WORD": "`mechanism`",
     "MECHANISM_KIND": "`none`, `suspend`, `checkpoint`, `malleable` or `requeue`",
     "PREEMPT_WORD": "`preempt`", "VICTIMS_WORD": "`victims`", "KEEP_WORD": "`keep`",
-    "COST_WORD": "`cost`", "COST_KIND": "`dispatch` or `resume`", "LIMIT_WORD": "`limit`",
-    "PREEMPTIONS_WORD": "`preemptions`", "SETTING_WORD": "`quantum` or `resident`",
+    "COST_WORD": "`cost`", "COST_KIND": "`dispatch`, `resume` or `checkpoint`", "LIMIT_WORD": "`limit`",
+    "PREEMPTIONS_WORD": "`preemptions`", "SETTING_WORD": "`quantum`, `resident` or `subset`",
+    "LEFTOVER_WORD": "`leftover`", "LEFTOVER_KIND": "`equal` or `efficient`",
     "$END": "the end of the file",
     "LPAR": "`(`", "RPAR": "`)`", "LSQB": "`[`", "RSQB": "`]`", "LBRACE": "`{`",
     "RBRACE": "`}`", "COMMA": "`,`", "COLON": "`:`", "DOT": "`.`", "EQUAL": "`=`",
@@ -230,6 +231,9 @@ class _ToAst(Transformer):
 
     def limit_clause(self, meta, c):
         return ast.PreemptSetting("limit", c[2], span=self._s(meta))
+
+    def leftover_clause(self, meta, c):
+        return ast.LeftoverClause(str(c[1]), c[3], span=self._s(meta))
 
     def setting_clause(self, meta, c):
         return ast.PreemptSetting(str(c[0]), c[1], span=self._s(meta))

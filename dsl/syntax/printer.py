@@ -110,6 +110,10 @@ def _clause(c: ast.Clause) -> str:
             return f"preempt when {expr(x)}"
         case ast.VictimsClause(keys=keys):
             return "victims order " + _keys(keys)
+        case ast.LeftoverClause(kind=k, when=None):
+            return f"leftover {k}"
+        case ast.LeftoverClause(kind=k, when=w):
+            return f"leftover {k} when {expr(w)}"
         case ast.PreemptSetting(name=name, expr=x):
             return f"{_SETTING_WORDS.get(name, name)} {expr(x)}"
     raise AssertionError(c)

@@ -8,6 +8,7 @@ from attrs import evolve
 
 from schedc.dsl import ir
 from schedc.dsl.binding import bind as bind_params
+from schedc.dsl.diagnostics import Diagnostic, DiagnosticError
 from schedc.dsl.semantics.evaluate import Env, evaluate
 from schedc.dsl.semantics.pass_state import CONSTANT_STATE
 from schedc.dsl.semantics.python_code import compile_functions
@@ -63,7 +64,8 @@ def to_runtime(policy: ir.Policy, params: Mapping[str, str] | None = None) -> Ru
         bodies["size_low"] = policy.size_low
     if policy.size is not None:
         bodies["size"] = policy.size
-        if policy.size_choices is None:  # `choose`: each candidate is checked instead
+        # `choose`: each candidate is checked instead; a preemptive pass checks its sizes
+        if policy.size_choices is None and policy.preemption is None:
             wrap["size"] = "_check_size"
     for i, inv in enumerate(policy.invariants):
         bodies[f"invariant_{i}"] = inv.expr
@@ -108,7 +110,7 @@ _COSTS_AND_KEEP = ("keep", "dispatch", "resume", "checkpoint")  # functions of o
 def _preemption_bodies(p: ir.Preemption, bodies: dict[str, ir.Expr | tuple[ir.Expr, ...]]
                        ) -> dict[str, tuple[tuple[str, str], ...]]:
     """Add a preemptive policy's formulas to ``bodies``; the arguments of each function."""
-    args = {"order_key": _ACTIVE}
+    args = {"order_key": _ACTIVE, "size": _ACTIVE}
     if p.rule is not None:
         bodies["may_preempt"] = p.rule
         args["may_preempt"] = (("cand", "active"), ("victim", "active"))
@@ -142,9 +144,19 @@ def _rules(p: ir.Preemption, fns: Mapping[str, Callable], values: Mapping[str, o
 
     extra = {name: fns[name] for name in ("victim_key", "may_preempt", *_COSTS_AND_KEEP)
              if name in fns}
+    leftover = p.leftover
+    if leftover == "efficient" and p.leftover_when is not None and not evaluate(
+            p.leftover_when, Env(CONSTANT_STATE, params=values)):
+        leftover = "equal"
+    subset = constant(p.subset)
+    if subset is not None and subset < 1:
+        raise DiagnosticError([Diagnostic.at(
+            p.subset.span or p.span, f"`subset` is {subset}: the paper's delta must be at "
+            "least 1", help="give a whole number >= 1 (the paper's 5)")])
     return PreemptionRules(mechanism=mechanism, select=p.rule is None,
                            limit=constant(p.limit), resident=constant(p.resident),
-                           quantum=constant(p.quantum), **extra)
+                           quantum=constant(p.quantum), size=fns.get("size"),
+                           leftover=leftover, subset=subset, **extra)
 
 
 def _without_redundant_tail(order: tuple[ir.OrderKey, ...]) -> tuple[ir.OrderKey, ...]:

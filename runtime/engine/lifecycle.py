@@ -87,8 +87,8 @@ class JobLife:
     """One job's phase, processors and work; the transitions of the module's doc."""
 
     __slots__ = ("job", "mechanism", "phase", "since", "processors", "done", "saved",
-                 "acquired", "last_start", "phase_end", "preemptions", "lost", "overhead",
-                 "segments", "_unsaved", "_times")
+                 "acquired", "last_start", "phase_end", "preemptions", "lost", "lost_time",
+                 "overhead", "segments", "_unsaved", "_unsaved_time", "_times")
 
     def __init__(self, job: Job, mechanism: Mechanism = "none") -> None:
         if mechanism not in MECHANISMS:
@@ -106,9 +106,11 @@ class JobLife:
         self.phase_end: int | None = None  # when a timed phase ends
         self.preemptions: Counter[Preemption] = Counter()
         self.lost = 0  # processor-seconds run whose work a requeue threw away
+        self.lost_time = 0  # the seconds of those runs
         self.overhead = 0  # processor-seconds held while dispatching or checkpointing
         self.segments: list[Segment] = []
         self._unsaved = 0  # processor-seconds run since the last save (a requeue loses them)
+        self._unsaved_time = 0  # and their seconds
         self._times: dict[int, int] = {}  # T(n) by size
 
     # -- what it holds and how far it is ------------------------------------------------------
@@ -204,7 +206,7 @@ class JobLife:
         far is saved."""
         self._preempt(now, "checkpoint", "checkpoint", "malleable")
         self.saved = self.done
-        self._unsaved = 0
+        self._unsaved = self._unsaved_time = 0
         if cost < 0:
             raise LifecycleError(f"job {self.job.id}: negative checkpoint cost {cost}")
         self.phase, self.phase_end = "checkpointing", now + cost
@@ -230,7 +232,8 @@ class JobLife:
         self._close(now)
         self.preemptions["requeue"] += 1
         self.lost += self._unsaved
-        self._unsaved = 0
+        self.lost_time += self._unsaved_time
+        self._unsaved = self._unsaved_time = 0
         self.done = self.saved
         self.phase, self.phase_end = "pending", None
         self.processors = ()  # it holds nothing and restarts anywhere
@@ -288,6 +291,7 @@ class JobLife:
         self.done = self.progress_at(now)
         self.acquired += ran * self.size
         self._unsaved += ran * self.size
+        self._unsaved_time += ran
 
     def _preempt(self, now: int, kind: Preemption, *mechanisms: Mechanism) -> None:
         self._expect(kind, "running")

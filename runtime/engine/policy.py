@@ -148,3 +148,11 @@ class PreemptionRules:
     # `preempt by order`: each pass selects, in the policy's order over every active job
     # (running ones too), the jobs that run; running jobs left out are preempted
     select: bool = False
+    # `size EXPR` with `preempt by order`: the cpus a pending (or stopped malleable) job is
+    # selected at; None: its request
+    size: Callable[[JobLife, PassState], int] | None = None
+    # `leftover`: the free processors a selection leaves go one at a time to the jobs it
+    # starts: "equal" to the smallest allocation, "efficient" to the job most efficient
+    # after the step; None: none given out
+    leftover: str | None = None
+    subset: int | None = None  # `subset DELTA`: papers/003's SUBSET variant

@@ -65,15 +65,14 @@ from typing import Any
 
 from attrs import frozen
 
-from schedc.runtime.engine.lifecycle import HOLDS_CPUS, JobLife, Mechanism
+from schedc.runtime.engine.adaptive import committed, fill, give_leftover
+from schedc.runtime.engine.lifecycle import HOLDS_CPUS, JobLife
 from schedc.runtime.engine.monitor import MonitorViolation, call_policy
 from schedc.runtime.engine.policy import PassState, PreemptionRules, RuntimePolicy, never
 from schedc.runtime.engine.schedule import JobRecord, Preempted, Schedule
 from schedc.runtime.jobs import RunningJob
 from schedc.runtime.workloads.workload import Workload
 
-# the mechanisms this loop takes (``malleable``: not yet)
-LOOP_MECHANISMS: frozenset[Mechanism] = frozenset({"none", "suspend", "checkpoint", "requeue"})
 WAITING = ("pending", "suspended", "stopped")  # the phases of ``_Loop.waiting``
 # preemptions with no job completed in between after which a run stops: the policy livelocks
 # (least attained service with requeues, say, preempts every restart before it can end)
@@ -110,10 +109,10 @@ def simulate_preemptive(policy: RuntimePolicy, rules: PreemptionRules, workload:
                         progress: Callable[[int, int], None] | None = None) -> PreemptiveRun:
     """Replay ``workload`` under ``policy`` and ``rules`` (the module's doc); ``progress``
     gets (jobs completed, jobs) about a hundred times."""
-    if policy.size is not None or policy.depth != 0 or policy.backfill not in (
-            "none", "first_fit") or policy.tuning is not None:
-        raise ValueError(f"policy {policy.name}: a preemptive pass takes rigid jobs, "
-                         "`reserve 0` and backfill `first_fit` or `none`")
+    if (policy.size is not None and not rules.select) or policy.depth != 0 or (
+            policy.backfill not in ("none", "first_fit")) or policy.tuning is not None:
+        raise ValueError(f"policy {policy.name}: a preemptive pass takes `reserve 0` and "
+                         "backfill `first_fit` or `none`, and sizes only by the order")
     if rules.select and rules.resident is not None:
         raise ValueError(f"policy {policy.name}: `preempt by order` takes no `resident` limit")
     return _Loop(policy, rules, workload, monitor, progress).run()
@@ -150,10 +149,7 @@ class _Loop:
         self.view = PassState(now=0, queue=[], running=[], capacity=cap, used=self.used)
         # each job's mechanism, chosen once (as at its submission: it reads the job only)
         self.mechanisms = [rules.mechanism(job) for job in workload.jobs]
-        for job, mechanism in zip(workload.jobs, self.mechanisms, strict=True):
-            if mechanism not in LOOP_MECHANISMS:
-                raise ValueError(f"job {job.id}: mechanism {mechanism} is not taken by the "
-                                 "preemptive loop yet")
+        self.sizes: dict[int, int] = {}  # `size`: per job, its value in this pass
 
     # -- the event loop -----------------------------------------------------------------------
 
@@ -221,6 +217,7 @@ class _Loop:
             return
         self.passes += 1
         self.view.now = now
+        self.sizes.clear()
         touched: set[int] = set()  # started, resumed or preempted in this pass
         running_before = set(self.running)
         if self.claims:  # 0. claims
@@ -307,11 +304,29 @@ class _Loop:
         """Resource ``k`` (after cpus) neither held nor claimed."""
         return self.cap[k] - self.used[k] - self.claimed[k]
 
-    @staticmethod
-    def _cpus(life: JobLife) -> int:
-        """The cpus a waiting job starts on: a stopped (migratable) job's size, else its
-        request."""
-        return life.size if life.phase == "stopped" else life.job.request[0]
+    def _cpus(self, life: JobLife) -> int:
+        """The cpus a waiting job starts on (at least; `leftover` may add): a stopped
+        migratable job's size, else the policy's `size` (its request without one)."""
+        if life.phase == "stopped" and life.mechanism != "malleable":
+            return life.size
+        if self.rules.size is None:
+            return life.job.request[0]
+        index = life.job.index
+        n = self.sizes.get(index)
+        if n is None:
+            n = self.sizes[index] = self._sized(life)
+        return n
+
+    def _sized(self, life: JobLife) -> int:
+        """The policy's `size` of ``life`` now, checked against the job's range."""
+        n = call_policy(self.policy, self.rules.size, life, self.view, "size")  # type: ignore[arg-type]
+        job = life.job
+        if not job.min_procs <= n <= min(job.max_procs, self.cap[0]):
+            raise MonitorViolation(
+                f"t={self.view.now}: policy {self.policy.name}: size {n} of job {job.id} "
+                f"outside its range [{job.min_procs}, {min(job.max_procs, self.cap[0])}]",
+                "size-bounds")
+        return n
 
     def _fit(self, life: JobLife, free: list[int], freed: tuple[int, ...] = ()
              ) -> tuple[int, ...] | None:
@@ -394,7 +409,7 @@ class _Loop:
         if life.mechanism == "suspend":
             life.suspend(now)
             self._release(index, life, cpus_only=True)
-        elif life.mechanism == "checkpoint":
+        elif life.mechanism in ("checkpoint", "malleable"):
             life.checkpoint(now, self._seconds(self.rules.checkpoint, life, "cost checkpoint"))
             if life.phase == "stopped":
                 self._stopped(index, life, released_late=False)
@@ -612,6 +627,8 @@ class _Loop:
                     budget[k] -= need[k]
             elif self.policy.backfill == "none":
                 strict = True
+        if self.rules.subset is not None:
+            selected = self._subset(order, selected, cpus - len(taken), budget)
         chosen = set(selected)
         for v in optional:  # the running jobs left out
             if v not in chosen:
@@ -619,6 +636,11 @@ class _Loop:
         # pending and stopped jobs: processors free now first, then being checkpointed
         pool = [p for p in range(cpus) if p not in taken and self.claim_of[p] < 0]
         pool.sort(key=lambda p: (self.owner[p] >= 0, p))
+        starting = [i for i in selected if self._life(i).phase in ("pending", "stopped")]
+        sizes = {i: self._cpus(self._life(i)) for i in starting}
+        if self.rules.leftover is not None:
+            free_now = sum(1 for p in pool if self.owner[p] < 0)
+            self._give_leftover(starting, sizes, free_now - sum(sizes.values()))
         at = 0
         for i in selected:
             life = self._life(i)
@@ -627,12 +649,67 @@ class _Loop:
             if life.phase == "suspended":
                 procs = life.processors
             else:
-                n = self._cpus(life)
+                n = sizes[i]
                 procs = tuple(sorted(pool[at:at + n]))
                 at += n
                 assert len(procs) == n, "the selection counted the processors"
             self._claim_or_start(i, life, procs, now, touched)
         return [*claimants, *(i for i in order if i not in optional_set)]
+
+    def _subset(self, order: list[int], selected: list[int], cpus: int, budget: list[int]
+                ) -> list[int]:
+        """The SUBSET variant (papers/003, LSF-RTC-ADSUBSET): of the pending and stopped jobs
+        the first fit selected, keep the first N' (``adaptive.committed``, L the jobs in the
+        system), then add the other waiting jobs whose sizes best fill the cpus left (a
+        subset sum, ``adaptive.fill``) and whose other resources fit. ``cpus``: what
+        neither claims nor running and suspended jobs that stay take; ``budget`` (changed
+        in place):
+        per resource after cpus, what is left after the selection."""
+        starters = [i for i in selected if self._life(i).phase in ("pending", "stopped")]
+        keep = committed(len(starters), len(self.waiting) + len(self.running),
+                         self.rules.subset or 1)
+        k_all = range(1, len(self.cap))
+        dropped = set(starters[keep:])
+        for i in dropped:
+            for k in k_all:
+                budget[k] += self._life(i).job.request[k]
+        kept = [i for i in selected if i not in dropped]
+        free = cpus - sum(self._cpus(self._life(i)) for i in kept
+                          if self._life(i).phase in ("pending", "stopped"))
+        chosen = set(kept)
+        others = [i for i in order if i not in chosen and self._life(i).phase in (
+            "pending", "stopped") and all(self._life(i).job.request[k] <= budget[k]
+                                          for k in k_all)]
+        sizes = [self._cpus(self._life(i)) for i in others]
+        for j in fill(sizes, free):
+            i = others[j]
+            request = self._life(i).job.request
+            if all(request[k] <= budget[k] for k in k_all):
+                chosen.add(i)
+                for k in k_all:
+                    budget[k] -= request[k]
+        return [i for i in order if i in chosen]
+
+    def _give_leftover(self, starting: list[int], sizes: dict[int, int], leftover: int
+                       ) -> None:
+        """`leftover`: the free processors no selected job takes go to the jobs starting now
+        whose size may change (pending ones, stopped malleable ones), up to their maximum
+        (``adaptive.give_leftover``)."""
+        resizable = [i for i in starting if self._life(i).phase == "pending"
+                     or self._life(i).mechanism == "malleable"]
+        if leftover <= 0 or not resizable:
+            return
+        jobs = [self._life(i).job for i in resizable]
+        got = [sizes[i] for i in resizable]
+        maxima = [min(job.max_procs, self.cap[0]) for job in jobs]
+        speedup = None
+        if self.rules.leftover == "efficient":
+            def speedup(j: int, n: int) -> float:
+                m = jobs[j].moldable
+                return float(n) if m is None else m.speedup.speedup(n)
+        give_leftover(got, maxima, leftover, speedup)
+        for i, n in zip(resizable, got, strict=True):
+            sizes[i] = n
 
     # -- the monitor and the result --------------------------------------------------------------
 
@@ -701,11 +778,14 @@ class _Loop:
             assert life is not None and life.phase == "completed"
             first = next((s.start for s in life.segments), life.job.submit)
             end = life.segments[-1].end if life.segments else life.job.submit
-            records.append(JobRecord(life.job, first, end, life.job.request))
+            # the cpus of its last run (a moldable job's size, not its request)
+            cpus = next((len(s.processors) for s in reversed(life.segments)
+                         if s.phase == "running"), life.job.request[0])
+            records.append(JobRecord(life.job, first, end, (cpus, *life.job.request[1:])))
             spent = {phase: sum(s.end - s.start for s in life.segments if s.phase == phase)
                      for phase in ("running", "suspended", "stopped")}
             preempted.append(Preempted(
-                ran=spent["running"] - life.lost // max(1, life.job.procs),
+                ran=spent["running"] - life.lost_time, cpu_time=life.acquired - life.lost,
                 suspensions=life.preemptions["suspend"], requeues=life.preemptions["requeue"],
                 suspended=spent["suspended"], lost=life.lost, overhead=life.overhead,
                 segments=tuple(life.segments), checkpoints=life.preemptions["checkpoint"],

@@ -43,6 +43,9 @@ class Preempted:
     segments: tuple[Segment, ...]  # its life, phase by phase
     checkpoints: int = 0  # preemptions by checkpoint (then stopped: migratable)
     stopped: int = 0  # seconds stopped after a checkpoint, until it started again
+    # processor-seconds of useful work (its runs but those a requeue lost): its area when
+    # its size changed between runs (adaptive and malleable); None: ``ran`` x its cpus
+    cpu_time: int | None = None
 
 
 @frozen

@@ -273,6 +273,11 @@ def compute_metrics(schedule: Schedule, options: MetricOptions | None = None) ->
         bounded = list(map(float, bounded))
     sum_bsld = reduce(add, bounded, 0.0)
     areas = list(map(mul, procs, runs))
+    if schedule.preempted is not None:  # a size that changed between runs: its cpu time
+        useful = [p.cpu_time for p in schedule.preempted]
+        if keep is not None:
+            useful = list(compress(useful, keep))
+        areas = [a if u is None else u for a, u in zip(areas, useful, strict=True)]
     busy = sum(areas)
     width = sum(procs)
     width_resp = sum(map(mul, procs, resps))

@@ -1,12 +1,15 @@
 """A fuzzer of preemptive policies: random, well-typed `.pol` texts with every preemption
-clause (a rule over `cand` and `victim` or `preempt by order`, mechanisms per job, `keep`,
-costs, limits, quanta, resident limits), compiled and run on random workloads under the
-preemptive loop's monitor.
+clause (a rule over `cand` and `victim` or `preempt by order` with or without sizes,
+leftovers and SUBSET, mechanisms per job, `keep`, costs, limits, quanta, resident limits),
+compiled and run on random workloads of rigid and moldable jobs under the preemptive
+loop's monitor.
 
 What must hold for every policy and workload (else ``fuzz_one`` returns the failure):
 
-- the run ends with every job completed, its work done exactly once (``acquired - lost ==
-  run_time x procs``), its segments back to back from its first start, a suspended job
+- the run ends with every job completed, its work done exactly once (its runs at the speed
+  of their sizes add up to its work, ending at the first whole second where it is done;
+  ``acquired - lost == run_time x procs`` at its recorded size), its segments back to back
+  from its first start, its sizes in its range (one size if migratable), a suspended job
   resumed only on the processors it ran on, at most ``limit`` preemptions of any job;
 - the loop's monitor never stops for capacity (what suspended and checkpointing jobs and
   claims hold) or for its books; a stop is allowed only for a formula without a value
@@ -34,7 +37,8 @@ from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.engine.monitor import MonitorViolation
 from schedc.runtime.engine.preemptive import simulate_preemptive
 from schedc.runtime.engine.simulator import simulate
-from schedc.runtime.jobs import Job
+from schedc.runtime.jobs import Job, Moldable
+from schedc.runtime.speedup import Amdahl, Linear
 from schedc.runtime.workloads.workload import Workload
 
 CPUS, MEMORY = 8, 20
@@ -101,14 +105,22 @@ class _Gen:
             lines.append("order " + ", ".join(keys))
         lines.append("reserve 0")
         lines.append(f"backfill {r.choice(('first_fit', 'first_fit', 'none'))}")
-        kinds = ("suspend", "checkpoint", "requeue", "none")
+        kinds = ("suspend", "checkpoint", "requeue", "malleable", "none")
         for _ in range(r.randint(0, 2)):
             lines.append(f"mechanism {r.choice(kinds)} when "
                          f"job.{r.choice(('id', 'procs', 'estimate'))} % {r.randint(2, 3)} == 0")
-        lines.append(f"mechanism {r.choice(kinds[:3])}")
+        lines.append(f"mechanism {r.choice(kinds[:4])}")
         by_order = r.random() < 0.4
         if by_order:
             lines.append("preempt by order")
+            if r.random() < 0.5:  # papers/003's adaptive disciplines
+                lines.append("size " + r.choice((
+                    "job.min_size", "job.max_size", "(job.min_size + job.max_size) div 2",
+                    "max(job.min_size, min(job.max_size, 3))", "job.procs")))
+            if r.random() < 0.5:
+                lines.append(f"leftover {r.choice(('equal', 'efficient'))}")
+            if r.random() < 0.3:
+                lines.append(f"subset {r.randint(1, 6)}")
         else:
             lines.append(f"preempt when {self.bool_expr(('cand', 'victim'))}")
             if r.random() < 0.5:
@@ -139,13 +151,21 @@ def generate(seed: int) -> str:
 
 
 def random_workload(rng: random.Random) -> Workload:
+    """Rigid jobs, and in one workload of two moldable ones too (a range around the
+    request, linear or Amdahl speedup)."""
     jobs, t = [], 0
+    moldable = rng.random() < 0.5
     for i in range(rng.randint(1, 14)):
         t += rng.randint(0, 6)
         est = rng.randint(1, 14)
         run = rng.randint(0, est)
-        jobs.append(Job(i + 1, i, t, run, est, (rng.randint(1, CPUS),
-                                                rng.randint(0, MEMORY))))
+        procs = rng.randint(1, CPUS)
+        shape = None
+        if moldable and rng.random() < 0.7:
+            speedup = rng.choice((Linear(), Amdahl(0.1), Amdahl(0.5)))
+            shape = Moldable(rng.randint(1, procs), rng.randint(procs, CPUS), speedup)
+        jobs.append(Job(i + 1, i, t, run, est, (procs, rng.randint(0, MEMORY)),
+                        moldable=shape))
     return Workload(tuple(jobs), ("cpus", "memory"), (CPUS, MEMORY))
 
 
@@ -159,9 +179,22 @@ def _check_run(run, policy_text: str, limit: int | None) -> str | None:
         job = life.job
         if life.phase != "completed" or life.done != Fraction(1):
             return f"job {job.id} ended {life.phase} with {life.done} done"
-        if life.acquired - life.lost != job.run_time * job.procs:
-            return f"job {job.id}: acquired {life.acquired} - lost {life.lost} != work"
         segments = life.segments
+        runs = [s for s in segments if s.phase == "running"]
+        sizes = {len(s.processors) for s in runs}
+        if sizes == {job.procs} and life.acquired - life.lost != job.run_time * job.procs:
+            return f"job {job.id}: acquired {life.acquired} - lost {life.lost} != work"
+        if not sizes <= set(range(job.min_procs, job.max_procs + 1)):
+            return f"job {job.id} ran at sizes {sorted(sizes)} outside its range"
+        if life.mechanism == "checkpoint" and len(sizes) > 1:
+            return f"job {job.id}, migratable, ran at sizes {sorted(sizes)}"
+        if not life.lost and all(life.time_at(n) for n in sizes):
+            # its runs at the speed of their sizes do its work once, ending at the first
+            # whole second where it is done
+            work = sum(Fraction(s.end - s.start, life.time_at(len(s.processors)))
+                       for s in runs)
+            if not 1 <= work < 1 + Fraction(1, life.time_at(len(runs[-1].processors))):
+                return f"job {job.id}: its runs did {work} of its work"
         for a, b in zip(segments, segments[1:], strict=False):
             if a.end != b.start and life.mechanism != "requeue":  # requeued: pending between
                 return f"job {job.id}: a gap between its segments at {a.end}..{b.start}"
@@ -230,7 +263,8 @@ def comparable(text: str) -> bool:
     and no dispatch cost delays its starts."""
     order = next((line for line in text.splitlines() if line.strip().startswith("order")), "")
     return "cost dispatch" not in text and not any(
-        a in order for a in ("acquired", "since_start", "preemptions", "suspended"))
+        a in order for a in ("acquired", "since_start", "preemptions", "suspended")) and not any(
+        f"\n  {clause} " in text for clause in ("size", "leftover", "subset"))
 
 
 def _rigid_text(text: str) -> str:

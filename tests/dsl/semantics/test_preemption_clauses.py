@@ -124,8 +124,8 @@ PREEMPTIVE = "policy p {{ backfill first_fit mechanism suspend preempt when {rul
 @pytest.mark.parametrize(("rule", "extra", "message"), [
     ("job.procs > 1", "", "`job` is not available here"),
     ("cand.procs", "", "the preemption rule"),
-    ("cand.acquired > victim.acquired", "mechanism malleable",
-     "mechanism `malleable` is not simulated yet"),
+    ("true", "leftover equal", "`leftover` needs `preempt by order`"),
+    ("true", "subset 5", "`subset` needs `preempt by order`"),
     ("true", "keep job.procs", "`keep`"),
     ("true", "limit preemptions now", "`limit preemptions` is a constant"),
     ("true", "resident job.procs", "`job` is not available here"),
@@ -148,7 +148,8 @@ def test_a_policy_needs_a_mechanism_and_clauses_need_the_rule() -> None:
     assert any("needs a `mechanism`" in m for m in errors(
         "policy p { preempt when cand.procs < victim.procs }"))
     for clause in ("mechanism suspend", "keep true", "cost resume 1", "limit preemptions 2",
-                   "quantum 60", "resident 5", "victims order victim.procs asc"):
+                   "quantum 60", "resident 5", "victims order victim.procs asc",
+                   "leftover equal", "subset 5"):
         assert any("needs `preempt when`" in m for m in errors(f"policy p {{ {clause} }}")), \
             clause
 
@@ -164,8 +165,8 @@ def test_the_examples_compile() -> None:
     from schedc.dsl import compile_file
 
     root = Path(__file__).parents[3] / "examples" / "preemption"
-    for path in sorted(root.glob("*.pol")):
-        assert compile_file(path).preemption is not None, path
+    for path in sorted(root.glob("*.pol")):  # LSF-RTC runs to completion: not preemptive
+        assert (compile_file(path).preemption is None) == (path.name == "lsf-rtc.pol"), path
 
 
 def test_a_mechanism_after_one_for_every_job_is_a_warning() -> None:
@@ -183,9 +184,7 @@ BY_ORDER = "policy p {{ order job.acquired asc mechanism checkpoint preempt by o
 @pytest.mark.parametrize(("extra", "message"), [
     ("victims order victim.procs asc", "`victims` does not work with `preempt by order`"),
     ("resident 5", "`resident` does not work with `preempt by order`"),
-    ("size job.procs", "`size` does not work with `preempt by order` yet"),
     ("cost checkpoint job.procs > 1", "`cost checkpoint` must be int or real"),
-    ("mechanism malleable", "mechanism `malleable` is not simulated yet"),
     ("backfill best by job.procs", "`backfill best` does not work with `preempt by order` "
      "yet"),
 ])
@@ -201,3 +200,50 @@ def test_preempting_by_order_compiles_to_a_selection_with_its_costs() -> None:
     assert policy.preemption is not None and policy.preemption.rule is None
     rules = to_runtime(policy).preemption
     assert rules is not None and rules.select and rules.quantum == 600
+
+
+ADAPTIVE = "policy p {{ backfill first_fit mechanism malleable preempt by order {extra} }}"
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ("leftover equal when true", "`leftover equal` takes no condition"),
+    ("leftover efficient when job.procs > 2", "`job` is not available here"),
+    ("leftover efficient when now > 2", "`leftover`'s condition is a constant"),
+    ("leftover efficient when 3", "`leftover`'s condition"),
+    ("subset job.procs", "`job` is not available here"),
+    ("subset 1.5", "`subset`"),
+    ("size fixed job.min_size", "`size fixed` and `size choose` do not work with `preempt by "
+     "order` yet"),
+    ("size choose 4 in [job.min_size, job.max_size]", "`size fixed` and `size choose`"),
+    ("size 2.5", "`size`"),
+    ("leftover equal leftover efficient", "`leftover` is given twice"),
+])
+def test_a_mistake_in_an_adaptive_policy_is_located(extra: str, message: str) -> None:
+    assert any(message in m for m in errors(ADAPTIVE.format(extra=extra)))
+
+
+def test_adaptive_clauses_compile_to_the_rules() -> None:
+    text = """
+    param speedup: bool = false
+    param delta: int in [1, 100] = 5
+    policy p {
+      backfill  first_fit
+      size      job.min_size
+      mechanism malleable
+      preempt   by order
+      leftover  efficient when speedup
+      subset    delta
+    }"""
+    policy = compiled(text)
+    assert policy.preemption.leftover == "efficient" and policy.preemption.subset is not None
+    assert to_runtime(policy).preemption.leftover == "equal"  # speedup is false
+    rules = to_runtime(policy, {"speedup": "true", "delta": "3"}).preemption
+    assert (rules.leftover, rules.subset, rules.size is not None) == ("efficient", 3, True)
+
+
+def test_a_subset_below_one_is_refused_at_its_clause() -> None:
+    text = "policy p { backfill first_fit mechanism none preempt by order subset 0 }"
+    with pytest.raises(DiagnosticError) as err:
+        to_runtime(compiled(text))
+    [d] = err.value.diagnostics
+    assert "`subset` is 0" in d.message and d.line == 1

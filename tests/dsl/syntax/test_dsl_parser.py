@@ -202,21 +202,23 @@ def test_power_binds_tightest_and_right(text, tree):
 
 PREEMPT_WORDS = ["mechanism", "preempt", "victims", "keep", "cost", "limit", "preemptions",
                  "quantum", "resident", "suspend", "requeue", "dispatch", "resume",
-                 "checkpoint"]
+                 "checkpoint", "leftover", "subset", "equal", "efficient"]
 
 
 @settings(max_examples=150, deadline=None)
 @given(exprs(), exprs(), st.sampled_from(["none", "suspend", "checkpoint", "malleable",
                                           "requeue"]), st.booleans(), st.booleans(),
        st.sampled_from(["keep", "dispatch", "resume", "checkpoint", "limit", "quantum",
-                        "resident"]), st.booleans())
-def test_preemption_clauses_round_trip(a, b, kind, when, desc, setting, by_order):
+                        "resident", "subset"]), st.booleans(),
+       st.sampled_from(["equal", "efficient"]))
+def test_preemption_clauses_round_trip(a, b, kind, when, desc, setting, by_order, leftover):
     # every clause of a preemptive policy; each word is a name wherever a clause cannot start
     m = ast.Module((ast.Policy("p", None, (
         ast.MechanismClause(kind, a if when else None),
         ast.PreemptClause(None if by_order else b),
         ast.VictimsClause((ast.OrderKey(a, desc), ast.OrderKey(b, not desc))),
-        ast.PreemptSetting(setting, a), ast.InvariantClause(b))),))
+        ast.PreemptSetting(setting, a), ast.InvariantClause(b),
+        ast.LeftoverClause(leftover, b if when and leftover == "efficient" else None))),))
     text = module(m)
     assert parse(text, "x.pol") == m, text
 

@@ -156,9 +156,6 @@ def test_a_policy_the_loop_does_not_take_is_refused() -> None:
                          backfill="first_fit")
     with pytest.raises(ValueError, match="reserve 0"):
         simulate_preemptive(easy, PreemptionRules(), workload(job(1, 0, 1, 1)))
-    with pytest.raises(ValueError, match="mechanism malleable is not taken"):
-        simulate_preemptive(FIRST_FIT, PreemptionRules(mechanism=lambda j: "malleable"),
-                            workload(job(1, 0, 1, 1)))
     with pytest.raises(ValueError, match="no `resident` limit"):
         simulate_preemptive(FIRST_FIT, PreemptionRules(select=True, resident=2),
                             workload(job(1, 0, 1, 1)))
