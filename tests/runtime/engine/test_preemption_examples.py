@@ -137,3 +137,18 @@ def test_the_figures_of_the_preemption_how_to(capsys: pytest.CaptureFixture[str]
     assert figures == [(8958, None), (1363, 391), (1103, 346)]
     page = (ROOT / "docs" / "how-to" / "preemption.md").read_text(encoding="utf-8")
     assert "8,958 s by first fit, 1,363 s by\nLSF-MIG (391 checkpoints) and 1,103 s" in page
+    # the adaptive paragraph: papers/003's disciplines with no knowledge
+    adaptive = []
+    for name in ("lsf-rtc", "rtc-ad", "rtc-adsubset", "lsf-preempt", "lsf-mig", "mig-ad",
+                 "mig-adsubset", "mall-ad", "mall-adsubset"):
+        assert main(["run", str(ROOT / "examples" / "preemption" / f"{name}.pol"),
+                     "--workload", str(jobs), "--json"]) == 0
+        adaptive.append(f"{round(json.loads(capsys.readouterr().out)['metrics']['mean_response']):,}")
+    assert adaptive == ["8,958", "5,056", "5,560", "8,407", "1,363", "960", "1,505", "858",
+                        "1,153"]
+    text = " ".join(page.split())
+    for figure, name in zip(adaptive, ("LSF-RTC,", "LSF-RTC-AD,", "LSF-RTC-ADSUBSET,",
+                                       "LSF-PREEMPT,", "LSF-MIG,", "LSF-MIG-AD,",
+                                       "LSF-MIG-ADSUBSET,", "LSF-MALL-AD and",
+                                       "LSF-MALL-ADSUBSET:"), strict=True):
+        assert f"{figure} s by {name}" in text, (figure, name)
