@@ -365,10 +365,7 @@ class Compiler:
             "victim.xfactor`")
         if by_order:
             for kind, why in (("victims", "a job is preempted when jobs ahead of it in the "
-                               "policy's `order` take its place: the order says who goes"),
-                              ("resident", "`preempt by order` counts processors, not the "
-                               "processes on each: use `preempt when COND` for a resident "
-                               "limit")):
+                               "policy's `order` take its place: the order says who goes"),):
                 for at in eff.get(kind, []):
                     self.report.error(at.clause.span, f"`{_SETTING_TEXT.get(kind, kind)}` "
                                       "does not work with `preempt by order`", why)

@@ -113,8 +113,6 @@ def simulate_preemptive(policy: RuntimePolicy, rules: PreemptionRules, workload:
             policy.backfill not in ("none", "first_fit")) or policy.tuning is not None:
         raise ValueError(f"policy {policy.name}: a preemptive pass takes `reserve 0` and "
                          "backfill `first_fit` or `none`, and sizes only by the order")
-    if rules.select and rules.resident is not None:
-        raise ValueError(f"policy {policy.name}: `preempt by order` takes no `resident` limit")
     return _Loop(policy, rules, workload, monitor, progress).run()
 
 
@@ -598,8 +596,12 @@ class _Loop:
                            if self._life(v).mechanism != "suspend")
             budget[k] = (self._free(k) + released + self.checkpointing[k]
                          - self.outstanding[k])
-        count = 0  # cpus selected pending and stopped jobs take, anywhere not taken
+        count = 0  # cpus selected pending and stopped jobs take, anywhere in ``avail``
         cpus = self.cap[0]
+        # where a pending or stopped job may go: not taken, not claimed, and under the
+        # `resident` limit (counted before this pass's preemptions: a suspended victim stays
+        # resident, and one that leaves only makes room)
+        avail = {p for p in range(cpus) if p not in taken and self._usable(p)}
         selected: list[int] = []
         strict = False  # `backfill none` met a job that does not fit: no start after it
         for i in order:
@@ -611,13 +613,14 @@ class _Loop:
                 own = life.processors
                 need = [0] * len(self.cap) if (life.phase == "suspended"
                                                or life.mechanism == "suspend") else request
-                ok = (not taken.intersection(own) and count + len(taken) + len(own) <= cpus
+                ok = (not taken.intersection(own) and count <= len(avail.difference(own))
                       and all(need[k] <= budget[k] for k in k_all))
                 if ok:
                     taken.update(own)
+                    avail.difference_update(own)
             else:
                 need = request
-                ok = (count + self._cpus(life) + len(taken) <= cpus
+                ok = (count + self._cpus(life) <= len(avail)
                       and all(need[k] <= budget[k] for k in k_all))
                 if ok:
                     count += self._cpus(life)
@@ -628,13 +631,14 @@ class _Loop:
             elif self.policy.backfill == "none":
                 strict = True
         if self.rules.subset is not None:
-            selected = self._subset(order, selected, cpus - len(taken), budget)
+            selected = self._subset(order, selected, len(avail), budget)
         chosen = set(selected)
         for v in optional:  # the running jobs left out
             if v not in chosen:
                 self._preempt(v, self._life(v), now, touched)
         # pending and stopped jobs: processors free now first, then being checkpointed
-        pool = [p for p in range(cpus) if p not in taken and self.claim_of[p] < 0]
+        pool = [p for p in range(cpus)
+                if p not in taken and self.claim_of[p] < 0 and self._usable(p)]
         pool.sort(key=lambda p: (self.owner[p] >= 0, p))
         starting = [i for i in selected if self._life(i).phase in ("pending", "stopped")]
         sizes = {i: self._cpus(self._life(i)) for i in starting}
@@ -661,9 +665,9 @@ class _Loop:
         """The SUBSET variant (papers/003, LSF-RTC-ADSUBSET): of the pending and stopped jobs
         the first fit selected, keep the first N' (``adaptive.committed``, L the jobs in the
         system), then add the other waiting jobs whose sizes best fill the cpus left (a
-        subset sum, ``adaptive.fill``) and whose other resources fit. ``cpus``: what
-        neither claims nor running and suspended jobs that stay take; ``budget`` (changed
-        in place):
+        subset sum, ``adaptive.fill``) and whose other resources fit. ``cpus``: where
+        pending and stopped jobs may go (neither claimed nor held by running and suspended
+        jobs that stay, under the `resident` limit); ``budget`` (changed in place):
         per resource after cpus, what is left after the selection."""
         starters = [i for i in selected if self._life(i).phase in ("pending", "stopped")]
         keep = committed(len(starters), len(self.waiting) + len(self.running),

@@ -126,8 +126,8 @@ class _Gen:
             if r.random() < 0.5:
                 lines.append(f"victims order {self.num_expr(('victim',), 1)} "
                              f"{r.choice(('asc', 'desc'))}")
-            if r.random() < 0.3:
-                lines.append(f"resident {r.randint(1, 3)}")
+        if r.random() < 0.3:
+            lines.append(f"resident {r.randint(1, 3)}")
         if r.random() < 0.7:
             lines.append(f"keep job.since_start < {r.choice((1, 2, 5))}"
                          + (f" or {self.bool_expr(('job',), 1)}" if r.random() < 0.3 else ""))

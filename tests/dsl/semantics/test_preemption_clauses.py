@@ -183,7 +183,6 @@ BY_ORDER = "policy p {{ order job.acquired asc mechanism checkpoint preempt by o
 
 @pytest.mark.parametrize(("extra", "message"), [
     ("victims order victim.procs asc", "`victims` does not work with `preempt by order`"),
-    ("resident 5", "`resident` does not work with `preempt by order`"),
     ("cost checkpoint job.procs > 1", "`cost checkpoint` must be int or real"),
     ("backfill best by job.procs", "`backfill best` does not work with `preempt by order` "
      "yet"),

@@ -156,9 +156,6 @@ def test_a_policy_the_loop_does_not_take_is_refused() -> None:
                          backfill="first_fit")
     with pytest.raises(ValueError, match="reserve 0"):
         simulate_preemptive(easy, PreemptionRules(), workload(job(1, 0, 1, 1)))
-    with pytest.raises(ValueError, match="no `resident` limit"):
-        simulate_preemptive(FIRST_FIT, PreemptionRules(select=True, resident=2),
-                            workload(job(1, 0, 1, 1)))
 
 
 # -- checkpoints, claims and selection by the order -----------------------------------------------
@@ -335,3 +332,16 @@ def test_by_the_order_strict_stops_starts_but_a_suspended_job_still_resumes() ->
         job(1, 0, 10, 2, memory=8), job(2, 2, 5, 2), job(3, 3, 1, 1, memory=5),
         cpus=2, memory=10))
     assert by_id(run) == {1: (0, 15), 2: (2, 7), 3: (15, 16)}
+
+
+def test_by_the_order_a_job_starts_only_where_fewer_than_resident_jobs_are() -> None:
+    # A holds the 4 cpus; B, less served, arrives at 5. Each processor has A's processes:
+    # with `resident 1` B has nowhere to go and A runs on; with `resident 2` A is suspended
+    # and B runs beside its processes
+    jobs = workload(job(1, 0, 100, 4), job(2, 5, 10, 2))
+    alone = simulate_preemptive(LAS, PreemptionRules(mechanism=lambda j: "suspend",
+                                                     select=True, resident=1), jobs)
+    assert by_id(alone) == {1: (0, 100), 2: (100, 110)}
+    shared = simulate_preemptive(LAS, PreemptionRules(mechanism=lambda j: "suspend",
+                                                      select=True, resident=2), jobs)
+    assert by_id(shared) == {1: (0, 110), 2: (5, 15)}
