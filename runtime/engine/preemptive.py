@@ -69,7 +69,7 @@ from schedc.runtime.engine.adaptive import committed, fill, give_leftover
 from schedc.runtime.engine.lifecycle import HOLDS_CPUS, JobLife
 from schedc.runtime.engine.monitor import MonitorViolation, call_policy
 from schedc.runtime.engine.policy import PassState, PreemptionRules, RuntimePolicy, never
-from schedc.runtime.engine.schedule import JobRecord, Preempted, Schedule
+from schedc.runtime.engine.schedule import JobRecord, Preempted, PreemptionTotals, Schedule
 from schedc.runtime.jobs import RunningJob
 from schedc.runtime.workloads.workload import Workload
 
@@ -142,6 +142,9 @@ class _Loop:
         self.version = [0] * len(workload.jobs)
         self.timer_at: int | None = None
         self.passes = self.preemptions = 0
+        # processor-seconds claimed while free (held idle for a claim), up to ``idle_at``;
+        # the most jobs resident on one processor
+        self.held_idle = self.idle_claimed = self.idle_at = self.most_resident = 0
         self.stalled = 0  # preemptions since the last completion
         self.stall_since = 0  # the last completion's time
         self.view = PassState(now=0, queue=[], running=[], capacity=cap, used=self.used)
@@ -159,6 +162,8 @@ class _Loop:
             if nxt < len(arrivals):
                 times.append(arrivals[nxt].submit)
             now = min(times)
+            self.held_idle += (now - self.idle_at) * self.idle_claimed
+            self.idle_at = now
             while events and events[0][0] == now:
                 _, kind, index, version, _ = heapq.heappop(events)
                 if kind == _TIMER:
@@ -171,6 +176,8 @@ class _Loop:
                 self.waiting.append(job.index)
                 nxt += 1
             self._pass(now)
+            self.idle_claimed = sum(1 for claim in self.claims.values()
+                                    for p in claim.processors if self.owner[p] < 0)
             if self.waiting and not self.running and nxt == len(arrivals):
                 raise MonitorViolation(
                     f"t={now}: policy {self.policy.name}: {len(self.waiting)} jobs wait, none "
@@ -353,6 +360,8 @@ class _Loop:
         if others_too:
             for p in life.processors:
                 self.resident[p] += 1
+                if self.resident[p] > self.most_resident:
+                    self.most_resident = self.resident[p]
             for k in range(1, len(self.used)):
                 self.used[k] += life.job.request[k]
         self.running.add(index)
@@ -799,7 +808,9 @@ class _Loop:
         schedule = Schedule(records=tuple(records), capacities=self.cap,
                             resources=self.workload.resources, policy_name=self.policy.name,
                             passes=self.passes, workload=self.workload,
-                            preempted=tuple(preempted), processors=tuple(processors))
+                            preempted=tuple(preempted), processors=tuple(processors),
+                            preemption_totals=PreemptionTotals(self.held_idle,
+                                                               self.most_resident))
         lives = tuple(life for life in self.lives if life is not None)
         return PreemptiveRun(schedule, lives, self.preemptions)
 

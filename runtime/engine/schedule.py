@@ -48,6 +48,14 @@ class Preempted:
     cpu_time: int | None = None
 
 
+@frozen(slots=True)
+class PreemptionTotals:
+    """What a preemptive run measured beyond its jobs' lives (``preemptive.py``)."""
+
+    held_idle: int  # processor-seconds free but claimed: idle, held for a job to start
+    most_resident: int  # the most jobs with processes on one processor at any time
+
+
 @frozen
 class Schedule:
     records: tuple[JobRecord, ...]  # file order: records[i].job is workload.jobs[i]
@@ -63,6 +71,7 @@ class Schedule:
     # A preemptive run's per-record ``Preempted`` (then a record's start is its first start
     # and its end its completion); None: every job ran from start to end
     preempted: tuple[Preempted, ...] | None = None
+    preemption_totals: PreemptionTotals | None = None
 
     def ran(self) -> list[int]:
         """Per record, the seconds the job ran (end - start unless it was preempted)."""

@@ -85,25 +85,46 @@ def run_json(outcome: RunResult, timing: bool = False) -> dict[str, Any]:
     return out
 
 
-def preemption_json(schedule: Schedule) -> dict[str, int]:
+def preemption_json(schedule: Schedule) -> dict[str, int | float]:
     """A preemptive run's totals: preemptions by kind, the jobs preempted, seconds jobs
-    were suspended and stopped, processor-seconds of work lost to requeues and held by
-    dispatch and checkpoint costs."""
+    were suspended and stopped, processor-seconds of useful work, of work lost to requeues,
+    held by dispatch and checkpoint costs and held idle by claims, each also as a share of
+    the cpus over the run's span (the metrics' makespan); the mean numbers of pending and of
+    stopped jobs over that span; the most jobs resident on one processor."""
     assert schedule.preempted is not None
     jobs = schedule.preempted
 
     def times(p: Preempted) -> int:
         return p.suspensions + p.checkpoints + p.requeues
 
-    return {"suspensions": sum(p.suspensions for p in jobs),
-            "checkpoints": sum(p.checkpoints for p in jobs),
-            "requeues": sum(p.requeues for p in jobs),
-            "jobs_preempted": sum(1 for p in jobs if times(p)),
-            "most_preemptions_of_a_job": max(map(times, jobs), default=0),
-            "suspended_time": sum(p.suspended for p in jobs),
-            "stopped_time": sum(p.stopped for p in jobs),
-            "lost_work": sum(p.lost for p in jobs),
-            "overhead": sum(p.overhead for p in jobs)}
+    useful = sum(r.alloc[0] * p.ran if p.cpu_time is None else p.cpu_time
+                 for r, p in zip(schedule.records, jobs, strict=True))
+    # time waiting for a first start or a restart: its response less its segments
+    pending = sum(r.end - r.job.submit - sum(s.end - s.start for s in p.segments)
+                  for r, p in zip(schedule.records, jobs, strict=True))
+    totals = schedule.preemption_totals
+    held_idle = 0 if totals is None else totals.held_idle
+    out: dict[str, int | float] = {
+        "suspensions": sum(p.suspensions for p in jobs),
+        "checkpoints": sum(p.checkpoints for p in jobs),
+        "requeues": sum(p.requeues for p in jobs),
+        "jobs_preempted": sum(1 for p in jobs if times(p)),
+        "most_preemptions_of_a_job": max(map(times, jobs), default=0),
+        "suspended_time": sum(p.suspended for p in jobs),
+        "stopped_time": sum(p.stopped for p in jobs),
+        "lost_work": sum(p.lost for p in jobs),
+        "overhead": sum(p.overhead for p in jobs),
+        "useful_work": useful, "held_idle": held_idle,
+        "most_resident": 0 if totals is None else totals.most_resident}
+    records = schedule.records
+    span = (max(r.end for r in records) - min(r.job.submit for r in records)) if records else 0
+    area = span * schedule.capacities[0]
+    for name, value in (("useful", useful), ("overhead", out["overhead"]),
+                        ("lost", out["lost_work"]), ("held_idle", held_idle)):
+        out[f"utilisation_{name}"] = value / area if area else 0.0
+    out["mean_pending"] = pending / span if span else 0.0
+    out["mean_stopped"] = out["stopped_time"] / span if span else 0.0
+    return out
 
 
 def overrun_json(outcome: RunResult) -> dict[str, Any]:
@@ -296,6 +317,11 @@ def print_run(outcome: RunResult, to_stderr: bool = False, timing: bool = False)
                       f"suspended, {p['stopped_time']:,} s stopped; lost work "
                       f"{p['lost_work']:,} cpu-s; overhead (dispatch, checkpoint) "
                       f"{p['overhead']:,} cpu-s")
+        console.print(f"cpus: {p['utilisation_useful']:.3f} useful, "
+                      f"{p['utilisation_overhead']:.3f} overhead, {p['utilisation_lost']:.3f} "
+                      f"lost, {p['utilisation_held_idle']:.3f} held idle for claims; mean "
+                      f"{p['mean_pending']:.3f} jobs pending and {p['mean_stopped']:.3f} "
+                      f"stopped; at most {p['most_resident']:,} jobs resident on a processor")
     if outcome.schedule.tuning is not None:
         from schedc.runtime.results.tuning_report import tuning_lines
 

@@ -1,6 +1,6 @@
 """Preemptive policies from the command line: `schedc run` on a workload (metrics, JSON, the
-jobs CSV with each job's preemptions), the outputs and options it refuses, and `schedc
-verify`'s unknown verdicts."""
+jobs CSV with each job's preemptions, Batsim's table, the HTML page), `schedc plot run`, the
+inputs and options it refuses, and `schedc verify`'s unknown verdicts."""
 
 from __future__ import annotations
 
@@ -43,7 +43,13 @@ def test_run_reports_the_preemptions_in_the_table_and_the_json(capsys, tmp_path)
     assert result["preemption"] == {
         "suspensions": 1, "checkpoints": 0, "requeues": 0, "jobs_preempted": 1,
         "most_preemptions_of_a_job": 1, "suspended_time": 10, "stopped_time": 0,
-        "lost_work": 0, "overhead": 0}
+        "lost_work": 0, "overhead": 0,
+        # job 1 ran 1000 s on 4 cpus, job 2 10 s on 4 (beside job 1's processes: two
+        # resident), job 3 5 s on 1; over the span 0..2005 of 4 cpus. Job 2 waited 20 s
+        "useful_work": 4045, "held_idle": 0, "most_resident": 2,
+        "utilisation_useful": pytest.approx(4045 / (4 * 2005)), "utilisation_overhead": 0.0,
+        "utilisation_lost": 0.0, "utilisation_held_idle": 0.0,
+        "mean_pending": pytest.approx(20 / 2005), "mean_stopped": 0.0}
     metrics = result["metrics"]
     # job 1 ran 1000 s (not 1010: 10 s suspended), job 2 waited 20 s
     assert metrics["mean_wait"] == pytest.approx(20 / 3)
@@ -70,16 +76,23 @@ def test_the_jobs_csv_has_each_jobs_preemptions(capsys, tmp_path) -> None:
     assert code == 0, err
 
 
-@pytest.mark.parametrize("flags", [["--report", "r.html"],
-                                   ["--jobs-out", "j.csv", "--jobs-out-format", "batsim"]])
-def test_outputs_that_would_show_a_preempted_job_as_one_run_are_refused(
-        capsys, tmp_path, flags) -> None:
-    if "--report" in flags:
-        pytest.importorskip("matplotlib")
-    argv = [tmp_path / f if f.endswith((".swf", ".html", ".csv")) else f for f in flags]
-    code, out, err = run_cli(capsys, "run", SS, "--workload", table(tmp_path), *argv)
-    assert code == 2 and "cannot show a preemptive run yet" in err
-    assert not any(p.exists() for p in argv if isinstance(p, Path))
+def test_the_report_and_batsim_s_table_show_a_preemptive_run(capsys, tmp_path) -> None:
+    pytest.importorskip("matplotlib")
+    policy = tmp_path / "ss.pol"
+    policy.write_text(SS.read_text().replace("keep ", "quantum   20s\n  keep "))
+    page, jobs = tmp_path / "r.html", tmp_path / "j.csv"
+    code, out, err = run_cli(capsys, "run", policy, "--workload", table(tmp_path), "--report",
+                             page, "--jobs-out", jobs, "--jobs-out-format", "batsim")
+    assert code == 0, err
+    text = page.read_text()
+    assert "<h2>Preemption</h2>" in text
+    assert "<td>time suspended (s)</td><td class=num>10</td>" in text
+    assert text.count("<svg") == 3
+    rows = list(csv.DictReader(jobs.read_text().splitlines()))
+    # job 1: suspended [120, 130) for job 2, its 1000 s run from its first start at 0
+    assert (rows[0]["starting_time"], rows[0]["execution_time"], rows[0]["finish_time"]) == (
+        "0", "1000", "1010")
+    assert rows[0]["metadata"].startswith("suspensions=1 checkpoints=0 requeues=0")
 
 
 def test_a_state_and_a_heterogeneous_cluster_are_refused(capsys, tmp_path) -> None:
@@ -111,12 +124,17 @@ def test_the_slurm_examples_run_on_lanl_with_held_memory(capsys) -> None:
         assert json.loads(out)["preemption"][kind] > 0
 
 
-def test_plot_run_is_refused_and_a_dynp_policy_may_not_preempt(capsys, tmp_path) -> None:
+def test_plot_run_draws_a_preemptive_run(capsys, tmp_path) -> None:
     pytest.importorskip("matplotlib")
-    code, _, err = run_cli(capsys, "plot", "run", SS, "--workload", table(tmp_path),
-                           "--output", tmp_path / "fig.png")
-    assert code == 2 and "cannot draw a preemptive run yet" in err
-    assert not (tmp_path / "fig.png").exists()
+    code, out, err = run_cli(capsys, "plot", "run", SS, "--workload", table(tmp_path),
+                             "--kind", "all", "--output", tmp_path / "fig.png")
+    assert code == 0, err
+    kinds = ("gantt", "utilisation", "waits")
+    assert out.split() == [str(tmp_path / f"fig-{kind}.png") for kind in kinds]
+    assert all((tmp_path / f"fig-{kind}.png").stat().st_size > 10_000 for kind in kinds)
+
+
+def test_a_dynp_policy_may_not_preempt(capsys, tmp_path) -> None:
     dynp = tmp_path / "d.pol"
     dynp.write_text("policy a { order job.submit asc reserve all backfill first_fit }\n"
                     "policy b { order job.estimate asc reserve all backfill first_fit }\n"

@@ -181,6 +181,8 @@ def test_a_checkpointed_job_keeps_its_cpus_busy_and_its_preemptor_claims_them() 
     assert b.processors == (0, 1) and a.overhead == 3 * 4 and a.lost == 0
     p = run.schedule.preempted[0]
     assert (p.checkpoints, p.stopped, p.suspensions, p.requeues, p.ran) == (1, 10, 0, 0, 100)
+    assert run.schedule.preemption_totals.held_idle == 0  # it claimed cpus A still held
+    assert run.schedule.preemption_totals.most_resident == 1
 
 
 def test_memory_a_checkpoint_releases_goes_to_the_claim_waiting_for_it() -> None:
@@ -194,6 +196,8 @@ def test_memory_a_checkpoint_releases_goes_to_the_claim_waiting_for_it() -> None
         memory=10))
     assert by_id(run) == {1: (0, 113), 2: (8, 18), 3: (8, 9)}
     assert run.lives[1].processors == (2, 3)
+    # cpus 2-3 were free but claimed from 5 to 8: held idle; B claimed busy ones above
+    assert run.schedule.preemption_totals.held_idle == 2 * 3
 
 
 def least_acquired(life: JobLife, state: PassState) -> tuple:
