@@ -19,7 +19,9 @@ from schedc.runtime.engine.policy import (
     RuntimeInvariant,
     RuntimePolicy,
     RuntimeTuning,
+    SplitRule,
 )
+from schedc.runtime.engine.rule_split import split_rule
 from schedc.runtime.jobs import Job
 
 
@@ -71,7 +73,7 @@ def to_runtime(policy: ir.Policy, params: Mapping[str, str] | None = None) -> Ru
         bodies[f"invariant_{i}"] = inv.expr
     args: dict[str, tuple[tuple[str, str], ...]] = {}
     if policy.preemption is not None:
-        args = _preemption_bodies(policy.preemption, bodies)
+        args = _preemption_bodies(policy.preemption, bodies, values)
     fns, _ = compile_functions(bodies, values, rigid=policy.size is None, wrap=wrap, args=args)
     invariants = tuple(
         RuntimeInvariant(inv.text, inv.span.location() if inv.span else policy.file,
@@ -107,13 +109,20 @@ _ACTIVE = (("job", "active"),)  # a preemptive policy's job is a ``JobLife``
 _COSTS_AND_KEEP = ("keep", "dispatch", "resume", "checkpoint")  # functions of one ``JobLife``
 
 
-def _preemption_bodies(p: ir.Preemption, bodies: dict[str, ir.Expr | tuple[ir.Expr, ...]]
-                       ) -> dict[str, tuple[tuple[str, str], ...]]:
+def _preemption_bodies(p: ir.Preemption, bodies: dict[str, ir.Expr | tuple[ir.Expr, ...]],
+                       values: Mapping[str, object]) -> dict[str, tuple[tuple[str, str], ...]]:
     """Add a preemptive policy's formulas to ``bodies``; the arguments of each function."""
     args = {"order_key": _ACTIVE, "size": _ACTIVE}
     if p.rule is not None:
         bodies["may_preempt"] = p.rule
         args["may_preempt"] = (("cand", "active"), ("victim", "active"))
+        split = split_rule(p.rule, values)
+        if split is not None:
+            for side in ("cand", "victim"):
+                exprs = split[side]
+                if exprs:
+                    bodies[f"rule_{side}"] = exprs
+                    args[f"rule_{side}"] = ((side, "active"),)
     for i, m in enumerate(p.mechanisms):
         if m.when is not None:
             bodies[f"mechanism_{i}"] = m.when  # of the queued job, at its submission
@@ -144,6 +153,10 @@ def _rules(p: ir.Preemption, fns: Mapping[str, Callable], values: Mapping[str, o
 
     extra = {name: fns[name] for name in ("victim_key", "may_preempt", *_COSTS_AND_KEEP)
              if name in fns}
+    split = None if p.rule is None else split_rule(p.rule, values)
+    if split is not None:
+        extra["split"] = SplitRule(fns.get("rule_cand"), fns.get("rule_victim"),
+                                   split["checks"])
     leftover = p.leftover
     if leftover == "efficient" and p.leftover_when is not None and not evaluate(
             p.leftover_when, Env(CONSTANT_STATE, params=values)):

@@ -125,6 +125,17 @@ def _free(life: JobLife, state: PassState) -> int:
 
 
 @frozen
+class SplitRule:
+    """A preemption rule by side (``rule_split.py``): each job's values computed once per
+    pass, then the checks (``(ci, op, vi)``: cand[ci] true, victim[vi] true, or cand[ci] op
+    victim[vi])."""
+
+    cand: Callable[[JobLife, PassState], tuple] | None
+    victim: Callable[[JobLife, PassState], tuple] | None
+    checks: tuple[tuple[int | None, str | None, int | None], ...]
+
+
+@frozen
 class PreemptionRules:
     """What a preemptive pass needs beyond the policy's order and fit
     (``runtime/engine/preemptive.py``). The callables read the pass's ``PassState``; its
@@ -156,3 +167,4 @@ class PreemptionRules:
     # after the step; None: none given out
     leftover: str | None = None
     subset: int | None = None  # `subset DELTA`: papers/003's SUBSET variant
+    split: SplitRule | None = None  # ``may_preempt`` by side, when it splits

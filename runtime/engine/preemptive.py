@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import operator
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -100,6 +101,8 @@ class _Claim:
         self.outstanding = outstanding
 
 
+_COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+            "==": operator.eq, "!=": operator.ne}
 # event kinds, in handling order within an instant
 _COMPLETE, _DISPATCHED, _CHECKPOINTED, _TIMER = 0, 1, 2, 3
 
@@ -151,6 +154,9 @@ class _Loop:
         # each job's mechanism, chosen once (as at its submission: it reads the job only)
         self.mechanisms = [rules.mechanism(job) for job in workload.jobs]
         self.sizes: dict[int, int] = {}  # `size`: per job, its value in this pass
+        # a split rule's sides (``rule_split.py``) per job, in this pass
+        self.cand_sides: dict[int, tuple | None] = {}
+        self.victim_sides: dict[int, tuple | None] = {}
 
     # -- the event loop -----------------------------------------------------------------------
 
@@ -223,6 +229,8 @@ class _Loop:
         self.passes += 1
         self.view.now = now
         self.sizes.clear()
+        self.cand_sides.clear()
+        self.victim_sides.clear()
         touched: set[int] = set()  # started, resumed or preempted in this pass
         running_before = set(self.running)
         if self.claims:  # 0. claims
@@ -515,13 +523,11 @@ class _Loop:
     def _try_preempt(self, index: int, cand: JobLife, now: int, touched: set[int],
                      open_: list[int]) -> bool:
         """Preempt for ``cand`` if victims it may preempt make room (the module's doc)."""
-        rule = self.rules.may_preempt
         if cand.phase == "suspended":
             holders = {self.owner[p] for p in cand.processors}
             holders.discard(-1)
             if any(self.claim_of[p] >= 0 for p in cand.processors) or not holders.issubset(
-                    open_) or not all(_pair(self.policy, rule, cand, self._life(v), self.view)
-                                      for v in sorted(holders)):
+                    open_) or not all(self._pair(index, cand, v) for v in sorted(holders)):
                 return False
             chosen = sorted(holders)
         else:
@@ -529,7 +535,7 @@ class _Loop:
                 return False  # not even every open victim would make room: no rule to ask
             chosen = []
             for v in open_:
-                if not _pair(self.policy, rule, cand, self._life(v), self.view):
+                if not self._pair(index, cand, v):
                     continue
                 chosen.append(v)
                 if self._fits_after(cand, chosen) is not None:
@@ -555,6 +561,39 @@ class _Loop:
             assert len(procs) == self._cpus(cand), "the victims freed what the start needs"
         self._claim_or_start(index, cand, procs, now, touched)
         return True
+
+    def _pair(self, index: int, cand: JobLife, v: int) -> bool:
+        """The rule for (``cand``, running job ``v``): by side when it splits, each job's
+        side computed once per pass (``rule_split.py``), else whole."""
+        victim = self._life(v)
+        split = self.rules.split
+        if split is not None:
+            c = self._side(self.cand_sides, index, cand, split.cand)
+            w = self._side(self.victim_sides, v, victim, split.victim)
+            if c is not None and w is not None:
+                for ci, op, vi in split.checks:
+                    if op is None:
+                        if not (c[ci] if ci is not None else w[vi]):  # type: ignore[index]
+                            return False
+                    elif not _COMPARE[op](c[ci], w[vi]):  # type: ignore[index]
+                        return False
+                return True
+        return _pair(self.policy, self.rules.may_preempt, cand, victim, self.view)
+
+    def _side(self, cache: dict[int, tuple | None], index: int, life: JobLife,
+              fn: Any) -> tuple | None:
+        """A job's values of one side of a split rule in this pass; None if one has no
+        value (the whole rule then decides its pairs, failing as it would)."""
+        if fn is None:
+            return ()
+        if index in cache:
+            return cache[index]
+        try:
+            values = fn(life, self.view)
+        except Exception:  # noqa: BLE001 - the whole rule reports it, if it reads it
+            values = None
+        cache[index] = values
+        return values
 
     def _fits_after(self, cand: JobLife, victims: list[int]) -> tuple[int, ...] | None:
         """Whether pending or stopped ``cand`` fits once ``victims`` are preempted (a

@@ -14,7 +14,8 @@ What must hold for every policy and workload (else ``fuzz_one`` returns the fail
 - the loop's monitor never stops for capacity (what suspended and checkpointing jobs and
   claims hold) or for its books; a stop is allowed only for a formula without a value
   (``well-defined``: a division by zero the policy wrote) or a livelock the policy causes;
-- the same policy and workload give the same schedule twice (determinism);
+- the same policy and workload give the same schedule twice (determinism), and the same
+  with its rule asked whole as by side (``rule_split.py``), stops included;
 - a policy whose jobs are all of mechanism `none`, without dispatch costs or an order that
   reads what jobs have run, gives the rigid simulator's schedule of its order and backfill
   (a differential against ``simulate``).
@@ -29,6 +30,7 @@ import random
 from collections.abc import Callable
 from fractions import Fraction
 
+import attrs
 from attrs import frozen
 
 from schedc.dsl import compile_source
@@ -239,6 +241,14 @@ def _one(policy, rules, load: Workload, text: str) -> str | None:
     except MonitorViolation as stop:
         message = str(stop)
         if stop.kind == "well-defined" or "livelocks" in message:
+            if rules.split is not None:  # the whole rule stops the same way
+                try:
+                    simulate_preemptive(policy, attrs.evolve(rules, split=None), load)
+                except MonitorViolation as whole:
+                    if str(whole) != message:
+                        return f"split: {message}; whole: {whole}"
+                else:
+                    return f"the split rule stops the run, the whole one does not: {message}"
             return None  # the policy's own doing
         return f"monitor: {message}"
     except Exception as exc:  # noqa: BLE001 - any crash is a finding
@@ -250,6 +260,14 @@ def _one(policy, rules, load: Workload, text: str) -> str | None:
     if [(r.start, r.end) for r in again.schedule.records] != [
             (r.start, r.end) for r in run.schedule.records]:
         return "not deterministic: a second run differs"
+    if rules.split is not None:  # the rule by side (rule_split.py) decides as the whole rule
+        try:
+            whole = simulate_preemptive(policy, attrs.evolve(rules, split=None), load)
+        except MonitorViolation as stop:
+            return f"the whole rule stops the run, the split one does not: {stop}"
+        if [(r.start, r.end) for r in whole.schedule.records] != [
+                (r.start, r.end) for r in run.schedule.records]:
+            return "the rule by side gives another schedule than the whole rule"
     if comparable(text) and all(m == "none" for m in map(rules.mechanism, load.jobs)):
         rigid = to_runtime(compile_source(_rigid_text(text), "<rigid>"))
         want = [(r.start, r.end) for r in simulate(rigid, load).records]
