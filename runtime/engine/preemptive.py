@@ -109,21 +109,24 @@ _COMPLETE, _DISPATCHED, _CHECKPOINTED, _TIMER = 0, 1, 2, 3
 
 def simulate_preemptive(policy: RuntimePolicy, rules: PreemptionRules, workload: Workload,
                         *, monitor: bool = True,
-                        progress: Callable[[int, int], None] | None = None) -> PreemptiveRun:
+                        progress: Callable[[int, int], None] | None = None,
+                        stall: int = STALL_PREEMPTIONS) -> PreemptiveRun:
     """Replay ``workload`` under ``policy`` and ``rules`` (the module's doc); ``progress``
-    gets (jobs completed, jobs) about a hundred times."""
+    gets (jobs completed, jobs) about a hundred times; ``stall`` preemptions with no job
+    completed stop the run as a livelock."""
     if (policy.size is not None and not rules.select) or policy.depth != 0 or (
             policy.backfill not in ("none", "first_fit")) or policy.tuning is not None:
         raise ValueError(f"policy {policy.name}: a preemptive pass takes `reserve 0` and "
                          "backfill `first_fit` or `none`, and sizes only by the order")
-    return _Loop(policy, rules, workload, monitor, progress).run()
+    return _Loop(policy, rules, workload, monitor, progress, stall).run()
 
 
 class _Loop:
     def __init__(self, policy: RuntimePolicy, rules: PreemptionRules, workload: Workload,
-                 monitor: bool, progress: Callable[[int, int], None] | None) -> None:
+                 monitor: bool, progress: Callable[[int, int], None] | None,
+                 stall: int) -> None:
         self.policy, self.rules, self.workload, self.monitor = policy, rules, workload, monitor
-        self.progress = progress
+        self.progress, self.stall = progress, stall
         self.completed = 0
         cap = tuple(c if c is not None else w
                     for c, w in zip(policy.capacities, workload.capacities, strict=True))
@@ -414,9 +417,9 @@ class _Loop:
         self.version[index] += 1
         self.preemptions += 1
         self.stalled += 1
-        if self.stalled > STALL_PREEMPTIONS:
+        if self.stalled > self.stall:
             raise MonitorViolation(
-                f"t={now}: policy {self.policy.name}: {STALL_PREEMPTIONS:,} preemptions and no "
+                f"t={now}: policy {self.policy.name}: {self.stall:,} preemptions and no "
                 f"job completed since t={self.stall_since}: the policy livelocks, preempting "
                 "jobs before they can end (protect a job's first minutes with `keep`, cap "
                 "`limit preemptions`, or checkpoint instead of requeue)")

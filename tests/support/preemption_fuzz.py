@@ -34,7 +34,6 @@ import attrs
 from attrs import frozen
 
 from schedc.dsl import compile_source
-from schedc.runtime.engine import preemptive
 from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.engine.monitor import MonitorViolation
 from schedc.runtime.engine.preemptive import simulate_preemptive
@@ -219,31 +218,26 @@ def fuzz_one(seed: int, workloads: int = 6,
     assert rules is not None
     rng = random.Random(seed * 7919 + 1)
     out = []
-    saved = preemptive.STALL_PREEMPTIONS
-    preemptive.STALL_PREEMPTIONS = STALL
-    try:
-        for _ in range(workloads):
-            load = random_workload(rng)
-            what = _one(policy, rules, load, text)
-            if what is not None:
-                failure = Failure(seed, text, _show(load), what)
-                out.append(failure)
-                if on_failure is not None:
-                    on_failure(failure)
-    finally:
-        preemptive.STALL_PREEMPTIONS = saved
+    for _ in range(workloads):
+        load = random_workload(rng)
+        what = _one(policy, rules, load, text)
+        if what is not None:
+            failure = Failure(seed, text, _show(load), what)
+            out.append(failure)
+            if on_failure is not None:
+                on_failure(failure)
     return out
 
 
 def _one(policy, rules, load: Workload, text: str) -> str | None:
     try:
-        run = simulate_preemptive(policy, rules, load)
+        run = simulate_preemptive(policy, rules, load, stall=STALL)
     except MonitorViolation as stop:
         message = str(stop)
         if stop.kind == "well-defined" or "livelocks" in message:
             if rules.split is not None:  # the whole rule stops the same way
                 try:
-                    simulate_preemptive(policy, attrs.evolve(rules, split=None), load)
+                    simulate_preemptive(policy, attrs.evolve(rules, split=None), load, stall=STALL)
                 except MonitorViolation as whole:
                     if str(whole) != message:
                         return f"split: {message}; whole: {whole}"
@@ -256,13 +250,13 @@ def _one(policy, rules, load: Workload, text: str) -> str | None:
     problem = _check_run(run, text, rules.limit)
     if problem is not None:
         return problem
-    again = simulate_preemptive(policy, rules, load)
+    again = simulate_preemptive(policy, rules, load, stall=STALL)
     if [(r.start, r.end) for r in again.schedule.records] != [
             (r.start, r.end) for r in run.schedule.records]:
         return "not deterministic: a second run differs"
     if rules.split is not None:  # the rule by side (rule_split.py) decides as the whole rule
         try:
-            whole = simulate_preemptive(policy, attrs.evolve(rules, split=None), load)
+            whole = simulate_preemptive(policy, attrs.evolve(rules, split=None), load, stall=STALL)
         except MonitorViolation as stop:
             return f"the whole rule stops the run, the split one does not: {stop}"
         if [(r.start, r.end) for r in whole.schedule.records] != [

@@ -316,14 +316,15 @@ def test_preempting_rules_keep_the_books(load: Workload, mechanism: str, cost: i
     assert run.preemptions == sum(life.preemptions.total() for life in run.lives)
 
 
-def test_a_policy_that_livelocks_stops_with_the_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_policy_that_livelocks_stops_with_the_reason() -> None:
     # least attained service with requeues: each restart has less service than the other
     # job's, and is requeued a quantum later, its work lost: no job ever ends
-    monkeypatch.setattr(preemptive, "STALL_PREEMPTIONS", 50)
     rules = PreemptionRules(mechanism=lambda j: "requeue", select=True, quantum=3)
     with pytest.raises(MonitorViolation, match="50 preemptions and no job completed since "
                        "t=0: the policy livelocks"):
-        simulate_preemptive(LAS, rules, workload(job(1, 0, 100, 4), job(2, 1, 100, 4)))
+        simulate_preemptive(LAS, rules, workload(job(1, 0, 100, 4), job(2, 1, 100, 4)),
+                            stall=50)
+    assert preemptive.STALL_PREEMPTIONS == 100_000  # a run's default
 
 
 def test_by_the_order_strict_stops_starts_but_a_suspended_job_still_resumes() -> None:
