@@ -21,8 +21,8 @@ _Located = Any
 TUNING_KINDS = ("candidates", "metric", "decider", "step")
 # the clauses of a planning policy: a dynP policy's passes are its candidates'
 PASS_KINDS = ("machine", "order", "reserve", "backfill", "size", "slack", "preempt",
-              "mechanism", "victims", "keep", "dispatch", "resume", "checkpoint", "limit", "quantum",
-              "resident", "leftover", "subset")
+              "mechanism", "victims", "keep", "dispatch", "resume", "checkpoint", "limit",
+              "quantum", "resident", "leftover", "subset")
 _CHOICES = {"metric": ir.TUNING_METRICS, "decider": ir.DECIDERS, "step": ir.TUNING_STEPS}
 _DEFAULTS = {"decider": "advanced", "step": "submit"}
 

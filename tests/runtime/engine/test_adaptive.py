@@ -6,7 +6,6 @@ leftovers, SUBSET and malleable restarts at another size (hand-checked schedules
 from __future__ import annotations
 
 import itertools
-from fractions import Fraction
 
 import pytest
 from hypothesis import given
