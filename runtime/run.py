@@ -98,6 +98,9 @@ class RunOptions:
     bsld_tau: int | float = 10
     warmup: Cut | None = None
     cooldown: Cut | None = None
+    # What the scheduler is told of the jobs (papers/003's knowledge cases, `dsl/knowledge.py`):
+    # none, demand, speedup or both; a policy that reads what is withheld is refused
+    knowledge: str = "both"
 
     def metric_options(self) -> MetricOptions:
         from schedc.runtime.results.metrics import MetricOptions
@@ -163,6 +166,7 @@ def prepare_run(policy: str | Path | ir.Policy, workload: str | Path | Workload 
     texts: dict[str, str] = {}
     policy_ir = compiled(policy, options, texts)
     runtime = to_runtime(policy_ir, dict(options.params))
+    check_knowledge(policy_ir, options.params, options.knowledge)
     capacities_for(runtime, options.capacities)  # a wrong capacity before a wrong cluster
     if runtime.preemption is not None and options.speeds is not None:
         raise OptionError(f"policy {runtime.name} preempts, and a heterogeneous cluster "
@@ -207,6 +211,17 @@ def prepared_policy(policy: str | Path | ir.Policy, options: RunOptions) -> Runt
     from schedc.runtime.engine.from_ir import to_runtime
 
     return to_runtime(compiled(policy, options), dict(options.params))
+
+
+def check_knowledge(policy: ir.Policy, params: Mapping[str, str], knowledge: str) -> None:
+    """The policy, its params bound, reads nothing that ``knowledge`` withholds (one located
+    diagnostic per read otherwise)."""
+    from schedc.dsl import knowledge as known
+
+    if knowledge not in known.KNOWLEDGE:
+        raise OptionError(f"--knowledge {knowledge}: no such knowledge",
+                          help=f"one of {', '.join(known.KNOWLEDGE)}")
+    known.check(policy, params, knowledge)
 
 
 def on_resources(policy: ir.Policy, spec: int | str | tuple[str, ...] | None) -> ir.Policy:
@@ -303,6 +318,7 @@ def _prepare_state(policy: str | Path | ir.Policy, options: RunOptions) -> Prepa
     check_params(options.state, state, policy_ir.name, [p.name for p in policy_ir.params])
     bound = merged_params(state, dict(options.params))
     runtime = to_runtime(policy_ir, bound)
+    check_knowledge(policy_ir, bound, options.knowledge)
     if runtime.preemption is not None:
         raise OptionError(f"policy {runtime.name} preempts: a state file holds no job's "
                           "history (phases, service acquired), so it cannot be replayed yet",
@@ -383,6 +399,7 @@ def _provenance(policy: str | Path | ir.Policy, policy_ir: ir.Policy, texts: dic
             "speeds": list(options.speeds) if options.speeds is not None else None,
             "background_load": options.background_load,
             "overrun": overrun,
+            "knowledge": options.knowledge,  # the policy was checked to read no more
             # how the metrics measure it: bounded slowdown's threshold, jobs left out
             "bsld_tau": options.bsld_tau,
             "warmup": str(options.warmup) if options.warmup is not None else None,

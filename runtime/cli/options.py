@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 import math
 
+from schedc.dsl.knowledge import DEFAULT as KNOWLEDGE_DEFAULT
+from schedc.dsl.knowledge import KNOWLEDGE
 from schedc.runtime.workloads.overrun import DEFAULT as OVERRUN_DEFAULT
 from schedc.runtime.workloads.overrun import MODES as OVERRUN_MODES
 
@@ -76,6 +78,10 @@ def add_simulation_options(sub: argparse.ArgumentParser, several: bool = False,
                      "(default, as the literature cleans such traces), `kill` ends them at "
                      "their estimate (as a batch system enforces), `extend` runs them to "
                      "completion while the scheduler plans with the estimate they gave")
+    sub.add_argument("--knowledge", choices=KNOWLEDGE, default=KNOWLEDGE_DEFAULT,
+                     help="what the scheduler is told of the jobs (papers/003): their service "
+                     "demand (estimates), their speedup, both (default) or none; a policy "
+                     "that reads what the run withholds is refused, each read located")
     sub.add_argument("--range-factor", type=finite, metavar="RF",
                      help="make the jobs moldable (papers/000): a job recorded on p of n cpus "
                      "may run on [floor((1-1/RF) p)+1, floor((n-p)/RF)+p], with Downey's "

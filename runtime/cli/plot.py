@@ -192,11 +192,6 @@ def _plot_run(args: argparse.Namespace) -> int:
         raise UserError("--from and --to choose the Gantt chart's time window",
                         help="add --kind gantt, or drop --from/--to")
     prepared = prepare_run(args.policy_file, args.workload, run_options(args))
-    if prepared.policy.preemption is not None:
-        raise UserError("`plot run` cannot draw a preemptive run yet: a preempted job runs "
-                        "in pieces, which the figures would draw as one",
-                        help="`schedc run` gives its metrics, --json and --jobs-out; "
-                             "`plot compare` draws its metrics beside other policies'")
     result = prepared.run()
     if result.warnings:
         report_diagnostics(result.warnings)

@@ -42,8 +42,6 @@ def run(args: argparse.Namespace) -> int:
     if args.switches_out or args.timing:
         _check_tuned(args, options)
     prepared = prepare_run(args.policy_file, args.workload, options)
-    if prepared.policy.preemption is not None:
-        _check_preemptive(args)
     result = prepared.run()
     if result.warnings:
         report_diagnostics(result.warnings)
@@ -76,20 +74,6 @@ def run(args: argparse.Namespace) -> int:
 
         run_page(result).write(args.report)
     return EXIT_OK
-
-
-def _check_preemptive(args: argparse.Namespace) -> None:
-    """The outputs that cannot show a preempted job yet (it runs in pieces) are refused
-    before the run (`--swf-out` writes its pieces as partial executions)."""
-    given = [flag for flag, on in (("--report", args.report),
-                                   ("--jobs-out-format batsim",
-                                    args.jobs_out and args.jobs_out_format == "batsim"))
-             if on]
-    if given:
-        raise UserError(f"{given[0]} cannot show a preemptive run yet: a preempted job runs "
-                        "in pieces, which it would draw or write as one",
-                        help="drop it: the metrics, --json and --jobs-out (with each job's "
-                             "preemptions, suspended time and lost work) are exact")
 
 
 def _check_tuned(args: argparse.Namespace, options: RunOptions) -> None:
@@ -158,7 +142,7 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         policy_name=getattr(args, "policy", None), params=params, capacities=capacities,
         lenient=args.lenient, resources=args.resources,
         moldable=None if state else _moldable_spec(args), speeds=speeds,
-        limit=getattr(args, "limit", None), overrun=args.overrun,
+        limit=getattr(args, "limit", None), overrun=args.overrun, knowledge=args.knowledge,
         bsld_tau=args.bsld_tau, warmup=args.warmup, cooldown=args.cooldown,
         background_load=args.background_load, load_seed=args.load_seed, state=state or None,
         progress=_progress_bars(args), command=getattr(args, "argv", None),

@@ -33,6 +33,9 @@ def add_run(page: Page, result: RunResult, figures: bool = True, label: str = ""
     of = f" ({label})" if label else ""
     metrics = result.metrics()
     page.table(f"Metrics{of}", ["metric", "value"], [list(row) for row in metric_rows(metrics)])
+    if result.schedule.preempted is not None:
+        page.table(f"Preemption{of}", ["total", "value"], preemption_rows(result),
+                   note=PREEMPTION_NOTE if figures else "")
     if percentile_rows(metrics):
         page.table(f"Percentiles (nearest rank){of}",
                    ["of", *(header for _, header in PERCENTILE_COLUMNS)],
@@ -66,3 +69,34 @@ def add_run(page: Page, result: RunResult, figures: bool = True, label: str = ""
                   "waits": "Wait distribution"}
         for key, fig in run_figures(result).items():
             page.figure(titles.get(key, key) + of, fig)
+
+
+# A preemptive run's totals (`preemption_json`'s keys), in the order of the `preemptions:`
+# and `cpus:` lines of `schedc run`, the processor-seconds of the shares before them
+PREEMPTION_TOTALS = (
+    ("suspensions", "suspensions"), ("checkpoints", "checkpoints"), ("requeues", "requeues"),
+    ("jobs_preempted", "jobs preempted"),
+    ("most_preemptions_of_a_job", "most preemptions of one job"),
+    ("suspended_time", "time suspended (s)"), ("stopped_time", "time stopped (s)"),
+    ("lost_work", "work lost to requeues (cpu-s)"),
+    ("overhead", "overhead: dispatch, checkpoint (cpu-s)"),
+    ("useful_work", "useful work (cpu-s)"), ("held_idle", "held idle for claims (cpu-s)"),
+    ("utilisation_useful", "share of the cpus: useful"),
+    ("utilisation_overhead", "share of the cpus: overhead"),
+    ("utilisation_lost", "share of the cpus: lost"),
+    ("utilisation_held_idle", "share of the cpus: held idle for claims"),
+    ("mean_pending", "mean jobs pending"), ("mean_stopped", "mean jobs stopped"),
+    ("most_resident", "most jobs resident on a processor"))
+PREEMPTION_NOTE = ("The Gantt chart draws each job's segments: running in the job's colour, "
+                   "dispatching and checkpointing paled and hatched (its processors held, no "
+                   "progress), suspended hatched over the jobs that run on its processors "
+                   "meanwhile. A job's wait is until its first start.")
+
+
+def preemption_rows(result: RunResult) -> list[list[object]]:
+    """A preemptive run's totals, as the `preemptions:` and `cpus:` lines of `schedc run`
+    give them (a total the report no longer has is left out, not an error)."""
+    from schedc.runtime.results.report import preemption_json
+
+    totals = preemption_json(result.schedule)
+    return [[label, totals[key]] for key, label in PREEMPTION_TOTALS if key in totals]

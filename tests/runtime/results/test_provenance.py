@@ -45,8 +45,8 @@ def test_run_json_names_version_policy_params_workload_options_and_seeds(
     assert facts["options"] == {
         "capacities": {"cpus": 12}, "resources": None, "limit": None, "lenient": False,
         "range_factor": None, "sigma": 0.0, "load_factor": 125.0, "speeds": None,
-        "background_load": 0.0, "overrun": "estimate", "bsld_tau": 10, "warmup": None,
-        "cooldown": None}
+        "background_load": 0.0, "overrun": "estimate", "knowledge": "both", "bsld_tau": 10,
+        "warmup": None, "cooldown": None}
     assert facts["seeds"] == {"load_seed": 0}
     given = run_json(capsys, *argv, "--param", "depth=4")
     assert given["params"] == {"depth": {"value": 4, "from": "given"}}

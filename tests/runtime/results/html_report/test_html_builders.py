@@ -1,15 +1,21 @@
-"""The page builders: a run's warnings and dynP block, a dynP policy's verdicts per
-candidate, an unknown verdict's reason."""
+"""The page builders: a run's warnings, dynP block and preemption totals, a dynP policy's
+verdicts per candidate, an unknown verdict's reason."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+import pytest
 
 from schedc.dsl.verify.reports import PolicyReport
 from schedc.dsl.verify.verdict import Verdict
-from schedc.runtime.results.html_report.run import run_page
+from schedc.runtime.results.html_report.page import cell_text
+from schedc.runtime.results.html_report.run import PREEMPTION_TOTALS, run_page
 from schedc.runtime.results.html_report.verify import VerifyRun, verify_page
+from schedc.runtime.results.report import preemption_json
 from schedc.runtime.run import run_policy
+from tests.support.preempted_runs import preempted_run
 from tests.support.repo import EXAMPLES
 from tests.support.tiny_traces import THREE_JOBS_SWF
 
@@ -43,6 +49,32 @@ def test_a_run_shows_its_warnings(tmp_path: Path) -> None:
 def test_a_plain_run_has_no_warnings_or_dynp_sections(tmp_path: Path) -> None:
     page = run_page(run_policy(EXAMPLES / "easy.pol", _trace(tmp_path)), figures=False).html()
     assert "<h2>Warnings</h2>" not in page and "Self-tuning" not in page
+    assert "Preemption" not in page
+
+
+def test_a_preemptive_run_shows_the_totals_of_its_preemptions_line(tmp_path: Path) -> None:
+    result = preempted_run(tmp_path, "requeue")
+    page = run_page(result, figures=False).html()
+    # after the metrics, the totals `schedc run` prints on its `preemptions:` line
+    assert page.index("<h2>Metrics</h2>") < page.index("<h2>Preemption</h2>") < page.index(
+        "<h2>Mean response per area category</h2>")
+    totals = preemption_json(result.schedule)
+    assert {key for key, _ in PREEMPTION_TOTALS} == set(totals)  # every one, none twice
+    assert len(PREEMPTION_TOTALS) == len(totals)
+    for key, label in PREEMPTION_TOTALS:
+        assert f"<tr><td>{label}</td><td class=num>{cell_text(totals[key])}</td></tr>" in page
+    assert "<td>requeues</td><td class=num>1</td>" in page
+    assert "<td>work lost to requeues (cpu-s)</td><td class=num>400</td>" in page
+
+
+def test_a_preemptive_run_s_figures_refer_to_their_own_hatch_patterns(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    page = run_page(preempted_run(tmp_path, "checkpoint")).html()
+    assert "checkpointing: held, saving its work" in page  # the Gantt chart's legend
+    ids = set(re.findall(r'\bid="([^"]+)"', page))
+    refs = set(re.findall(r"url\(#([^)]+)\)", page))
+    hatches = {r for r in refs if "<pattern id=\"" + r + "\"" in page}
+    assert len(hatches) >= 2 and refs <= ids  # dispatching's and checkpointing's hatching
 
 
 def test_dynp_verdicts_name_the_candidate_and_every_candidates_status() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from schedc.runtime.cli.main import main
-from tests.support import browser
+from tests.support import browser, preempted_runs
 from tests.support.repo import EXAMPLES, ROOT
 from tests.support.tiny_traces import THREE_JOBS_SWF
 
@@ -60,6 +60,23 @@ def test_a_run_page_loads_cleanly_and_shows_its_figures(tmp_path: Path) -> None:
     gantt = loaded.svgs[0]
     margin = browser.Box(0, gantt.y - 200, browser.WIDTH, 150)  # above it: text, mostly blank
     assert _ink(image, gantt) > _ink(image, margin)
+
+
+def test_a_preemptive_run_page_loads_cleanly_and_shows_its_figures(tmp_path: Path) -> None:
+    policy, table = preempted_runs.files(tmp_path, "checkpoint")
+    page = tmp_path / "run.html"
+    assert main(["run", str(policy), "--workload", str(table), "--json",
+                 "--report", str(page)]) == 0
+    loaded = browser.load(page)
+    assert loaded.errors == ()
+    assert loaded.title == "checkpoint_once on jobs.csv (cpus=4)"
+    assert len(loaded.svgs) == 3
+    image = _pixels(loaded.screenshot)
+    for box in loaded.svgs:
+        assert box.width > 300 and box.height > 200 and _ink(image, box) > 0.03
+    gantt = loaded.svgs[0]  # its legend at the right, beside the chart
+    legend = browser.Box(gantt.x + gantt.width * 0.75, gantt.y, gantt.width * 0.25, 80)
+    assert _ink(image, legend) > 0.02
 
 
 def test_a_verify_page_with_a_counterexample_loads_cleanly(tmp_path: Path,

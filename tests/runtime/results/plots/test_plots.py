@@ -22,6 +22,7 @@ from schedc.runtime.results.plots import run as run_plots
 from schedc.runtime.results.plots.save import FigureFormatError
 from schedc.runtime.run import RunOptions, RunResult, run_policy
 from schedc.runtime.workloads.workload import Workload
+from tests.support.preempted_runs import preempted_run
 from tests.support.repo import ROOT
 
 EASY, FCFS = ROOT / "examples" / "easy.pol", ROOT / "examples" / "fcfs.pol"
@@ -229,3 +230,69 @@ def test_a_panel_spanning_more_than_two_decades_is_log_scaled_and_says_so() -> N
     # a zero has no place on a log axis: linear then
     fig = metrics_figure([_Stub(mean_wait=0.0), _Stub(mean_wait=5_000.0)], ["a", "b"])
     assert {ax.get_title(): ax for ax in fig.axes}["mean wait (s)"].get_yscale() == "linear"
+
+
+# --- a preemptive run (tests/support/preempted_runs.py) -------------------------------------
+
+
+def _extents(artist) -> tuple[float, float, float, float]:
+    box = (artist.get_path() if hasattr(artist, "get_path") else artist).get_extents()
+    return box.x0, box.x1, box.y0, box.y1
+
+
+def test_a_preemptive_gantt_shades_each_phase_and_says_so(tmp_path: Path) -> None:
+    per_minute = 1 / 60  # 2,005 s shown in minutes
+    # running: job 1's two stretches, job 2, job 3; a fill per held phase, not suspended
+    for mechanism, phases, sizes in (("suspend", ["running", "suspended"], [4]),
+                                     ("requeue", ["running", "dispatching"], [4, 1]),
+                                     ("checkpoint", ["running", "dispatching",
+                                                     "checkpointing"], [4, 1, 1])):
+        ax = run_plots.gantt_figure(preempted_run(tmp_path, mechanism)).axes[0]
+        legend = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert legend == [run_plots.PHASES[phase][2] for phase in phases], mechanism
+        fills = [c for c in ax.collections if isinstance(c, PolyCollection)]
+        assert [len(c.get_paths()) for c in fills] == sizes, mechanism
+        hatched = {p.get_hatch(): _extents(p) for p in ax.patches if p.get_hatch()}
+        if mechanism == "suspend":  # job 1's [100, 110) on cpus 0-3, hatched over job 2
+            assert hatched == {"////": (100 * per_minute, 110 * per_minute, 0.0, 4.0)}
+            assert next(p for p in ax.patches if p.get_hatch()).get_zorder() == 2
+        if mechanism == "checkpoint":
+            assert hatched == {"xxxx": (100 * per_minute, 120 * per_minute, 0.0, 4.0),
+                               "....": (130 * per_minute, 135 * per_minute, 0.0, 4.0)}
+
+
+def test_a_rigid_gantt_has_no_legend_or_hatching() -> None:
+    ax = run_plots.gantt_figure(easy_200()).axes[0]
+    assert ax.get_legend() is None and not ax.patches
+
+
+def test_preemptive_utilisation_counts_the_cpus_held(tmp_path: Path) -> None:
+    # suspended over [100, 110): job 1 holds no cpu, job 2 all 4 (busy 1.0, never 2.0)
+    result = preempted_run(tmp_path, "suspend")
+    top, bottom = run_plots.utilisation_figure(result).axes[:2]
+    assert _seconds_and_values(top.lines[0]) == ([0, 100, 110, 1010, 2000, 2005],
+                                                 [1.0, 1.0, 1.0, 0.0, 0.25, 0.0])
+    labels = [t.get_text() for t in bottom.get_legend().get_texts()]
+    assert labels[:2] == ["jobs waiting to start", "preempted jobs waiting to run again"]
+    assert _seconds_and_values(bottom.lines[1]) == ([100, 110], [1, 0])  # job 1, suspended
+    # requeued at 100, restarted at 110: dispatching [110, 140) holds its cpus
+    result = preempted_run(tmp_path, "requeue")
+    top, bottom = run_plots.utilisation_figure(result).axes[:2]
+    assert _seconds_and_values(top.lines[0]) == ([0, 100, 110, 140, 1140, 2000, 2005],
+                                                 [1.0, 1.0, 1.0, 1.0, 0.0, 0.25, 0.0])
+    assert _seconds_and_values(bottom.lines[1]) == ([100, 110], [1, 0])
+
+
+def _seconds_and_values(line) -> tuple[list[float], list[float]]:
+    """A step line's changes: x in seconds (the figure's are minutes), rounded, and y."""
+    return [round(x * 60, 6) for x in line.get_xdata()], list(line.get_ydata())
+
+
+def test_a_preempted_job_s_wait_is_until_its_first_start(tmp_path: Path) -> None:
+    # checkpointed: job 1 started at 0 (restarted at 130: no wait), job 2 waited 20 s for
+    # job 1's checkpoint
+    result = preempted_run(tmp_path, "checkpoint")
+    ax = run_plots.waits_figure(result).axes[0]
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "1 jobs waited" in legend and "2 jobs did not wait" in legend
+    assert sum(p.get_height() for p in ax.patches) == 1
