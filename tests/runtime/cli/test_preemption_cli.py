@@ -142,3 +142,12 @@ def test_a_dynp_policy_may_not_preempt(capsys, tmp_path) -> None:
                     "preempt when true }\n")
     code, _, err = run_cli(capsys, "check", dynp)
     assert code == 2 and "dynP policy `d` cannot have a `preempt` clause" in err
+
+
+def test_a_subset_below_one_is_shown_at_its_line(capsys, tmp_path) -> None:
+    policy = tmp_path / "p.pol"
+    policy.write_text("policy p {\n  backfill first_fit\n  mechanism none\n"
+                      "  preempt by order\n  subset 0\n}\n")
+    code, out, err = run_cli(capsys, "run", policy, "--workload", table(tmp_path))
+    assert code == 2 and "`subset` is 0" in err and "5 |   subset 0" in err
+    assert "^" in err and "Traceback" not in err
