@@ -189,7 +189,8 @@ def _plan_reads(p: ir.Policy, values: Mapping[str, ParamValue], name: str) -> It
                    "or give the size by a formula (`size EXPR`)")
     pre = p.preemption
     if (pre is not None and pre.leftover == "efficient"
-            and (pre.leftover_when is None or _constant(pre.leftover_when, values) is not False)):
+            and (pre.leftover_when is None or constant_value(pre.leftover_when, values)
+                 is not False)):
         yield Read(SPEEDUP, "the jobs' speedups to give leftover processors to the most "
                    "efficient (`leftover efficient`)", None, name,
                    (pre.leftover_when or pre).span,
@@ -204,7 +205,7 @@ def _reserves(p: ir.Policy, values: Mapping[str, ParamValue]) -> bool:
     depth = values[p.depth.name] if isinstance(p.depth, ir.ParamRef) else p.depth
     if depth is None or depth > 0:
         return True
-    return p.reserve_when is not None and _constant(p.reserve_when, values) is not False
+    return p.reserve_when is not None and constant_value(p.reserve_when, values) is not False
 
 
 def _reserve_text(p: ir.Policy) -> str:
@@ -246,13 +247,13 @@ def live(e: ir.Expr, values: Mapping[str, ParamValue]) -> Iterator[ir.Expr]:
     yield e
     match e:
         case ir.IfThenElse(cond=c, then=t, otherwise=o):
-            taken = _constant(c, values)
+            taken = constant_value(c, values)
             branches: tuple[ir.Expr, ...] = (t, o) if taken is None else (t if taken else o,)
             for x in (c, *branches):
                 yield from live(x, values)
         case ir.Binary(op="and" | "or", left=a, right=b):
             yield from live(a, values)
-            decided = _constant(a, values)
+            decided = constant_value(a, values)
             # `false and X`, `true or X`: X is never evaluated (the language short-circuits)
             if decided is None or bool(decided) != (e.op == "or"):
                 yield from live(b, values)
@@ -261,7 +262,7 @@ def live(e: ir.Expr, values: Mapping[str, ParamValue]) -> Iterator[ir.Expr]:
                 yield from live(x, values)
 
 
-def _constant(e: ir.Expr, values: Mapping[str, ParamValue]) -> object | None:
+def constant_value(e: ir.Expr, values: Mapping[str, ParamValue]) -> object | None:
     """The value of ``e`` if it reads params only (None: not a constant, or no value)."""
     if not all(isinstance(n, _CONSTANT_NODES) for n in ir.walk(e)):
         return None

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from pathlib import Path
 
 from attrs import evolve
 
 from schedc.dsl import ir
 from schedc.dsl.binding import bind as bind_params
-from schedc.dsl.diagnostics import Diagnostic, DiagnosticError, Reporter, Span
+from schedc.dsl.diagnostics import Diagnostic, DiagnosticError, read_line
 from schedc.dsl.semantics.evaluate import Env, evaluate
 from schedc.dsl.semantics.pass_state import CONSTANT_STATE
 from schedc.dsl.semantics.python_code import compile_functions
@@ -168,22 +167,11 @@ def _rules(p: ir.Preemption, fns: Mapping[str, Callable], values: Mapping[str, o
         raise DiagnosticError([Diagnostic.at(
             span, f"`subset` is {subset}: the paper's delta must be at least 1",
             help="give a whole number >= 1 (the paper's 5), or a param declared `in [1, ...]`",
-            source=_source_line(span))])
+            source=read_line(span))])
     return PreemptionRules(mechanism=mechanism, select=p.rule is None,
                            limit=constant(p.limit), resident=constant(p.resident),
                            quantum=constant(p.quantum), size=fns.get("size"),
                            leftover=leftover, subset=subset, **extra)
-
-
-def _source_line(span: Span | None) -> str | None:
-    """The line of ``span`` in its file, for a diagnostic made after compilation."""
-    if span is None:
-        return None
-    try:
-        text = Path(span.file).read_text(encoding="utf-8")
-    except (OSError, ValueError):
-        return None
-    return Reporter({span.file: text}).source_line(span)
 
 
 def _without_redundant_tail(order: tuple[ir.OrderKey, ...]) -> tuple[ir.OrderKey, ...]:

@@ -186,7 +186,8 @@ class _Loop:
                 nxt += 1
             self._pass(now)
             self.idle_claimed = sum(1 for claim in self.claims.values()
-                                    for p in claim.processors if self.owner[p] < 0)
+                                    for p in claim.processors
+                                    if self.owner[p] < 0) if self.claims else 0
             if self.waiting and not self.running and nxt == len(arrivals):
                 raise MonitorViolation(
                     f"t={now}: policy {self.policy.name}: {len(self.waiting)} jobs wait, none "

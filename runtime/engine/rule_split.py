@@ -23,8 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from schedc.dsl import ir
-from schedc.dsl.semantics.evaluate import Env, evaluate
-from schedc.dsl.semantics.pass_state import CONSTANT_STATE
+from schedc.dsl.knowledge import constant_value
 
 COMPARISONS = ("<", "<=", ">", ">=", "==", "!=")
 _MIRROR = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
@@ -69,19 +68,13 @@ def _folded(e: ir.Expr, values: Mapping[str, object]) -> ir.Expr:
     """``if C then A else B`` with C of params only, replaced by the branch taken (in and
     under conjunctions, where the split looks)."""
     match e:
-        case ir.IfThenElse(cond=c, then=t, otherwise=o) if _of_params(c):
-            taken = evaluate(c, Env(CONSTANT_STATE, params=values))
+        case ir.IfThenElse(cond=c, then=t, otherwise=o) if (
+                taken := constant_value(c, values)) is not None:
             return _folded(t if taken else o, values)
         case ir.Binary(op="and", left=a, right=b):
             return ir.Binary("and", _folded(a, values), _folded(b, values), "bool",
                              span=e.span)
     return e
-
-
-def _of_params(e: ir.Expr) -> bool:
-    """Reads params only (no job of any name, nothing of the state)."""
-    return ir.dependencies(e) <= {"param"} and not any(
-        isinstance(n, ir.JobAttr | ir.Request) for n in ir.walk(e))
 
 
 def _conjuncts(e: ir.Expr) -> list[ir.Expr]:
