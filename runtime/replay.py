@@ -20,7 +20,8 @@ from schedc.dsl import ir
 from schedc.dsl.diagnostics import DiagnosticError
 from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.engine.monitor import MonitorViolation
-from schedc.runtime.engine.simulator import simulate
+from schedc.runtime.engine.preemptive import simulate_preemptive, state_problem
+from schedc.runtime.engine.simulator import machine_for, simulate
 from schedc.runtime.workloads.state_file import merged_params, state_from_data
 
 
@@ -36,7 +37,8 @@ class Stop:
 def replay_stop(policy: ir.Policy, counterexample: Mapping[str, Any]) -> Stop:
     """Run ``policy`` from the counterexample's state (its records of what the passes
     decided, `pass` and `next_pass`, are ignored; a two-pass one's `check` turns on the
-    monitor check across passes)."""
+    monitor check across passes). A preemptive policy's state (its suspended and stopped
+    jobs, the jobs' histories) runs in the preemptive simulator."""
     # through JSON text, as the user's file: numbers read back as the decimals written
     data = json.loads(json.dumps(state_part(counterexample)), parse_float=Fraction)
     resources = tuple(r.name for r in policy.machine.resources)
@@ -45,10 +47,21 @@ def replay_stop(policy: ir.Policy, counterexample: Mapping[str, Any]) -> Stop:
         runtime = to_runtime(policy, merged_params(state, {}))
     except DiagnosticError as exc:  # the state breaks a reader's rule (WorkloadError too)
         return Stop(None, f"the state is not valid input: {exc}")
+    problem = state_problem(runtime, state)
+    if problem is not None:
+        return Stop(None, f"the state cannot be replayed: {problem[0]}")
     if state.sizes and not runtime.active(state.active).size_fixed:
         return Stop(None, "the state gives queued jobs a `size`, but the policy has none kept")
+    if runtime.preemption is not None:
+        try:
+            machine_for(runtime, state.workload, initial=state)
+        except DiagnosticError as exc:  # the state's machine is not the policy's
+            return Stop(None, f"the state is not valid input: {exc}")
     try:
-        simulate(runtime, state.workload, initial=state)
+        if runtime.preemption is not None:
+            simulate_preemptive(runtime, runtime.preemption, state.workload, initial=state)
+        else:
+            simulate(runtime, state.workload, initial=state)
     except MonitorViolation as exc:
         return Stop(exc.kind, str(exc))
     return Stop(None, "the run ended without a monitor stop")

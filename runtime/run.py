@@ -305,6 +305,7 @@ def load_for(policy: RuntimePolicy, path: str, options: RunOptions,
 def _prepare_state(policy: str | Path | ir.Policy, options: RunOptions) -> PreparedRun:
     """One machine state replayed; its params are defaults for the options' params."""
     from schedc.runtime.engine.from_ir import to_runtime
+    from schedc.runtime.engine.preemptive import state_problem
     from schedc.runtime.engine.simulator import machine_for
     from schedc.runtime.run_warnings import run_warnings
     from schedc.runtime.workloads.state_file import check_params, load_state, merged_params
@@ -319,10 +320,11 @@ def _prepare_state(policy: str | Path | ir.Policy, options: RunOptions) -> Prepa
     bound = merged_params(state, dict(options.params))
     runtime = to_runtime(policy_ir, bound)
     check_knowledge(policy_ir, bound, options.knowledge)
-    if runtime.preemption is not None:
-        raise OptionError(f"policy {runtime.name} preempts: a state file holds no job's "
-                          "history (phases, service acquired), so it cannot be replayed yet",
-                          help="run it on a workload instead of --state")
+    # a preempted job or a job's history needs the preemptive simulator, which needs each
+    # job's phase to agree with its mechanism (``preemptive.state_problem``)
+    problem = state_problem(runtime, state)
+    if problem is not None:
+        raise OptionError(*problem)
     sizing = runtime.active(state.active)  # a dynP state's sizes are its candidate's
     if state.sizes and not sizing.size_fixed:
         raise OptionError(f"the state gives queued jobs a `size`, but policy {sizing.name} "
@@ -419,7 +421,8 @@ def _simulate(policy: RuntimePolicy, workload: Workload, options: RunOptions, wh
             from schedc.runtime.engine.preemptive import simulate_preemptive
 
             schedule = simulate_preemptive(policy, policy.preemption, workload,
-                                           progress=update).schedule
+                                           progress=update, initial=how.get("initial")
+                                           ).schedule
         else:
             schedule = simulate(policy, workload, progress=update, **how)
         return schedule, time.perf_counter() - started

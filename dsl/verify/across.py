@@ -74,7 +74,7 @@ from schedc.dsl.verify.pass_encoding.record import SymbolicPass, Unsupported
 from schedc.dsl.verify.properties import completes
 from schedc.dsl.verify.symbolic import FreshNames, SymJob, sym_eval
 from schedc.dsl.verify.verdict import Bounds, Limits, Verdict
-from schedc.dsl.verify.vocabulary import KEPT, PREEMPTION_NOT_ENCODED
+from schedc.dsl.verify.vocabulary import KEPT, PREEMPTION_RESERVES_NOTHING
 from schedc.dsl.verify.z3context import fresh_context
 
 # the pass bounds the counterexample search grows to (two exact passes: the second has the
@@ -123,7 +123,7 @@ def verify_across(policy: ir.Policy, bounds: Bounds | None = None,
     started = time.perf_counter()
     if policy.preemption is not None:
         return [Verdict(KEPT, "unknown", 0.0, bound, location=policy.preemption.span,
-                        reason=PREEMPTION_NOT_ENCODED)]
+                        reason=PREEMPTION_RESERVES_NOTHING)]
     if policy.tuning is not None:
         return [Verdict(KEPT, "unknown", 0.0, bound, location=_where(policy), reason=(
             "a dynP policy may switch candidates between the two passes: reservations-kept "

@@ -47,7 +47,7 @@ from schedc.dsl.verify.properties import (
 from schedc.dsl.verify.ranges import sums_held
 from schedc.dsl.verify.symbolic import Obligation, describe
 from schedc.dsl.verify.verdict import Bounds, Limits, Verdict
-from schedc.dsl.verify.vocabulary import PREEMPTION_NOT_ENCODED, PROPERTIES
+from schedc.dsl.verify.vocabulary import PROPERTIES
 from schedc.dsl.verify.z3context import fresh_context
 
 
@@ -119,10 +119,10 @@ def _verify(policy: ir.Policy, bounds: Bounds, limits: Limits, only: Iterable[st
     wanted = set(only) if only is not None else None
     bound = (f"N={bounds.queued} queued, R={bounds.running} running, "
              f"K={len(policy.machine.resources)}")
-    if policy.preemption is not None:
-        return [Verdict(name, "unknown", 0.0, bound, location=policy.preemption.span,
-                        reason=PREEMPTION_NOT_ENCODED)
-                for name in PROPERTIES if wanted is None or name in wanted]
+    if policy.preemption is not None:  # its own pass (dsl/verify/preemption/)
+        from schedc.dsl.verify.preemption.prover import verify_preemptive
+
+        return verify_preemptive(policy, bounds, limits, wanted, replay, progress)
     try:
         sym = encode_pass(policy, bounds, exact=False, resized=resized, kept=kept)
     except Unsupported as exc:

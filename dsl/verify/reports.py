@@ -20,7 +20,15 @@ RULES = {
     "well-defined": "No division by zero, sqrt of a negative or log of a non-positive number.",
     "reservation-safety": "No job started in a pass delays a reservation made in that pass "
                           "more than the policy allows (its `slack`; none without one).",
-    "progress": "On an idle machine with a non-empty queue, a pass starts a job.",
+    "progress": "On an idle machine with a non-empty queue, a pass starts a job; a "
+                "preemptive pass places the head of its order unless the jobs it may not "
+                "preempt, or what suspended jobs hold, keep it out.",
+    "protected": "No job is preempted inside its protected time (`keep`), at the "
+                 "preemption limit, or of mechanism `none`.",
+    "mechanism": "Each job moves as its mechanism says: a suspended job resumes on its own "
+                 "processors, a migratable one restarts at its size, sizes lie in range.",
+    "no-superfluous-preemption": "Every job preempted in a pass makes room that a job placed "
+                                 "in it needs.",
     "invariant": "A user invariant holds for every job started.",
     "reservations-kept": "A job reserved by a pass that still waits at the next pass is "
                          "started or reserved there no later (jobs ending by their "

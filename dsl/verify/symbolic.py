@@ -52,7 +52,7 @@ from schedc.dsl.verify.ranges import Interval
 __all__ = [
     "DIV_ZERO", "EMPTY_AGGREGATE", "LOG", "LOG_NONPOSITIVE", "SQRT_NEGATIVE", "UTIL_ZERO",
     "log_function",
-    "FreshNames", "Obligation", "ParamTerms", "SymJob", "SymResult", "SymState",
+    "ActiveTerms", "FreshNames", "Obligation", "ParamTerms", "SymJob", "SymResult", "SymState",
     "SymbolicError", "describe", "running_total", "sym_eval",
 ]
 
@@ -119,6 +119,21 @@ class SymJob:
     work: z3.ArithRef | None = None
     # Int per label attribute the policy reads (``ir.labels_read``): user, group, ...
     labels: Mapping[str, z3.ArithRef] = field(factory=dict)
+    # a job of a preemptive policy: what it has run so far (``ir.ACTIVE_ATTRS``)
+    active: ActiveTerms | None = None
+
+
+@frozen(eq=False)
+class ActiveTerms:
+    """What a preemptive policy's job has run so far, at the pass's instant
+    (``runtime/engine/lifecycle.py``'s ``JobLife``): processor-seconds run (``acquired``),
+    seconds since its last start or resume (0 if it never ran), preemptions, whether it is
+    suspended. Its `progress` reads its speedup's run times: not encoded."""
+
+    acquired: z3.ArithRef  # Int
+    since_start: z3.ArithRef  # Int
+    preemptions: z3.ArithRef  # Int
+    suspended: z3.BoolRef
 
 
 @frozen(eq=False)
@@ -245,14 +260,18 @@ _DEFAULT_FRESH = FreshNames(prefix="_sym_")  # used when the caller passes none
 
 def sym_eval(expr: ir.Expr, *, job: SymJob | None, state: SymState,
              params: Mapping[str, z3.ExprRef], size: z3.ArithRef | None = None,
-             fresh: FreshNames | None = None) -> SymResult:
+             fresh: FreshNames | None = None,
+             jobs: Mapping[str, SymJob] | None = None) -> SymResult:
     """The Z3 term of ``expr`` with its obligations and definitions.
 
     ``job`` is what `job` denotes (a queue job: `wait` counts up to `now`); ``size`` is what
-    `job.size` denotes (invariants). Raises SymbolicError for input it cannot encode.
+    `job.size` denotes (invariants); ``jobs`` binds other job variables (a preemptive rule's
+    `cand` and `victim`, read as waiting jobs). Raises SymbolicError for input it cannot
+    encode.
     """
     ev = _Eval(state, job, params, size, fresh if fresh is not None else _DEFAULT_FRESH)
-    value = ev.expr(expr, z3.BoolVal(True), {})
+    env = {name: (slot, False) for name, slot in (jobs or {}).items()}
+    value = ev.expr(expr, z3.BoolVal(True), env)
     return SymResult(value, tuple(ev.obligations), tuple(ev.definitions), ev.uses_log)
 
 
@@ -565,6 +584,14 @@ class _Eval:
         now = self.state.now
         if e.attr in ir.RUNNING_ATTRS and (not running or slot.start is None):
             raise SymbolicError(f"`{e.var}.{e.attr}` on a job that is not running")
+        if e.attr in ir.ACTIVE_ATTRS:
+            active = slot.active
+            if active is None:
+                raise SymbolicError(f"`{e.var}.{e.attr}` on a job of no preemptive policy")
+            if e.attr == "progress":
+                raise SymbolicError(f"`{e.var}.progress` reads the job's run time at its "
+                                    "size (its speedup): not encoded")
+            return getattr(active, e.attr)
         match e.attr:
             case "id" | "submit" | "estimate":
                 return getattr(slot, e.attr)

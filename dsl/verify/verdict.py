@@ -16,10 +16,13 @@ from attrs import frozen
 
 from schedc.dsl.diagnostics import Span
 from schedc.dsl.verify.vocabulary import (
+    MAX_PROCESSORS,
     MAX_RLIMIT,
     MAX_SLOTS,
     MAX_TIMEOUT_S,
     MIN_TIMEOUT_S,
+    PREEMPTIVE_SLOTS,
+    PROCESSORS,
     QUEUED,
     RLIMIT,
     RUNNING,
@@ -50,14 +53,31 @@ class Bounds:
 
     queued: int = QUEUED  # N
     running: int = RUNNING  # R
+    # P: a preemptive pass's machine has at most P processors (each job's are P terms)
+    processors: int = PROCESSORS
+    # a preemptive pass's slots (N waiting, R running): fewer by default, each carrying P
+    # processor terms; ``--queued`` and ``--running`` set them as given
+    preemptive: tuple[int, int] = (PREEMPTIVE_SLOTS, PREEMPTIVE_SLOTS)
 
     @classmethod
-    def checked(cls, queued: int, running: int) -> Bounds:
-        """The bounds of ``schedc verify --queued --running``: each in [1, MAX_SLOTS], or
-        ``OutOfRange``."""
-        _slots("queued", queued, QUEUED)
-        _slots("running", running, RUNNING)
-        return cls(queued, running)
+    def checked(cls, queued: int | None, running: int | None,
+                processors: int = PROCESSORS) -> Bounds:
+        """The bounds of ``schedc verify --queued --running --processors`` (None: not
+        given, each kind of pass its default): slots in [1, MAX_SLOTS], processors in
+        [1, MAX_PROCESSORS], or ``OutOfRange``."""
+        if queued is not None:
+            _slots("queued", queued, QUEUED)
+        if running is not None:
+            _slots("running", running, RUNNING)
+        if not 1 <= processors <= MAX_PROCESSORS:
+            raise OutOfRange("processors", str(processors),
+                             f"the bound must lie in [1, {MAX_PROCESSORS}]",
+                             "a preemptive pass's machine has at most this many processors "
+                             f"(default {PROCESSORS})")
+        return cls(QUEUED if queued is None else queued,
+                   RUNNING if running is None else running, processors,
+                   (PREEMPTIVE_SLOTS if queued is None else queued,
+                    PREEMPTIVE_SLOTS if running is None else running))
 
 
 @frozen

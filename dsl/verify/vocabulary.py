@@ -6,11 +6,23 @@ from __future__ import annotations
 
 # The properties of one pass, in report order; "invariant `TEXT`" names a policy's own
 PROPERTIES = ("capacity", "size-bounds", "well-defined", "reservation-safety", "progress")
+# a preemptive policy's (papers/003; dsl/verify/preemption/properties.py says each)
+PREEMPTIVE_PROPERTIES = ("capacity", "size-bounds", "well-defined", "protected", "mechanism",
+                         "no-superfluous-preemption", "progress")
+ALL_PROPERTIES = tuple(dict.fromkeys((*PROPERTIES, *PREEMPTIVE_PROPERTIES)))
 KEPT = "reservations-kept"  # the property across passes (across.py)
-OPT_IN_CHECKS = (KEPT,)  # the monitor's checks a state file may turn on (its `check` key)
+# a preemptive state's first pass checked for `protected`, `mechanism` and `progress`
+# (runtime/engine/preemptive_checks.py): what a preemptive counterexample turns on
+PREEMPTIVE_PASS = "preemptive-pass"
+OPT_IN_CHECKS = (KEPT, PREEMPTIVE_PASS)  # the monitor's checks a state file may turn on
 
 QUEUED = 8  # N: queued-job slots of the symbolic state
 RUNNING = 8  # R: running-job slots
+# a preemptive pass's default slots (N waiting, R running): each slot carries P processor
+# terms and the pass's loops over pairs of them
+PREEMPTIVE_SLOTS = 3
+PROCESSORS = 8  # P: processors of a preemptive pass's machine (each a term per job)
+MAX_PROCESSORS = 32
 MAX_SLOTS = 64  # N and R at most: each slot is terms of its own
 MAX_RESOURCES = 8  # K of `--resources K`: the machine's own, then generic ones
 
@@ -21,8 +33,7 @@ MAX_RLIMIT = 2**32 - 1
 # seconds: at least 1 ms, below 2^32 ms
 MIN_TIMEOUT_S, MAX_TIMEOUT_S = 0.001, 2**32 / 1000
 
-# why a preemptive policy's verdicts are unknown, until its pass is encoded (issue 34)
-PREEMPTION_NOT_ENCODED = (
-    "the policy preempts (`preempt when`), and a preemptive pass (its suspensions, requeues "
-    "and the jobs they make room for) is not encoded for Z3 yet: nothing is proved of it; "
-    "`schedc run` checks capacity, held memory and processes after every pass")
+# why `reservations-kept` says nothing of a preemptive policy
+PREEMPTION_RESERVES_NOTHING = (
+    "a preemptive pass makes no reservations (its jobs start by first fit, `reserve 0`): "
+    "reservations-kept does not apply; see the preemptive properties of its pass")

@@ -28,11 +28,13 @@ def run(args: argparse.Namespace) -> int:
     from schedc.dsl.verify.across import KEPT, makes_reservations, verify_across
     from schedc.dsl.verify.prover import verify_policy
     from schedc.dsl.verify.verdict import Bounds, Limits, OutOfRange
-    from schedc.dsl.verify.vocabulary import PROPERTIES
+    from schedc.dsl.verify.vocabulary import ALL_PROPERTIES
     from schedc.runtime.replay import replayer
 
     try:
-        bounds = Bounds.checked(args.queued, args.running)
+        bounds = Bounds.checked(args.queued, args.running, args.processors)
+        # as the rigid pass's: a preemptive policy's are its verdicts' bound text
+        args.queued, args.running = bounds.queued, bounds.running
         limits = Limits.checked(args.rlimit, args.timeout)
     except OutOfRange as exc:
         raise UserError(f"--{exc.field} {exc.value}: {exc.text}", help=exc.help) from None
@@ -42,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
                         help="the machine's own resources, then generic ones, up to 8")
     from schedc.runtime.workloads.workload import choices_help
 
-    known = (*PROPERTIES, "invariant", KEPT)
+    known = (*ALL_PROPERTIES, "invariant", KEPT)
     for name in args.properties or ():
         if name not in known:
             raise UserError(f"--property {name}: no such property",
@@ -342,18 +344,24 @@ def add_parser(commands: Any) -> None:
         "error, 3 some verdict unknown.")
     verify.add_argument("files", nargs="+", metavar="FILE", help=".pol file(s)")
     verify.add_argument("--policy", help="which policy of the file (if it defines several)")
-    verify.add_argument("--queued", type=int, default=VERIFY_QUEUED, metavar="N",
-                        help=f"queued-job slots of the symbolic state (default {VERIFY_QUEUED})")
-    verify.add_argument("--running", type=int, default=VERIFY_RUNNING, metavar="R",
+    verify.add_argument("--queued", type=int, metavar="N",
+                        help=f"queued-job slots of the symbolic state (default {VERIFY_QUEUED}; "
+                        f"a preemptive policy's waiting slots: {vocabulary.PREEMPTIVE_SLOTS})")
+    verify.add_argument("--running", type=int, metavar="R",
                         help="running-job slots of the symbolic state "
-                        f"(default {VERIFY_RUNNING})")
+                        f"(default {VERIFY_RUNNING}; a preemptive policy's: "
+                        f"{vocabulary.PREEMPTIVE_SLOTS})")
+    verify.add_argument("--processors", type=int, default=vocabulary.PROCESSORS, metavar="P",
+                        help="a preemptive policy's machine has at most P processors, each "
+                        f"a term per job (1 to {vocabulary.MAX_PROCESSORS}; default "
+                        f"{vocabulary.PROCESSORS})")
     verify.add_argument("--resources", type=int, metavar="K",
                         help=f"prove for a machine of K resources (1 to "
                         f"{vocabulary.MAX_RESOURCES}): the policy's own, "
                         "then generic ones with symbolic capacities (default: the machine's)")
     verify.add_argument("--property", action="append", dest="properties", metavar="NAME",
                         help="check only this property (repeatable): "
-                        f"{', '.join((*vocabulary.PROPERTIES, 'invariant', vocabulary.KEPT))}")
+                        f"{', '.join((*vocabulary.ALL_PROPERTIES, 'invariant', vocabulary.KEPT))}")
     verify.add_argument("--rlimit", type=int, default=vocabulary.RLIMIT,
                         help="Z3 resource limit per property (machine-independent; "
                         f"default {vocabulary.RLIMIT:,})")

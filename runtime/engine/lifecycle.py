@@ -41,6 +41,12 @@ A job completes when the fraction reaches 1, at the first whole second where it 
 never ends before its work is done). ``acquired`` is the processor time it has run (the
 paper's acquired service), ``since_start`` the time since its last start or resume (the
 paper's residual run time).
+
+A job met in a machine state (``schedc run --state``, a counterexample) begins its life in
+the phase the state gives it, with its history (``JobLife.restore``): running, suspended,
+stopped or pending, its service acquired, preemptions and work done so far. A restored
+stopped job knows the size of its last run but not where it ran (no processors until it
+starts again).
 """
 
 from __future__ import annotations
@@ -88,7 +94,7 @@ class JobLife:
 
     __slots__ = ("job", "mechanism", "phase", "since", "processors", "done", "saved",
                  "acquired", "last_start", "phase_end", "preemptions", "lost", "lost_time",
-                 "overhead", "segments", "_unsaved", "_unsaved_time", "_times")
+                 "overhead", "segments", "_unsaved", "_unsaved_time", "_times", "_kept_size")
 
     def __init__(self, job: Job, mechanism: Mechanism = "none") -> None:
         if mechanism not in MECHANISMS:
@@ -112,13 +118,69 @@ class JobLife:
         self._unsaved = 0  # processor-seconds run since the last save (a requeue loses them)
         self._unsaved_time = 0  # and their seconds
         self._times: dict[int, int] = {}  # T(n) by size
+        # a stopped job restored from a state knows the size of its last run, not where
+        self._kept_size = 0
+
+    @classmethod
+    def restore(cls, job: Job, mechanism: Mechanism, phase: Phase, now: int, *,
+                processors: tuple[int, ...] = (), size: int = 0, acquired: int = 0,
+                preemptions: int = 0, progress: Fraction = Fraction(0),
+                last_start: int | None = None) -> JobLife:
+        """A job met at ``now`` in ``phase`` (a machine state: ``runtime/workloads/
+        state_file.py``'s ``History``), with ``acquired`` processor-seconds run,
+        ``preemptions`` booked under its mechanism's kind, and ``progress`` of its work done:
+
+        - ``running`` on ``processors`` since ``last_start`` (<= now; progress: at then);
+        - ``suspended`` on ``processors`` (its size), since ``now``;
+        - ``stopped`` since ``now``, at ``size`` (where it ran is not known: no processors);
+        - ``pending`` since ``now`` (a requeued job, if it ran before).
+
+        The work done before ``now`` counts as saved (the state knows of no run since a
+        save): a requeue loses only what runs after ``now``. Its segments start at ``now``
+        (running: at ``last_start``)."""
+        life = cls(job, mechanism)
+        if phase not in ("running", "suspended", "stopped", "pending"):
+            raise LifecycleError(f"job {job.id}: a restored job is running, suspended, "
+                                 f"stopped or pending, not {phase}")
+        if not 0 <= progress < 1 or acquired < 0 or preemptions < 0:
+            raise LifecycleError(f"job {job.id}: restored with progress {progress}, "
+                                 f"acquired {acquired}, {preemptions} preemptions")
+        if preemptions:
+            kind: Preemption | None = {"suspend": "suspend", "checkpoint": "checkpoint",
+                                       "malleable": "checkpoint", "requeue": "requeue"
+                                       }.get(mechanism)  # type: ignore[assignment]
+            if kind is None:
+                raise LifecycleError(f"job {job.id}: of mechanism {mechanism}, it was never "
+                                     "preempted")
+            life.preemptions[kind] = preemptions
+        holds = phase in ("running", "suspended")
+        if holds != bool(processors) or len(set(processors)) != len(processors):
+            raise LifecycleError(f"job {job.id}: {phase} on {processors}: a running or "
+                                 "suspended job holds distinct processors, no other any")
+        if phase == "suspended" and mechanism != "suspend" or phase == "stopped" and (
+                mechanism not in ("checkpoint", "malleable")):
+            raise LifecycleError(f"job {job.id}: {phase} under mechanism {mechanism}")
+        if phase == "stopped" and size < 1:
+            raise LifecycleError(f"job {job.id}: stopped at size {size}")
+        life.phase = phase
+        life.processors = tuple(processors)
+        life._kept_size = size if phase == "stopped" else 0
+        life.done = life.saved = Fraction(progress)
+        life.acquired = acquired
+        life.last_start = last_start
+        life.since = now
+        if phase == "running":
+            if last_start is None or last_start > now:
+                raise LifecycleError(f"job {job.id}: running since {last_start}, not by {now}")
+            life.since = last_start
+        return life
 
     # -- what it holds and how far it is ------------------------------------------------------
 
     @property
     def size(self) -> int:
         """The cpus of its current (or, suspended or stopped, last) allocation; 0 before."""
-        return len(self.processors)
+        return len(self.processors) or self._kept_size
 
     def alloc(self) -> tuple[int, ...]:
         """Per resource, what it holds now: cpus only in dispatching, running and
@@ -181,6 +243,7 @@ class JobLife:
                                  f"[{self.job.min_procs}, {self.job.max_procs}]")
         self._close(now)
         self.processors = tuple(processors)
+        self._kept_size = 0
         self._enter_dispatch(now, dispatch)
 
     def resume(self, now: int, dispatch: int = 0) -> None:

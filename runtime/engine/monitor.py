@@ -25,7 +25,7 @@ from attrs import frozen
 
 from schedc.dsl.semantics.decisions import PassDecisions, Started
 from schedc.dsl.semantics.numbers import SizeError
-from schedc.dsl.verify.vocabulary import KEPT, PROPERTIES
+from schedc.dsl.verify.vocabulary import ALL_PROPERTIES, KEPT
 from schedc.runtime.engine.policy import PassState, RuntimePolicy
 from schedc.runtime.jobs import Job, RunningJob
 
@@ -42,7 +42,7 @@ class MonitorViolation(Exception):
         self.kind = kind
 
 
-PROPERTY_KINDS = PROPERTIES  # the names of `schedc verify`'s properties, which stops carry
+PROPERTY_KINDS = ALL_PROPERTIES  # the names of `schedc verify`'s properties, which stops carry
 
 
 def call_policy(policy: RuntimePolicy, fn: Callable[[Job, PassState], Any], job: Job,

@@ -62,22 +62,41 @@ import heapq
 import math
 import operator
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Literal
 
 from attrs import frozen
 
+from schedc.dsl.verify.vocabulary import KEPT, PREEMPTIVE_PASS
 from schedc.runtime.engine.adaptive import committed, fill, give_leftover
-from schedc.runtime.engine.lifecycle import HOLDS_CPUS, JobLife
+from schedc.runtime.engine.lifecycle import HOLDS_CPUS, JobLife, Mechanism
 from schedc.runtime.engine.monitor import MonitorViolation, call_policy
 from schedc.runtime.engine.policy import PassState, PreemptionRules, RuntimePolicy, never
+from schedc.runtime.engine.preemptive_checks import FirstPassChecks
 from schedc.runtime.engine.schedule import JobRecord, Preempted, PreemptionTotals, Schedule
+from schedc.runtime.engine.simulator import machine_for
 from schedc.runtime.jobs import RunningJob
+from schedc.runtime.workloads.state_file import InitialState, complete_histories
 from schedc.runtime.workloads.workload import Workload
 
 WAITING = ("pending", "suspended", "stopped")  # the phases of ``_Loop.waiting``
 # preemptions with no job completed in between after which a run stops: the policy livelocks
 # (least attained service with requeues, say, preempts every restart before it can end)
 STALL_PREEMPTIONS = 100_000
+
+
+ActionKind = Literal["start", "resume", "claim", "suspend", "checkpoint", "requeue"]
+
+
+@frozen
+class Action:
+    """One thing a pass did, for ``simulate_preemptive``'s ``on_pass``: a job started,
+    resumed or claimed ``processors`` (where it runs, or will), or was preempted off them
+    (``checkpoint``: by checkpoint or malleable, the processors it held). ``job`` is the
+    job's id (``Job.id``)."""
+
+    kind: ActionKind
+    job: int
+    processors: tuple[int, ...]
 
 
 @frozen
@@ -110,23 +129,120 @@ _COMPLETE, _DISPATCHED, _CHECKPOINTED, _TIMER = 0, 1, 2, 3
 def simulate_preemptive(policy: RuntimePolicy, rules: PreemptionRules, workload: Workload,
                         *, monitor: bool = True,
                         progress: Callable[[int, int], None] | None = None,
-                        stall: int = STALL_PREEMPTIONS) -> PreemptiveRun:
+                        stall: int = STALL_PREEMPTIONS, initial: InitialState | None = None,
+                        on_pass: Callable[[int, tuple[Action, ...]], None] | None = None
+                        ) -> PreemptiveRun:
     """Replay ``workload`` under ``policy`` and ``rules`` (the module's doc); ``progress``
     gets (jobs completed, jobs) about a hundred times; ``stall`` preemptions with no job
-    completed stop the run as a livelock."""
+    completed stop the run as a livelock.
+
+    With ``initial`` (``state_file.py``, ``workload`` holding its jobs at their indices, as
+    ``initial.workload`` does) the machine starts at ``initial.now`` with the state's jobs in
+    their phases (``JobLife.restore`` from their histories: running jobs on their processors
+    end when their work is done, suspended ones keep their processes and other resources on
+    theirs), the queued, suspended and stopped jobs waiting in that order (a tie-break; the
+    policy's order decides), and a pass at ``now``; any other job arrives at its submit time
+    (>= now). A job's life, and so the run's counts of service and preemptions, includes
+    the history it was restored with. ``state_problem`` says first why a state cannot be
+    replayed (a ``ValueError`` here).
+
+    ``on_pass`` gets, after every pass and before the monitor checks it, its instant and
+    what it did (``Action``), in the order done."""
     if (policy.size is not None and not rules.select) or policy.depth != 0 or (
             policy.backfill not in ("none", "first_fit")) or policy.tuning is not None:
         raise ValueError(f"policy {policy.name}: a preemptive pass takes `reserve 0` and "
                          "backfill `first_fit` or `none`, and sizes only by the order")
-    return _Loop(policy, rules, workload, monitor, progress, stall).run()
+    if initial is not None:
+        problem = state_problem(policy, initial, rules)
+        if problem is not None:
+            raise ValueError(f"{problem[0]} ({problem[1]})")
+        machine_for(policy, workload, initial)  # the state's machine and jobs, or an error
+    return _Loop(policy, rules, workload, monitor, progress, stall, on_pass).run(initial)
+
+
+def state_problem(policy: RuntimePolicy, state: InitialState,
+                  rules: PreemptionRules | None = None) -> tuple[str, str] | None:
+    """Why ``policy`` (``rules``: its preemption rules, by default ``policy.preemption``)
+    cannot replay ``state``: (message, help), or None. The rigid simulator replays no
+    preempted job nor history; the preemptive one needs each job's phase to agree with its
+    mechanism, no more jobs resident on a processor than the policy allows, and no kept
+    sizes or checks of reservations (its passes make none)."""
+    rules = rules if rules is not None else policy.preemption
+    if rules is None:
+        if PREEMPTIVE_PASS in state.checks:
+            return (f"the state asks for `check` {PREEMPTIVE_PASS}, but policy {policy.name} "
+                    "does not preempt",
+                    "replay it with the preemptive policy it was found for, or remove the "
+                    "check")
+        if state.has_history:
+            return (f"policy {policy.name} does not preempt, and the state holds preempted "
+                    "jobs or a job's history: the rigid simulator has no suspended or "
+                    "stopped jobs, processors or service acquired",
+                    "replay it with a policy that has `preempt when` or `preempt by order`, "
+                    "or remove `suspended`, `stopped` and the history fields (processors, "
+                    "acquired, preemptions, progress, last_start)")
+        return None
+    if state.sizes:
+        return (f"the state gives queued jobs a `size`, but policy {policy.name} preempts: "
+                "its passes keep no size chosen before",
+                "remove the `size` fields of the queued jobs")
+    if state.active not in (None, policy.name):
+        return (f"the state's active candidate `{state.active}` is not policy "
+                f"{policy.name}: a preemptive policy does not tune itself",
+                "remove `active` from the state")
+    if KEPT in state.checks:
+        return (f"the state asks for `check` {KEPT}, but policy {policy.name} preempts: its "
+                "passes reserve nothing to keep",
+                f"remove `check` from the state, or check {PREEMPTIVE_PASS}")
+    histories = complete_histories(state)
+    phases: list[tuple[str, Any]] = [
+        *(("running", rj.job) for rj in state.running),
+        *(("queue", job) for job in state.queue if job.index in histories),
+        *(("suspended", job) for job in state.suspended),
+        *(("stopped", job) for job in state.stopped)]
+    allowed: dict[str, tuple[Mechanism, ...]] = {
+        "suspended": ("suspend",), "stopped": ("checkpoint", "malleable")}
+    for phase, job in phases:
+        mechanism = rules.mechanism(job)
+        ok = allowed.get(phase)
+        if ok is not None and mechanism not in ok:
+            return (f"job {job.id} is {phase} in the state, but policy {policy.name} gives it "
+                    f"mechanism {mechanism}: only a job of mechanism {' or '.join(ok)} is "
+                    f"{phase}",
+                    "put the job where its mechanism can leave it (a suspended job: "
+                    "`mechanism suspend`; a stopped one: `checkpoint` or `malleable`)")
+        if histories[job.index].preemptions and mechanism == "none":
+            return (f"job {job.id} was preempted {histories[job.index].preemptions} times, "
+                    f"but policy {policy.name} gives it mechanism none: it is never "
+                    "preempted", "give it `preemptions: 0`, or a mechanism that preempts")
+    if rules.resident is not None:
+        resident = [0] * state.capacities[0]
+        for index in (*(rj.job.index for rj in state.running),
+                      *(job.index for job in state.suspended)):
+            for p in histories[index].processors:
+                resident[p] += 1
+        most = max(resident, default=0)
+        if most > rules.resident:
+            return (f"processor {resident.index(most)} holds the processes of {most} jobs "
+                    f"in the state, more than policy {policy.name}'s `resident` "
+                    f"{rules.resident}",
+                    "give the suspended jobs other processors, or fewer of them")
+    return None
 
 
 class _Loop:
     def __init__(self, policy: RuntimePolicy, rules: PreemptionRules, workload: Workload,
                  monitor: bool, progress: Callable[[int, int], None] | None,
-                 stall: int) -> None:
+                 stall: int, on_pass: Callable[[int, tuple[Action, ...]], None] | None = None
+                 ) -> None:
         self.policy, self.rules, self.workload, self.monitor = policy, rules, workload, monitor
         self.progress, self.stall = progress, stall
+        # what each pass did, for ``on_pass`` (``recording``: tested before anything is built)
+        self.on_pass = on_pass
+        self.recording = on_pass is not None
+        self.actions: list[Action] = []
+        # a replayed state's first pass, checked for what `schedc verify` proves of it
+        self.first_checks: FirstPassChecks | None = None
         self.completed = 0
         cap = tuple(c if c is not None else w
                     for c, w in zip(policy.capacities, workload.capacities, strict=True))
@@ -163,8 +279,13 @@ class _Loop:
 
     # -- the event loop -----------------------------------------------------------------------
 
-    def run(self) -> PreemptiveRun:
-        arrivals = sorted(self.workload.jobs, key=lambda j: (j.submit, j.index))
+    def run(self, initial: InitialState | None = None) -> PreemptiveRun:
+        placed = self._place(initial) if initial is not None else set()
+        if initial is not None and self.monitor and PREEMPTIVE_PASS in initial.checks:
+            self.first_checks = FirstPassChecks(self)
+            self.recording = True
+        arrivals = sorted((j for j in self.workload.jobs if j.index not in placed),
+                          key=lambda j: (j.submit, j.index))
         nxt, events = 0, self.events
         while nxt < len(arrivals) or events:
             times = [events[0][0]] if events else []
@@ -198,6 +319,50 @@ class _Loop:
                                    f"{len(self.waiting)} waiting and {len(self.running)} "
                                    "running jobs")
         return self._result()
+
+    def _place(self, initial: InitialState) -> set[int]:
+        """The state's jobs in their phases at its instant, with the machine's books, and a
+        pass there (a timer event); the indices of the jobs placed."""
+        now = initial.now
+        histories = complete_histories(initial)
+        mechanisms = self.mechanisms
+
+        def restored(job: Any, phase: Any) -> JobLife:
+            h = histories[job.index]
+            life = JobLife.restore(job, mechanisms[job.index], phase, now,
+                                   processors=h.processors, size=h.size, acquired=h.acquired,
+                                   preemptions=h.preemptions, progress=h.progress,
+                                   last_start=h.last_start)
+            self.lives[job.index] = life
+            return life
+
+        for rj in initial.running:
+            index = rj.job.index
+            life = restored(rj.job, "running")
+            if life.completion_time() < now:
+                raise ValueError(f"job {rj.job.id} of the state completed at "
+                                 f"{life.completion_time()}, before now {now}")
+            self._take(index, life, others_too=True)
+            self._dispatch(index, life)  # its completion
+        for job in initial.queue:
+            if job.index in histories:
+                restored(job, "pending")
+            else:
+                self.lives[job.index] = JobLife(job, mechanisms[job.index])
+        for job in initial.suspended:
+            life = restored(job, "suspended")
+            for p in life.processors:  # its processes, memory and other resources stay
+                self.resident[p] += 1
+                self.most_resident = max(self.most_resident, self.resident[p])
+            for k in range(1, len(self.used)):
+                self.used[k] += job.request[k]
+        for job in initial.stopped:
+            restored(job, "stopped")
+        self.waiting = [job.index for job in (*initial.queue, *initial.suspended,
+                                              *initial.stopped)]
+        self.idle_at = self.stall_since = now
+        heapq.heappush(self.events, (now, _TIMER, -1, 0, len(self.events)))
+        return {*(rj.job.index for rj in initial.running), *self.waiting}
 
     def _event(self, kind: int, index: int, now: int) -> None:
         life = self._life(index)
@@ -235,6 +400,9 @@ class _Loop:
         self.sizes.clear()
         self.cand_sides.clear()
         self.victim_sides.clear()
+        checks, self.first_checks = self.first_checks, None
+        if checks is not None:
+            checks.before(now)
         touched: set[int] = set()  # started, resumed or preempted in this pass
         running_before = set(self.running)
         if self.claims:  # 0. claims
@@ -245,6 +413,13 @@ class _Loop:
         preempted = sorted(i for i in running_before
                            if i not in self.running and i not in waiting)
         self.waiting = [i for i in (*order, *preempted) if self._life(i).phase in WAITING]
+        if self.recording:
+            actions, self.actions = tuple(self.actions), []
+            if self.on_pass is not None:
+                self.on_pass(now, actions)
+            if checks is not None:
+                checks.after(now, actions)
+                self.recording = self.on_pass is not None
         if self.monitor:
             self._check(now)
         quantum = self.rules.quantum
@@ -394,12 +569,16 @@ class _Loop:
         self._take(index, life, others_too=True)
         self._dispatch(index, life)
         touched.add(index)
+        if self.recording:
+            self.actions.append(Action("start", life.job.id, life.processors))
 
     def _resume(self, index: int, life: JobLife, now: int, touched: set[int]) -> None:
         life.resume(now, dispatch=self._seconds(self.rules.resume, life, "cost resume"))
         self._take(index, life, others_too=False)  # its processes and memory stayed there
         self._dispatch(index, life)
         touched.add(index)
+        if self.recording:
+            self.actions.append(Action("resume", life.job.id, life.processors))
 
     def _seconds(self, fn: Any, life: JobLife, what: str) -> int:
         """A cost in whole seconds: floored, at least 0."""
@@ -425,6 +604,10 @@ class _Loop:
                 "jobs before they can end (protect a job's first minutes with `keep`, cap "
                 "`limit preemptions`, or checkpoint instead of requeue)")
         touched.add(index)
+        if self.recording:  # the processors it held (a requeue forgets them)
+            kind = "requeue" if life.mechanism == "requeue" else (
+                "suspend" if life.mechanism == "suspend" else "checkpoint")
+            self.actions.append(Action(kind, life.job.id, life.processors))
         if life.mechanism == "suspend":
             life.suspend(now)
             self._release(index, life, cpus_only=True)
@@ -489,6 +672,8 @@ class _Loop:
             self.claim_of[p] = index
         self.claims[index] = _Claim(procs, outstanding)
         touched.add(index)
+        if self.recording:
+            self.actions.append(Action("claim", life.job.id, tuple(procs)))
 
     def _start_claims(self, now: int, touched: set[int]) -> None:
         for index, claim in list(self.claims.items()):

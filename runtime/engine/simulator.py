@@ -74,6 +74,9 @@ def simulate(policy: RuntimePolicy, workload: Workload, progress: Progress | Non
     kernel). A state's opt-in monitor checks (``initial.checks``: `reservations-kept`,
     ``monitor.ReservationsKept``) read those decisions after ``on_pass``.
     """
+    if initial is not None and (initial.suspended or initial.stopped):
+        raise ValueError(f"policy {policy.name}: the rigid simulator has no suspended or "
+                         "stopped jobs (a preemptive policy's state: `simulate_preemptive`)")
     if initial is not None and initial.checks and monitor:
         on_pass = opt_in_checks(policy.name, initial.checks, on_pass)
     with paused_gc():
@@ -450,7 +453,8 @@ def _initial_capacities(policy: RuntimePolicy, workload: Workload, initial: Init
                                 f"{policy.name} declares {c}",
                                 help="write the policy's capacity in the state's `capacity`")
     jobs = workload.jobs
-    mine = [rj.job for rj in initial.running] + list(initial.queue)
+    mine = [rj.job for rj in initial.running] + [*initial.queue, *initial.suspended,
+                                                 *initial.stopped]
     for job in mine:
         if not (job.index < len(jobs) and jobs[job.index] == job):
             raise WorkloadError(where, None, None,

@@ -43,9 +43,37 @@ at the value's line and column):
   names: ``"reservations-kept"`` stops the run when a job's reservation moves later (or it
   starts after it) from one pass to the next (``runtime/engine/monitor.py``, ``ReservationsKept``).
 
+A preemptive policy's state (``runtime/engine/preemptive.py``; the rigid simulator refuses
+it, ``preemptive.state_problem``) also says where each job is in its life
+(``lifecycle.JobLife``) and what it has done, its ``History``:
+
+* ``suspended`` and ``stopped`` (optional, default empty): preempted jobs, written as queued
+  jobs are (moldable ones too; no ``size`` on a suspended job), submit <= now;
+* history fields, each optional unless said: ``acquired`` (processor-seconds run, >= 0,
+  default 0; a running job's: before ``start``), ``preemptions`` (>= 0, default 0; >= 1,
+  default 1 for suspended and stopped jobs), ``progress`` (the fraction of its work done, a
+  number in [0, 1) read exactly as a param is, "1/3" or 0.25; default 0; a running job's: at
+  ``start``), and ``last_start`` (submit <= last_start <= now: its last start or resume) on
+  suspended, stopped and queued jobs (a queued job that ran before was requeued);
+* ``processors`` on running and suspended jobs: distinct integers in [0, cpus), one per cpu
+  it holds (running: ``size``, else its request) or ran on (suspended: its size, in its
+  range: [min_size, max_size] if moldable, else its request's cpus). Not listed, they are
+  the lowest processors no job lists, given in file order (running jobs, then suspended
+  ones). Running jobs' are disjoint; a suspended job's processes may share processors with
+  any job's;
+* a stopped job has ``size`` (required): the cpus of its last run, in its range;
+* the resources after cpus held by the running and the suspended jobs together fit the
+  capacity; a running job has progress + (now - start) / T(size) <= 1, T(n) its run time on
+  n cpus (``Job.at_size``): its work is not done before ``now`` (= it ends at ``now``, as a
+  rigid running job may).
+
+Each running, suspended and stopped job has a ``History`` in ``InitialState.histories``, a
+queued job only if it gives a history field; ``state_to_data`` writes them back, leaving out
+what the reader defaults to.
+
 The state's jobs form a workload (``InitialState.workload``): the running ones first, then
-the queued ones, then the arrivals, each in file order; their positions are their
-``Job.index``.
+the queued ones, the suspended ones, the stopped ones, then the arrivals, each in file order;
+their positions are their ``Job.index``.
 """
 
 from __future__ import annotations
@@ -77,11 +105,46 @@ from schedc.runtime.workloads.workload import (
 
 ParamValue = int | Fraction | bool
 
-_TOP = ("now", "capacity", "params", "running", "queue", "active", "arrivals", "check")
+_TOP = ("now", "capacity", "params", "running", "queue", "suspended", "stopped", "active",
+        "arrivals", "check")
 _JOB = ("id", "submit", "estimate", "run_time", "request")
 _LABELS = LABEL_ATTRS  # optional on every job, integers >= -1 (-1: unknown, the default)
 _MOLDABLE = ("min_size", "max_size", "speedup")
-_QUEUED = (*_MOLDABLE, "size")
+# a job's past under preemption (``History``), by the list it is in
+_PAST = ("acquired", "preemptions", "progress")
+_RUNNING = ("start", "size", "processors", *_PAST)
+_PENDING_PAST = (*_PAST, "last_start")
+_QUEUED = (*_MOLDABLE, "size", *_PENDING_PAST)
+_SUSPENDED = (*_MOLDABLE, "processors", *_PAST, "last_start")
+_STOPPED = (*_MOLDABLE, "size", *_PAST, "last_start")
+
+
+@frozen
+class History:
+    """A job's past at the state's instant, for the preemptive simulator (``JobLife``)."""
+
+    # the processors it holds (running) or keeps its processes on (suspended); () else
+    processors: tuple[int, ...]
+    size: int  # the cpus of its current or last allocation; 0 for a job that never ran
+    acquired: int = 0  # processor-seconds run before now (running: before ``start``)
+    preemptions: int = 0
+    progress: Fraction = Fraction(0)  # the fraction of its work done (running: at ``start``)
+    last_start: int | None = None  # its last start or resume (running: its ``start``)
+
+
+@frozen
+class _Given:
+    """What a state file says of a job's history, before processors are assigned."""
+
+    where: _Where
+    id: int
+    index: int
+    processors: tuple[int, ...] | None  # None: not listed
+    size: int
+    acquired: int
+    preemptions: int
+    progress: Fraction
+    last_start: int | None
 
 
 @frozen
@@ -102,13 +165,73 @@ class InitialState:
     arrivals: tuple[Job, ...] = ()
     # opt-in monitor checks of this replay (``vocabulary.OPT_IN_CHECKS``)
     checks: tuple[str, ...] = ()
+    # preempted jobs at ``now`` (indices after the queue's, then the suspended ones'), in file
+    # order: only the preemptive simulator replays them
+    suspended: tuple[Job, ...] = ()
+    stopped: tuple[Job, ...] = ()
+    # job index -> its past: every running, suspended and stopped job of a state read from a
+    # file, a queued job only if the file gives it a history field (``complete_histories``
+    # fills in what a state built in code leaves out)
+    histories: dict[int, History] = field(factory=dict)
 
     @property
     def workload(self) -> Workload:
         """Every job of the state, by index: what ``simulate`` reports on."""
-        jobs = tuple(rj.job for rj in self.running) + self.queue + self.arrivals
+        jobs = (tuple(rj.job for rj in self.running) + self.queue + self.suspended
+                + self.stopped + self.arrivals)
         return Workload(jobs=jobs, resources=self.resources, capacities=self.capacities,
                         source=self.source)
+
+    @property
+    def has_history(self) -> bool:
+        """Whether the state holds what only the preemptive simulator replays: suspended or
+        stopped jobs, or a running or queued job's past (service acquired, preemptions,
+        progress, a queued job's last start, a running job's processors other than the
+        ones file order gives); history fields at their defaults say nothing."""
+        if self.suspended or self.stopped:
+            return True
+        histories = complete_histories(self)
+        queued = [histories[j.index] for j in self.queue if j.index in histories]
+        if any(h.last_start is not None for h in queued):
+            return True
+        running = [histories[rj.job.index] for rj in self.running]
+        if any(h.acquired or h.preemptions or h.progress for h in (*running, *queued)):
+            return True
+        return [h.processors for h in running] != in_file_order([h.size for h in running])
+
+
+def in_file_order(sizes: Sequence[int]) -> list[tuple[int, ...]]:
+    """Processors given in file order, the lowest first: what a state that lists none has."""
+    out, at = [], 0
+    for n in sizes:
+        out.append(tuple(range(at, at + n)))
+        at += n
+    return out
+
+
+def complete_histories(state: InitialState) -> dict[int, History]:
+    """Every running, suspended and stopped job's ``History`` and the queued jobs' given
+    ones: a state built in code may leave them out, and then its running and suspended jobs
+    take processors as a file that lists none does (``in_file_order``), a stopped job its
+    request's cpus."""
+    out = dict(state.histories)
+    held = [rj.job.index for rj in state.running] + [j.index for j in state.suspended]
+    missing = [i for i in held if i not in out]
+    if missing:
+        listed = {p for i in held if i in out for p in out[i].processors}
+        free = [p for p in range(state.capacities[0]) if p not in listed]
+        sizes = {rj.job.index: rj.alloc[0] for rj in state.running}
+        for index in missing:
+            n = sizes.get(index) or state.workload.jobs[index].request[0]
+            procs, free = tuple(free[:n]), free[n:]
+            suspended = index not in sizes
+            start = None if suspended else next(rj.start for rj in state.running
+                                                if rj.job.index == index)
+            out[index] = History(procs, n, preemptions=int(suspended), last_start=start)
+    for job in state.stopped:
+        if job.index not in out:
+            out[job.index] = History((), job.request[0], preemptions=1)
+    return out
 
 
 def load_state(path: str, resources: tuple[str, ...] = ("cpus",)) -> InitialState:
@@ -219,15 +342,46 @@ def state_to_data(state: InitialState) -> dict[str, Any]:
             out["size"] = state.sizes[j.index]
         return out
 
+    histories = complete_histories(state)
+    held = [*(rj.job.index for rj in state.running), *(j.index for j in state.suspended)]
+    # processors are written unless the reader gives each the same ones in file order
+    listed = [histories[i].processors for i in held] != in_file_order(
+        [histories[i].size for i in held])
+
+    def past(j: Job, preempted: int, queued: bool = False) -> dict[str, Any]:
+        """Its history fields, those at their defaults left out (``preempted``: the default
+        count of preemptions); a queued job's two counts always, so that it has a past."""
+        h = histories.get(j.index)
+        if h is None:
+            return {}
+        out: dict[str, Any] = {}
+        if h.processors and listed:
+            out["processors"] = list(h.processors)
+        if h.acquired or queued:
+            out["acquired"] = h.acquired
+        if h.preemptions != preempted or queued:
+            out["preemptions"] = h.preemptions
+        if h.progress:
+            out["progress"] = json_number(h.progress)
+        if h.last_start is not None and j.index not in running:  # a running job's: `start`
+            out["last_start"] = h.last_start
+        return out
+
+    running = {rj.job.index for rj in state.running}
     return {
         "now": state.now,
         "capacity": request(state.capacities),
         "params": {k: json_number(v) for k, v in state.params.items()},
         "running": [{**job(rj.job), "start": rj.start,
-                     **({"size": rj.alloc[0]} if rj.alloc[0] != rj.job.request[0] else {})}
+                     **({"size": rj.alloc[0]} if rj.alloc[0] != rj.job.request[0] else {}),
+                     **past(rj.job, 0)}
                     for rj in state.running],
-        "queue": [job(j) for j in state.queue],
-    } | ({"active": state.active} if state.active is not None else {}) | (
+        "queue": [{**job(j), **past(j, 0, queued=True)} for j in state.queue],
+    } | ({"suspended": [{**job(j), **past(j, 1)} for j in state.suspended]}
+         if state.suspended else {}) | (
+        {"stopped": [{**job(j), "size": histories[j.index].size, **past(j, 1)}
+                     for j in state.stopped]} if state.stopped else {}) | (
+        {"active": state.active} if state.active is not None else {}) | (
         {"arrivals": [job(j) for j in state.arrivals]} if state.arrivals else {}) | (
         {"check": list(state.checks)} if state.checks else {})
 
@@ -287,35 +441,215 @@ class _Reader:
                             "write e.g. \"active\": \"conservative_sjf\"", _ROOT / "active")
         running_data = self.job_list(data.get("running", []), _ROOT / "running")
         queue_data = self.job_list(data.get("queue", []), _ROOT / "queue")
+        suspended_data = self.job_list(data.get("suspended", []), _ROOT / "suspended")
+        stopped_data = self.job_list(data.get("stopped", []), _ROOT / "stopped")
         running: list[RunningJob] = []
         queue: list[Job] = []
+        suspended: list[Job] = []
+        stopped: list[Job] = []
         sizes: dict[int, int] = {}
         seen: dict[int, _Where] = {}  # id -> the job that has it
+        given: dict[int, _Given] = {}  # job index -> the history fields the file gives it
         for i, item in enumerate(running_data):
-            running.append(self.running_job(item, _ROOT / "running" / i, len(running), now,
-                                            caps, seen))
+            where = _ROOT / "running" / i
+            rj = self.running_job(item, where, len(running), now, caps, seen)
+            running.append(rj)
+            given[rj.job.index] = self.running_past(item, where, rj, now, caps)
         for i, item in enumerate(queue_data):
             where = _ROOT / "queue" / i
             job = self.queued_job(item, where, len(running) + len(queue), now, caps, seen)
             queue.append(job)
             if "size" in item:
                 sizes[job.index] = self.fixed_size(item["size"], where / "size", job, caps)
-        arrivals = [self.arrival(item, _ROOT / "arrivals" / i,
-                                 len(running) + len(queue) + i, now, caps, seen)
+            if any(key in item for key in _PENDING_PAST):
+                given[job.index] = self.past(item, where, job, now, caps, 0, 0)
+        base = len(running) + len(queue)
+        for i, item in enumerate(suspended_data):
+            where = _ROOT / "suspended" / i
+            job = self.preempted_job(item, where, base + i, now, caps, seen, _SUSPENDED)
+            suspended.append(job)
+            given[job.index] = self.suspended_past(item, where, job, now, caps)
+        base += len(suspended)
+        for i, item in enumerate(stopped_data):
+            where = _ROOT / "stopped" / i
+            job = self.preempted_job(item, where, base + i, now, caps, seen, _STOPPED)
+            stopped.append(job)
+            given[job.index] = self.stopped_past(item, where, job, now, caps)
+        base += len(stopped)
+        arrivals = [self.arrival(item, _ROOT / "arrivals" / i, base + i, now, caps, seen)
                     for i, item in enumerate(self.job_list(data.get("arrivals", []),
                                                            _ROOT / "arrivals"))]
         checks = self.checks(data.get("check", []))
         for k, res in enumerate(self.resources):
+            # a suspended job keeps its other resources (its memory), not its cpus
             used = sum(rj.alloc[k] for rj in running)
-            if used > caps[k]:
-                raise self.fail(f"the running jobs hold {used} `{res}`, more than the "
+            held = sum(job.request[k] for job in suspended) if k else 0
+            if used + held > caps[k]:
+                who = "running and suspended jobs" if held else "running jobs"
+                raise self.fail(f"the {who} hold {used + held} `{res}`, more than the "
                                 f"capacity {caps[k]}",
                                 "a state is something the machine can be in: lower a request "
-                                "or raise the capacity", _ROOT / "running")
+                                "or raise the capacity", _ROOT / ("suspended" if held and
+                                                                  used <= caps[k] else "running"))
+        processors = self.processors_of([given[rj.job.index] for rj in running],
+                                        [given[job.index] for job in suspended], caps[0])
+        histories = {index: History(processors.get(index, ()), g.size, g.acquired,
+                                    g.preemptions, g.progress, g.last_start)
+                     for index, g in given.items()}
         return InitialState(now=now, resources=self.resources, capacities=caps,
                             running=tuple(running), queue=tuple(queue), params=params,
                             source=self.source, sizes=sizes, active=active,
-                            arrivals=tuple(arrivals), checks=checks)
+                            arrivals=tuple(arrivals), checks=checks,
+                            suspended=tuple(suspended), stopped=tuple(stopped),
+                            histories=histories)
+
+    # -- a job's past under preemption
+
+    def processors_of(self, running: list[_Given], suspended: list[_Given], cpus: int
+                      ) -> dict[int, tuple[int, ...]]:
+        """Job index -> its processors: as listed, else the lowest that no job lists, in
+        file order (running jobs, then suspended ones). Running jobs' are disjoint; a
+        suspended job's processes may share processors with any other job's."""
+        holder: dict[int, _Given] = {}  # processor -> the running job that lists it
+        for g in running:
+            for p in g.processors or ():
+                if p in holder:
+                    raise self.fail(f"{g.where / 'processors'} (job {g.id}): processor {p} "
+                                    f"is also held by {holder[p].where} (job {holder[p].id})",
+                                    "running jobs hold disjoint processors (a suspended job "
+                                    "may share theirs)", g.where / "processors")
+                holder[p] = g
+        listed = {p for g in (*running, *suspended) for p in g.processors or ()}
+        free = [p for p in range(cpus) if p not in listed]
+        out: dict[int, tuple[int, ...]] = {}
+        for g in (*running, *suspended):
+            if g.processors is not None:
+                out[g.index] = g.processors
+                continue
+            if len(free) < g.size:
+                raise self.fail(f"{g.where} (job {g.id}): it needs {g.size} processors and "
+                                f"{len(free)} are left: the jobs before it and those listing "
+                                "their `processors` take the others",
+                                "give its `processors` (a suspended job may share a running "
+                                "job's)", g.where)
+            out[g.index], free = tuple(free[:g.size]), free[g.size:]
+        return out
+
+    def running_past(self, item: dict, where: _Where, rj: RunningJob, now: int,
+                     caps: tuple[int, ...]) -> _Given:
+        """A running job's history: its processors hold its cpus, and its work is not done
+        before now."""
+        job, size = rj.job, rj.alloc[0]
+        g = self.past(item, where, job, now, caps, 0, size)
+        if g.processors is not None and len(g.processors) != size:
+            why = "its `size`" if "size" in item else "its request"
+            raise self.fail(f"{where / 'processors'} (job {job.id}): {len(g.processors)} "
+                            f"processors for the {size} cpus it holds ({why})",
+                            "list one processor for each cpu it holds", where / "processors")
+        t = job.at_size(size).run_time
+        if g.progress and t and g.progress + Fraction(now - rj.start, t) > 1:
+            end = rj.start + math.ceil((1 - g.progress) * t)
+            raise self.fail(f"{where} (job {job.id}): its work is done at {end} (start + "
+                            f"(1 - progress) * {t} s, its run time on {size} cpus), before "
+                            f"now {now}",
+                            "a running job has progress + (now - start) / T(size) <= 1 "
+                            "(= it ends at now); drop ended jobs from `running`",
+                            where / "progress")
+        return attrs.evolve(g, last_start=rj.start)  # its last start or resume
+
+    def suspended_past(self, item: dict, where: _Where, job: Job, now: int,
+                       caps: tuple[int, ...]) -> _Given:
+        """A suspended job's history: as many processors as its size, in its range."""
+        n = len(item["processors"]) if isinstance(item.get("processors"), list) else job.procs
+        g = self.past(item, where, job, now, caps, 1, n)
+        lo, hi = job.min_procs, job.max_procs
+        if not lo <= n <= hi:
+            raise self.fail(f"{where / 'processors'} (job {job.id}): it ran on {n} "
+                            f"processors, outside its sizes [{lo}, {hi}]",
+                            "a suspended job keeps the processors of its last run, one per "
+                            "cpu: its request's cpus, or a size in [min_size, max_size] for "
+                            "a moldable job", where / "processors")
+        return g
+
+    def stopped_past(self, item: dict, where: _Where, job: Job, now: int,
+                     caps: tuple[int, ...]) -> _Given:
+        """A stopped job's history: the size of its last run, in its range."""
+        if "size" not in item:
+            raise self.fail(f"{where} (job {job.id}): a stopped job needs `size`",
+                            "give the cpus of its last run: it restarts at that size (a "
+                            "malleable job: at any size in its range)", where)
+        n = self.integer(item["size"], where / "size", 1)
+        lo, hi = job.min_procs, job.max_procs
+        if not lo <= n <= hi:
+            raise self.fail(f"{where / 'size'}: job {job.id} cannot have run on {n} cpus, "
+                            f"its sizes are [{lo}, {hi}]",
+                            "a rigid job runs on its request's cpus, a moldable one on a "
+                            "size in [min_size, max_size]", where / "size")
+        return self.past(item, where, job, now, caps, 1, n)
+
+    def past(self, item: dict, where: _Where, job: Job, now: int, caps: tuple[int, ...],
+             preempted: int, size: int) -> _Given:
+        """The history fields every list shares (``preempted``: the fewest preemptions, and
+        the default); ``size``: the cpus of its current or last allocation."""
+        acquired = self.integer(item.get("acquired", 0), where / "acquired", 0)
+        preemptions = self.integer(item.get("preemptions", preempted), where / "preemptions",
+                                   preempted)
+        progress = Fraction(0)
+        if "progress" in item:
+            progress = self.fraction(item["progress"], where / "progress")
+            if not 0 <= progress < 1:
+                raise self.fail(f"{where / 'progress'} (job {job.id}): {_text(item['progress'])}"
+                                " is not in [0, 1)",
+                                "progress is the fraction of its work done: at least 0, below "
+                                "1 (a job whose work is done has ended)", where / "progress")
+        last_start = None
+        if "last_start" in item:
+            last_start = self.integer(item["last_start"], where / "last_start", 0)
+            if not job.submit <= last_start <= now:
+                raise self.fail(f"{where} (job {job.id}): last_start {last_start} is not "
+                                f"between its submit {job.submit} and now {now}",
+                                "a job last started or resumed after its submission, by now",
+                                where / "last_start")
+        processors = None
+        if "processors" in item:
+            processors = self.processor_list(item["processors"], where / "processors",
+                                             job, caps[0])
+        return _Given(where, job.id, job.index, processors, size, acquired, preemptions,
+                      progress, last_start)
+
+    def processor_list(self, value: Any, where: _Where, job: Job, cpus: int
+                       ) -> tuple[int, ...]:
+        """Distinct processors in [0, cpus)."""
+        if not isinstance(value, list) or not value:
+            raise self.fail(f"{where} (job {job.id}) must be a non-empty JSON list of "
+                            "processors",
+                            f"write e.g. [0, 1]: processors are numbered 0 to {cpus - 1}",
+                            where)
+        out: list[int] = []
+        for i, v in enumerate(value):
+            p = self.integer(v, where / i, 0)
+            if p >= cpus:
+                raise self.fail(f"{where / i} (job {job.id}): there is no processor {p}",
+                                f"processors are numbered 0 to {cpus - 1} (the capacity of "
+                                f"cpus is {cpus})", where / i)
+            if p in out:
+                raise self.fail(f"{where / i} (job {job.id}): processor {p} is listed twice",
+                                "list each processor once", where / i)
+            out.append(p)
+        return tuple(out)
+
+    def preempted_job(self, item: Any, where: _Where, index: int, now: int,
+                      caps: tuple[int, ...], seen: dict[int, _Where],
+                      fields: tuple[str, ...]) -> Job:
+        """A suspended or stopped job: a queued job's fields and its history."""
+        job = self.moldable(item, where, self.job(item, where, index, caps, seen, fields),
+                            caps)
+        if job.submit > now:
+            raise self.fail(f"{where} (job {job.id}): submitted at {job.submit}, after now "
+                            f"{now}",
+                            "a preempted job was submitted by now: submit <= now",
+                            where / "submit")
+        return job
 
     def arrival(self, item: Any, where: _Where, index: int, now: int, caps: tuple[int, ...],
                 seen: dict[int, _Where]) -> Job:
@@ -353,7 +687,7 @@ class _Reader:
 
     def running_job(self, item: Any, where: _Where, index: int, now: int,
                     caps: tuple[int, ...], seen: dict[int, _Where]) -> RunningJob:
-        job = self.job(item, where, index, caps, seen, extra=("start", "size"))
+        job = self.job(item, where, index, caps, seen, extra=_RUNNING)
         if "start" not in item:
             raise self.fail(f"{where}: a running job needs `start`",
                             "give the time it started (submit <= start <= now)", where)
@@ -511,16 +845,33 @@ class _Reader:
                             where)
         out: dict[str, ParamValue] = {}
         for key, v in value.items():
-            if isinstance(v, float):  # built in code: the decimal a file would show for it
-                v = Fraction(repr(v)) if math.isfinite(v) else None
-            elif isinstance(v, str):  # an exact rational that has no decimal, e.g. "1/3"
-                v = parse_real(v) if "/" in v else None
+            v = _exact(v)
             if not isinstance(v, bool | int | Fraction):
                 raise self.fail(f"params.{key}: {_text(value[key])} is not a number or a bool",
                                 "param values are int, real (a number, or \"p/q\") or bool",
                                 where / key)
             out[key] = v
         return out
+
+    def fraction(self, value: Any, where: _Where) -> Fraction:
+        """An exact real, read as a param's value is (a number, or \"p/q\")."""
+        v = _exact(value)
+        if isinstance(v, bool) or not isinstance(v, int | Fraction):
+            raise self.fail(f"{where}: {_text(value)} is not a number",
+                            "write a number (0.25) or an exact rational as a string (\"1/3\")",
+                            where)
+        return Fraction(v)
+
+
+def _exact(v: Any) -> Any:
+    """A JSON value with its number read exactly: a float (a state built in code) as the
+    decimal a file would show for it, a string \"p/q\" as that rational; else as it is (a
+    float that is not finite, a string that is no rational: None)."""
+    if isinstance(v, float):
+        return Fraction(repr(v)) if math.isfinite(v) else None
+    if isinstance(v, str):  # an exact rational that has no decimal, e.g. "1/3"
+        return parse_real(v) if "/" in v else None
+    return v
 
 
 _WS = re.compile(r"[ \t\n\r]*")

@@ -57,8 +57,12 @@ class Failure:
 
 
 class _Gen:
-    def __init__(self, rng: random.Random) -> None:
+    def __init__(self, rng: random.Random, encodable: bool = False) -> None:
         self.rng = rng
+        # only what the verifier's encoded pass covers (dsl/verify/preemption/slots.py):
+        # no formula reads the queue, the running jobs or the machine's use; no leftover,
+        # no subset (the same random choices are drawn, so seeds stay comparable)
+        self.encodable = encodable
 
     def int_expr(self, vars_: tuple[str, ...], depth: int = 2) -> str:
         r = self.rng
@@ -69,8 +73,9 @@ class _Gen:
             if pick < 0.7:
                 return "now"
             if pick < 0.8:
-                return r.choice(("count(j in queue where j.procs > 1)", "machine.used.cpus",
-                                 "count(r in running where r.procs > 2)"))
+                state = r.choice(("count(j in queue where j.procs > 1)", "machine.used.cpus",
+                                  "count(r in running where r.procs > 2)"))
+                return "now" if self.encodable else state
             return str(r.choice((0, 1, 2, 3, 5, 10, 60)))
         op = r.choice(("+", "-", "*", "+"))
         return f"({self.int_expr(vars_, depth - 1)} {op} {self.int_expr(vars_, depth - 1)})"
@@ -119,9 +124,13 @@ class _Gen:
                     "job.min_size", "job.max_size", "(job.min_size + job.max_size) div 2",
                     "max(job.min_size, min(job.max_size, 3))", "job.procs")))
             if r.random() < 0.5:
-                lines.append(f"leftover {r.choice(('equal', 'efficient'))}")
+                leftover = f"leftover {r.choice(('equal', 'efficient'))}"
+                if not self.encodable:
+                    lines.append(leftover)
             if r.random() < 0.3:
-                lines.append(f"subset {r.randint(1, 6)}")
+                subset = f"subset {r.randint(1, 6)}"
+                if not self.encodable:
+                    lines.append(subset)
         else:
             lines.append(f"preempt when {self.bool_expr(('cand', 'victim'))}")
             if r.random() < 0.5:

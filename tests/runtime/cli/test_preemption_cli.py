@@ -95,13 +95,30 @@ def test_the_report_and_batsim_s_table_show_a_preemptive_run(capsys, tmp_path) -
     assert rows[0]["metadata"].startswith("suspensions=1 checkpoints=0 requeues=0")
 
 
-def test_a_state_and_a_heterogeneous_cluster_are_refused(capsys, tmp_path) -> None:
+def test_run_replays_a_preemptive_state(capsys, tmp_path) -> None:
+    # at 10: job 1 runs on cpus 0-1, job 2 is suspended on 2-3 with a fifth of its work
+    # done, job 3 waits; job 2 resumes at once (its cpus are free) and job 3 follows it
     state = tmp_path / "s.json"
-    state.write_text(json.dumps({"now": 0, "capacity": {"cpus": 4}, "running": [],
-                                 "queue": [{"id": 1, "submit": 0, "estimate": 5,
-                                            "run_time": 5, "request": {"cpus": 1}}]}))
-    code, _, err = run_cli(capsys, "run", SS, "--state", state)
-    assert code == 2 and "cannot be replayed yet" in err
+    job = {"submit": 0, "request": {"cpus": 2}}
+    state.write_text(json.dumps({
+        "now": 10, "capacity": {"cpus": 4},
+        "running": [{**job, "id": 1, "estimate": 100, "run_time": 100, "start": 5,
+                     "processors": [0, 1]}],
+        "queue": [{**job, "id": 3, "submit": 8, "estimate": 20, "run_time": 20}],
+        "suspended": [{**job, "id": 2, "estimate": 50, "run_time": 50, "processors": [2, 3],
+                       "progress": "1/5"}]}))
+    jobs = tmp_path / "jobs.csv"
+    code, out, err = run_cli(capsys, "run", SS, "--state", state, "--jobs-out", jobs)
+    assert code == 0, err
+    assert "jobs simulated" in out and "preemptions:" in out
+    rows = {r["job_id"]: r for r in csv.DictReader(
+        line for line in jobs.read_text().splitlines() if not line.startswith("#"))}
+    assert [(rows[i]["start"], rows[i]["end"]) for i in "123"] == [
+        ("5", "105"), ("10", "50"), ("50", "70")]
+    assert rows["2"]["allocated_resources"] == "2-3"
+
+
+def test_a_heterogeneous_cluster_is_refused(capsys, tmp_path) -> None:
     code, _, err = run_cli(capsys, "run", SS, "--workload", table(tmp_path),
                            "--speeds", "4x1")
     assert code == 2 and "does not run preemptive policies yet" in err

@@ -1,0 +1,382 @@
+"""The two preemptive passes, step by step as ``runtime/engine/preemptive.py`` takes them
+(its module doc says what each step does): `preempt when` (``_by_rule``: resume, start,
+preempt) and `preempt by order` (``_select``). ``encode_preemptive`` builds the state, the
+books and the pass, and returns what the properties read (``PreemptivePass``).
+
+The slots that the simulator sorts are assumed sorted (any state's jobs can be put in its
+slots that way): the waiting slots, or every slot the selection orders, by the policy's key
+(then submit time, then position); the running slots of `preempt when` that may be
+preempted, by the victims' key (then position). Loops that stop early in the simulator
+(`break`) carry a Bool "stopped" instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import z3
+from attrs import frozen
+
+from schedc.dsl import ir
+from schedc.dsl.verify.preemption.books import CHECKPOINTING, FREE, Books, bits_if
+from schedc.dsl.verify.preemption.slots import (
+    MALLEABLE,
+    NONE,
+    PENDING,
+    RUNNING,
+    STOPPED,
+    SUSPEND,
+    SUSPENDED,
+    PreemptiveState,
+    Slot,
+    count,
+    z3_sum,
+)
+from schedc.dsl.verify.symbolic import FreshNames
+
+
+@frozen(eq=False)
+class PreemptivePass:
+    """An encoded pass: the state, the books after it, and per slot what the properties
+    read of the pass's start (``preemptible``: it may be preempted; ``waiting_head``: the
+    first waiting job in the policy's order; ``cpus``: the cpus it starts on, or its
+    `size`), with the checks that each victim was needed (``needed``)."""
+
+    state: PreemptiveState
+    books: Books
+    preemptible: tuple[z3.BoolRef, ...]
+    head: tuple[z3.BoolRef, ...]
+    cpus: tuple[z3.ArithRef, ...]
+    needed: tuple[tuple[z3.BoolRef, z3.BoolRef], ...]
+
+
+def encode_preemptive(policy: ir.Policy, waiting: int, running: int, processors: int,
+                      fresh: FreshNames | None = None) -> PreemptivePass:
+    st = PreemptiveState(policy, waiting, running, processors,
+                         fresh if fresh is not None else FreshNames())
+    books = Books(st)
+    return (_OrderPass if st.select else _RulePass)(st, books).encode()
+
+
+def lex_less(a: Sequence[z3.ExprRef], b: Sequence[z3.ExprRef]) -> z3.BoolRef:
+    """``a`` before ``b`` lexicographically (Python's tuple order)."""
+    out: z3.BoolRef = z3.BoolVal(False)
+    for x, y in reversed(list(zip(a, b, strict=True))):
+        if z3.is_real(x) or z3.is_real(y):
+            x, y = _real(x), _real(y)
+        out = z3.Or(x < y, z3.And(x == y, out))
+    return out
+
+
+def _real(v: z3.ExprRef) -> z3.ArithRef:
+    return z3.ToReal(v) if z3.is_int(v) else v
+
+
+def lowest(avail: Sequence[z3.BoolRef], n: z3.ArithRef) -> tuple[z3.BoolRef, ...]:
+    """The ``n`` lowest processors of ``avail``."""
+    return tuple(z3.And(a, count(avail[:p]) < n) for p, a in enumerate(avail))
+
+
+class _Pass:
+    def __init__(self, st: PreemptiveState, books: Books) -> None:
+        self.st, self.books = st, books
+        self.rules = st.policy.preemption
+        assert self.rules is not None
+        slots = st.slots
+        # each slot's protection, evaluated where the simulator does (``_preemptible``)
+        self.keep: list[z3.BoolRef] = []
+        self.preemptible: list[z3.BoolRef] = []
+        for s in slots:
+            could = z3.And(s.is_(RUNNING), s.mech != NONE, self.under_limit(s))
+            kept: z3.BoolRef = z3.BoolVal(False)
+            if self.rules.keep is not None:
+                kept = self.st.evaluate(self.rules.keep, could, s)
+            self.keep.append(kept)
+            self.preemptible.append(z3.And(could, z3.Not(kept)))
+        self.cpus: list[z3.ArithRef] = [s.job.request[0] for s in slots]
+        self.needed: list[tuple[z3.BoolRef, z3.BoolRef]] = []
+
+    def under_limit(self, s: Slot) -> z3.BoolRef:
+        limit = self.st.limit
+        return z3.BoolVal(True) if limit is None else s.preemptions < limit
+
+    def order_key(self, s: Slot, guard: z3.BoolRef) -> list[z3.ExprRef]:
+        """The policy's key of ``s`` (``preemptive._ordered``), then submit, position."""
+        out: list[z3.ExprRef] = []
+        for key in self.st.policy.order:
+            v = self.st.evaluate(key.expr, guard, s)
+            if z3.is_bool(v):
+                v = z3.If(v, 1, 0)
+            out.append(-v if key.descending else v)
+        return [*out, s.job.submit, s.index]
+
+    def assume_sorted(self, slots: Sequence[Slot], member: Sequence[z3.BoolRef],
+                      keys: Sequence[Sequence[z3.ExprRef]], what: str) -> None:
+        for i in range(len(slots)):
+            for j in range(i + 1, len(slots)):
+                self.st.assume(what, z3.Implies(z3.And(member[i], member[j]),
+                                                lex_less(keys[i], keys[j])))
+
+    def sized(self, s: Slot, guard: z3.BoolRef) -> z3.ArithRef:
+        """The cpus a waiting job starts on (``preemptive._cpus``): a stopped migratable
+        job's size, else the policy's `size` (evaluated and checked within the job's range
+        where ``guard`` holds), else its request."""
+        st, books = self.st, self.books
+        migratable = z3.And(s.phase == STOPPED, s.mech != MALLEABLE)
+        if st.policy.size is None:
+            n: z3.ArithRef = s.job.request[0]
+        else:
+            g = z3.And(guard, z3.Not(migratable))
+            v = st.evaluate(st.policy.size, g, s)
+            n = v if z3.is_int(v) else z3.ToInt(v)
+            books.size_checks.append((g, z3.And(n >= s.job.min_size, n <= s.job.max_size,
+                                                n <= st.capacity[0])))
+        return z3.If(migratable, s.size, n)
+
+    def ranked_take(self, usable: Sequence[z3.BoolRef], first: int | z3.ArithRef,
+                    n: z3.ArithRef, owner: Sequence[z3.ArithRef] | None = None
+                    ) -> tuple[z3.BoolRef, ...]:
+        """Of ``usable`` sorted free processors first, then held ones (each by number, as
+        ``owner`` says: the books now, or when the simulator sorted them), those at ranks
+        [first, first + n)."""
+        owner = self.books.owner if owner is None else owner
+        free = [z3.And(u, owner[p] == FREE) for p, u in enumerate(usable)]
+        held = [z3.And(u, owner[p] != FREE) for p, u in enumerate(usable)]
+        n_free = count(free)
+        out = []
+        for p in range(len(usable)):
+            rank = z3.If(free[p], count(free[:p]), n_free + count(held[:p]))
+            out.append(z3.And(usable[p], rank >= first, rank < first + n))
+        return tuple(out)
+
+    def result(self, head: Sequence[z3.BoolRef]) -> PreemptivePass:
+        return PreemptivePass(self.st, self.books, tuple(self.preemptible), tuple(head),
+                              tuple(self.cpus), tuple(self.needed))
+
+
+class _RulePass(_Pass):
+    """`preempt when` (``preemptive._by_rule``)."""
+
+    def encode(self) -> PreemptivePass:
+        st, books = self.st, self.books
+        wait_region, run_region = st.regions
+        waiting = [st.slots[i] for i in wait_region]
+        running = [st.slots[i] for i in run_region]
+        keys = [self.order_key(s, s.present) for s in waiting]
+        self.assume_sorted(waiting, [s.present for s in waiting], keys,
+                           "the waiting slots are in the policy's order")
+        for s in waiting:  # 1. resume
+            books.resume(s, z3.And(s.is_(SUSPENDED), *(
+                z3.Implies(b, z3.And(books.owner[p] == FREE, books.claim_of[p] == FREE))
+                for p, b in enumerate(s.procs))))
+            books.settle()
+        free = [z3.And(books.exists(p), books.owner[p] == FREE, books.claim_of[p] == FREE,
+                       books.usable(p)) for p in range(st.P)]
+        strict: z3.BoolRef = z3.BoolVal(False)
+        for s in waiting:  # 2. start
+            visit = z3.And(s.is_(PENDING, STOPPED), z3.Not(strict))
+            n = self.cpus[s.n] = self.sized(s, visit)
+            fit = z3.And(count(free) >= n, *(s.job.request[k] <= books.free(k)
+                                             for k in range(1, st.K)))
+            go = z3.And(visit, fit)
+            procs = tuple(z3.And(go, b) for b in lowest(free, n))
+            books.start(s, go, procs)
+            free = [z3.And(f, z3.Not(b)) for f, b in zip(free, procs, strict=True)]
+            if st.policy.backfill.kind == "none":
+                strict = z3.Or(strict, z3.And(visit, z3.Not(fit)))
+            books.settle()
+        if self.rules.rule is not None:  # 3. preempt
+            self.preempt(waiting, running)
+        # the slots are sorted: the first waiting slot holds the head of the order
+        no = z3.BoolVal(False)
+        head = [waiting[0].present, *(no for _ in waiting[1:]), *(no for _ in running)]
+        return self.result(head)
+
+    def preempt(self, waiting: list[Slot], running: list[Slot]) -> None:
+        st, books, rule = self.st, self.books, self.rules.rule
+        assert rule is not None
+        open_ = [self.preemptible[v.n] for v in running]
+        vkeys = []
+        for v, o in zip(running, open_, strict=True):
+            key: list[z3.ExprRef] = []
+            if self.rules.victims:
+                for k in self.rules.victims:
+                    x = st.evaluate(k.expr, o, victim=v)
+                    if z3.is_bool(x):
+                        x = z3.If(x, 1, 0)
+                    key.append(-x if k.descending else x)
+            else:  # youngest first (``policy._youngest_first``)
+                key.append(v.job.active.since_start)  # type: ignore[union-attr]
+            vkeys.append([*key, v.index])
+        self.assume_sorted(running, open_, vkeys, "the running slots that may be preempted "
+                           "are in the victims' order")
+        for s in waiting:
+            active = z3.And(s.present, z3.Not(books.touched[s.n]), z3.Or(open_))
+            by_suspended, success_s = self.for_suspended(s, active, running, open_)
+            by_waiting, success_p = self.for_waiting(s, active, running, open_)
+            victims = [z3.Or(a, b) for a, b in zip(by_suspended, by_waiting, strict=True)]
+            for v, chosen in zip(running, victims, strict=True):
+                books.preempt(v, chosen)
+            busy = [z3.And(c, books.phase_after[v.n] == CHECKPOINTING)
+                    for v, c in zip(running, victims, strict=True)]
+            usable = [z3.And(books.exists(p), books.claim_of[p] == FREE, z3.Or(
+                books.owner[p] == FREE, *(z3.And(c, books.owner[p] == v.n)
+                                          for v, c in zip(running, victims, strict=True))),
+                books.usable(p, self.over_all(running, busy))) for p in range(st.P)]
+            taken = self.ranked_take(usable, 0, self.cpus[s.n])
+            procs = bits_if(s.phase == SUSPENDED, s.procs, taken)
+            books.claim_or_start(s, z3.Or(success_s, success_p), procs)
+            open_ = [z3.And(o, z3.Not(books.touched[v.n]))
+                     for o, v in zip(open_, running, strict=True)]
+            books.settle()
+
+    def over_all(self, running: list[Slot], bits: Sequence[z3.BoolRef]) -> list[z3.BoolRef]:
+        """``bits`` of the running slots, as a list over every slot."""
+        out = [z3.BoolVal(False)] * len(self.st.slots)
+        for v, b in zip(running, bits, strict=True):
+            out[v.n] = b
+        return out
+
+    def for_suspended(self, s: Slot, active: z3.BoolRef, running: list[Slot],
+                      open_: list[z3.BoolRef]) -> tuple[list[z3.BoolRef], z3.BoolRef]:
+        """A suspended candidate's victims: the holders of its processors, all open and
+        the rule holding for each (asked in position order, stopping at the first no)."""
+        st, books, rule = self.st, self.books, self.rules.rule
+        assert rule is not None
+        cand = z3.And(active, s.phase == SUSPENDED)
+        holder = [z3.Or([z3.And(b, books.owner[p] == v.n) for p, b in enumerate(s.procs)])
+                  for v in running]
+        ok = z3.And(*(z3.Implies(b, books.claim_of[p] == FREE) for p, b in enumerate(s.procs)),
+                    *(z3.Implies(b, z3.Or(books.owner[p] == FREE, *(
+                        z3.And(o, books.owner[p] == v.n)
+                        for v, o in zip(running, open_, strict=True))))
+                      for p, b in enumerate(s.procs)))
+        values, made = [], []
+        for v in running:
+            value, obligations = st.evaluate_later(rule, cand=s, victim=v)
+            values.append(value)
+            made.append(obligations)
+        for r, v in enumerate(running):
+            earlier = [z3.Implies(z3.And(holder[q], running[q].index < v.index), values[q])
+                       for q in range(len(running)) if q != r]
+            st.oblige(made[r], z3.And(cand, ok, holder[r], *earlier))
+        success = z3.And(cand, ok, *(z3.Implies(h, x) for h, x in zip(holder, values,
+                                                                       strict=True)))
+        return [z3.And(success, h) for h in holder], success
+
+    def for_waiting(self, s: Slot, active: z3.BoolRef, running: list[Slot],
+                    open_: list[z3.BoolRef]) -> tuple[list[z3.BoolRef], z3.BoolRef]:
+        """A pending or stopped candidate's victims (``preemptive._try_preempt``): open
+        ones the rule holds for, in the victims' order, until it fits; then each it does
+        not need dropped again, last taken first."""
+        st, rule = self.st, self.rules.rule
+        assert rule is not None
+        cand = z3.And(active, s.is_(PENDING, STOPPED))
+        n = self.cpus[s.n]
+        pre = self.fits_after(s, n, running, open_)
+        done: z3.BoolRef = z3.BoolVal(False)
+        chosen: list[z3.BoolRef] = []
+        for r, v in enumerate(running):
+            ask = z3.And(cand, pre, open_[r], z3.Not(done))
+            pick = z3.And(ask, st.evaluate(rule, ask, cand=s, victim=v))
+            chosen.append(pick)
+            done = z3.Or(done, z3.And(pick, self.fits_after(s, n, running, chosen + [
+                z3.BoolVal(False)] * (len(running) - r - 1))))
+        success = z3.And(cand, pre, done)
+        for r in reversed(range(len(running))):
+            without = [z3.BoolVal(False) if q == r else c for q, c in enumerate(chosen)]
+            drop = z3.And(success, chosen[r], self.fits_after(s, n, running, without))
+            chosen[r] = z3.And(chosen[r], z3.Not(drop))
+        out = [z3.And(success, c) for c in chosen]
+        for r in range(len(running)):
+            without = [z3.BoolVal(False) if q == r else c for q, c in enumerate(out)]
+            self.needed.append((out[r], z3.Not(self.fits_after(s, n, running, without))))
+        return out, success
+
+    def fits_after(self, s: Slot, n: z3.ArithRef, running: list[Slot],
+                   victims: Sequence[z3.BoolRef]) -> z3.BoolRef:
+        """``s`` fits once ``victims`` are preempted (``preemptive._fits_after``)."""
+        st, books = self.st, self.books
+        leaving = [z3.And(c, v.mech != SUSPEND) for v, c in zip(running, victims, strict=True)]
+        everyone = self.over_all(running, leaving)
+        room = count([z3.And(books.exists(p), books.claim_of[p] == FREE, z3.Or(
+            books.owner[p] == FREE, *(z3.And(c, books.owner[p] == v.n)
+                                      for v, c in zip(running, victims, strict=True))),
+            books.usable(p, everyone)) for p in range(st.P)])
+        others = [s.job.request[k] <= books.free(k) + z3_sum(
+            [z3.If(go, v.job.request[k], 0) for v, go in zip(running, leaving, strict=True)])
+                  for k in range(1, st.K)]
+        return z3.And(room >= n, *others)
+
+
+class _OrderPass(_Pass):
+    """`preempt by order` (``preemptive._select``)."""
+
+    def encode(self) -> PreemptivePass:
+        st, books, slots = self.st, self.books, self.st.slots
+        waiting = [s.is_(PENDING, SUSPENDED, STOPPED) for s in slots]
+        member = [z3.Or(w, o) for w, o in zip(waiting, self.preemptible, strict=True)]
+        keys = [self.order_key(s, m) for s, m in zip(slots, member, strict=True)]
+        self.assume_sorted(slots, member, keys, "the jobs the selection orders are in the "
+                           "policy's order")
+        stays = [z3.And(s.is_(RUNNING), z3.Not(o)) for s, o in zip(slots, self.preemptible,
+                                                                    strict=True)]
+        taken = [z3.Or([z3.And(x, s.procs[p]) for x, s in zip(stays, slots, strict=True)])
+                 for p in range(st.P)]
+        budget = [z3.IntVal(0)] + [
+            books.free(k) + z3_sum([z3.If(z3.And(o, s.mech != SUSPEND), s.job.request[k], 0)
+                                    for s, o in zip(slots, self.preemptible, strict=True)])
+            for k in range(1, st.K)]
+        avail = [z3.And(books.exists(p), z3.Not(taken[p]), books.usable(p))
+                 for p in range(st.P)]
+        used: z3.ArithRef = z3.IntVal(0)  # cpus the selected starters take, anywhere
+        strict: z3.BoolRef = z3.BoolVal(False)
+        selected = []
+        for s, m in zip(slots, member, strict=True):
+            own = z3.Or(s.phase == RUNNING, s.phase == SUSPENDED)
+            visit = z3.And(m, z3.Or(own, z3.Not(strict)))
+            keeps = z3.Or(s.phase == SUSPENDED, s.mech == SUSPEND)  # needs nothing more
+            need = [z3.IntVal(0)] + [z3.If(keeps, 0, s.job.request[k]) for k in range(1, st.K)]
+            ok_own = z3.And(
+                *(z3.Not(z3.And(b, t)) for b, t in zip(s.procs, taken, strict=True)),
+                used <= count([z3.And(a, z3.Not(b)) for a, b in zip(avail, s.procs,
+                                                                     strict=True)]),
+                *(need[k] <= budget[k] for k in range(1, st.K)))
+            n = self.cpus[s.n] = self.sized(s, z3.And(visit, z3.Not(own)))
+            ok_new = z3.And(used + n <= count(avail),
+                            *(s.job.request[k] <= budget[k] for k in range(1, st.K)))
+            ok = z3.And(visit, z3.If(own, ok_own, ok_new))
+            mine = z3.And(ok, own)
+            taken = [z3.Or(t, z3.And(mine, b)) for t, b in zip(taken, s.procs, strict=True)]
+            avail = [z3.And(a, z3.Not(z3.And(mine, b))) for a, b in zip(avail, s.procs,
+                                                                         strict=True)]
+            used = used + z3.If(z3.And(ok, z3.Not(own)), n, 0)
+            for k in range(1, st.K):
+                budget[k] = budget[k] - z3.If(ok, z3.If(own, need[k], s.job.request[k]), 0)
+            selected.append(ok)
+            if st.policy.backfill.kind == "none":
+                strict = z3.Or(strict, z3.And(visit, z3.Not(ok)))
+            self.needed.append((z3.And(self.preemptible[s.n], z3.Not(ok)),
+                                z3.Not(z3.And(m, ok_own))))
+        for s, o, ok in zip(slots, self.preemptible, selected, strict=True):
+            books.preempt(s, z3.And(o, z3.Not(ok)))
+        books.settle()
+        pool = [z3.And(books.exists(p), z3.Not(taken[p]), books.claim_of[p] == FREE,
+                       books.usable(p)) for p in range(st.P)]
+        at: z3.ArithRef = z3.IntVal(0)
+        sorted_by = list(books.owner)  # the pool is sorted once, before the starts
+        for s, ok in zip(slots, selected, strict=True):
+            starter = z3.And(ok, s.is_(PENDING, STOPPED))
+            n = self.cpus[s.n]
+            procs = bits_if(s.phase == SUSPENDED, s.procs,
+                            self.ranked_take(pool, at, n, sorted_by))
+            books.claim_or_start(s, z3.And(ok, s.is_(PENDING, STOPPED, SUSPENDED)), procs)
+            at = at + z3.If(starter, n, 0)
+            books.settle()
+        # the head: the first job of the order, if it waits (a running one runs on)
+        head = []
+        before: z3.BoolRef = z3.BoolVal(False)
+        for w, m in zip(waiting, member, strict=True):
+            head.append(z3.And(w, z3.Not(before)))
+            before = z3.Or(before, m)
+        return self.result(head)

@@ -1,0 +1,251 @@
+"""The verdicts of a preemptive policy (``verify_preemptive``): each property of
+``properties.py`` checked on its own solver, "assumptions and pass and not property"
+unsatisfiable being a proof for every state within the bounds; a model is decoded as a
+state file (``counterexample``: the fewest jobs, then the least numbers) that the
+simulator's replay must stop on for the same property before it is reported.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping
+from fractions import Fraction
+from typing import Any
+
+import z3
+
+from schedc.dsl import ir
+from schedc.dsl.number_text import json_number
+from schedc.dsl.verify.preemption.books import ACTIONS, NO_ACTION
+from schedc.dsl.verify.preemption.passes import PreemptivePass, encode_preemptive
+from schedc.dsl.verify.preemption.properties import parts, runs_through
+from schedc.dsl.verify.preemption.slots import (
+    PENDING,
+    RUNNING,
+    STOPPED,
+    SUSPENDED,
+    Unencodable,
+    count,
+)
+from schedc.dsl.verify.verdict import Bounds, Limits, Verdict, unknown_reason
+from schedc.dsl.verify.vocabulary import PREEMPTIVE_PASS, PREEMPTIVE_PROPERTIES
+
+Replay = Callable[[Mapping[str, Any]], tuple[str | None, str]]
+REPLAY_TRIES = 3  # counterexample states tried before a violation that does not replay is unknown
+
+# what every verdict leaves out
+SCOPE = ("states where no dispatch or checkpoint is in flight and no claim waits (the pass "
+         "after such a state makes them: those are encoded)")
+
+
+def bound_text(bounds: Bounds, policy: ir.Policy) -> str:
+    waiting, running = bounds.preemptive
+    return (f"N={waiting} waiting, R={running} running, P={bounds.processors} processors, "
+            f"K={len(policy.machine.resources)}")
+
+
+def verify_preemptive(policy: ir.Policy, bounds: Bounds, limits: Limits,
+                      only: Iterable[str] | None = None, replay: Replay | None = None,
+                      progress: Callable[[str, tuple[int, int] | None], None] | None = None
+                      ) -> list[Verdict]:
+    """Every property of a preemptive ``policy`` (those in ``only``), in report order;
+    ``progress`` is told each property as it starts."""
+    wanted = [n for n in PREEMPTIVE_PROPERTIES if only is None or n in set(only)]
+    bound = bound_text(bounds, policy)
+    try:
+        sym = encode_preemptive(policy, *bounds.preemptive, bounds.processors)
+    except Unencodable as exc:
+        reason = f"{exc}: nothing is proved of this policy's pass"
+        return [Verdict(n, "unknown", 0.0, bound, location=policy.preemption.span,  # type: ignore[union-attr]
+                        reason=reason) for n in wanted]
+    verdicts = []
+    for name in wanted:
+        if progress is not None:
+            progress(name, None)
+        verdicts.append(_check(sym, name, bound, limits, replay))
+    return verdicts
+
+
+def _check(sym: PreemptivePass, name: str, bound: str, limits: Limits,
+           replay: Replay | None) -> Verdict:
+    """One property: each of its parts (``properties.parts``) on the same solver, each
+    check within the rlimit, all of them within the timeout."""
+    started = time.perf_counter()
+    st = sym.state
+    deadline = started + limits.timeout_ms / 1000
+    solver = z3.Solver()
+    solver.set("rlimit", limits.rlimit)
+    solver.add(*(f for _, f in st.assumptions), *st.definitions)
+    if name not in ("well-defined", "size-bounds"):
+        solver.add(runs_through(sym))
+    location = st.policy.preemption.span  # type: ignore[union-attr]
+    for part in parts(sym, name):
+        solver.push()
+        solver.add(z3.Not(part))
+        verdict = _refute(sym, solver, name, bound, limits, replay, started, deadline,
+                          location)
+        solver.pop()
+        if verdict is not None:
+            return verdict
+    return Verdict(name, "proved", time.perf_counter() - started, bound, location=location,
+                   caveats=(f"proved for {SCOPE}",))
+
+
+def _refute(sym: PreemptivePass, solver: z3.Solver, name: str, bound: str, limits: Limits,
+            replay: Replay | None, started: float, deadline: float, location: Any
+            ) -> Verdict | None:
+    """None if the solver's part holds; else the violated verdict of a counterexample that
+    replays, or unknown."""
+    last: str | None = None  # what the last replay said, of a state that did not replay
+    for _ in range(REPLAY_TRIES):
+        left = int((deadline - time.perf_counter()) * 1000)
+        solver.set("timeout", max(1, left))
+        result = solver.check() if left > 0 else z3.unknown
+        seconds = time.perf_counter() - started
+        if result == z3.unsat:
+            if last is None:
+                return None
+            break
+        if result != z3.sat:
+            why = "timeout" if left <= 0 else str(solver.reason_unknown())
+            return Verdict(name, "unknown", seconds, bound, location=location,
+                           reason=unknown_reason(why, (len(sym.state.slots), sym.state.P),
+                                                 limits, seconds))
+        model = _fewest_jobs(solver, sym)
+        cex = counterexample(sym, model)
+        if replay is None:
+            return Verdict(name, "violated", seconds, bound, location=location,
+                           reason=_what(name), counterexample=cex)
+        kind, message = replay(cex)
+        if kind == name:
+            return Verdict(name, "violated", time.perf_counter() - started, bound,
+                           location=location, reason=f"{_what(name)}; the replay: {message}",
+                           counterexample=cex)
+        last = message
+        solver.add(z3.Not(_same_state(sym, model)))
+    return Verdict(name, "unknown", time.perf_counter() - started, bound, location=location,
+                   reason=(f"Z3 finds states that violate `{name}`, but the simulator's "
+                           f"replay does not stop for it (the last: {last}): the encoding "
+                           "and the simulator disagree, which is a bug of schedc; please "
+                           "report it"))
+
+
+def _what(name: str) -> str:
+    return {
+        "capacity": "a resource is overcommitted after the pass",
+        "size-bounds": "a `size` lies outside the job's range",
+        "well-defined": "a formula fails",
+        "protected": "a protected job is preempted",
+        "mechanism": "a job is moved against its mechanism",
+        "no-superfluous-preemption": "a job is preempted that no placed job needed",
+        "progress": ("the head of the order is not placed, though preempting the jobs that "
+                     "may be preempted would make room for it"),
+    }[name]
+
+
+def _fewest_jobs(solver: z3.Solver, sym: PreemptivePass) -> z3.ModelRef:
+    """A model with as few jobs as the solver finds within its limits (a readable
+    counterexample)."""
+    model = solver.model()
+    slots = sym.state.slots
+    for objective in (count([s.present for s in slots]),
+                      count([z3.And(s.present, s.job.moldable) for s in slots])):
+        best = model.eval(objective, model_completion=True).as_long()
+        for target in range(best):
+            solver.push()
+            solver.add(objective <= target)
+            found = solver.check() == z3.sat
+            if found:
+                model = solver.model()
+            solver.pop()
+            if found:
+                break
+        solver.add(objective <= model.eval(objective, model_completion=True).as_long())
+    return model
+
+
+def _value(model: z3.ModelRef, term: z3.ExprRef) -> Any:
+    v = model.eval(term, model_completion=True)
+    if z3.is_true(v) or z3.is_false(v):
+        return z3.is_true(v)
+    if z3.is_int_value(v):
+        return v.as_long()
+    if z3.is_rational_value(v):
+        return Fraction(v.numerator_as_long(), v.denominator_as_long())
+    return Fraction(v.approx(20).as_decimal(20).rstrip("?"))  # an algebraic number
+
+
+def counterexample(sym: PreemptivePass, model: z3.ModelRef) -> dict[str, Any]:
+    """The model as a state file for `schedc run --state` (runtime/workloads/state_file.py),
+    with the pass's actions (``pass``) beside it."""
+    st = sym.state
+    names = [r.name for r in st.policy.machine.resources]
+    lists: dict[int, list[tuple[int, dict[str, Any]]]] = {p: [] for p in range(4)}
+    actions = []
+    for s in st.slots:
+        if not _value(model, s.present):
+            continue
+        j = s.job
+        estimate = _value(model, j.estimate)
+        job: dict[str, Any] = {
+            "id": _value(model, j.id), "submit": _value(model, j.submit),
+            "estimate": estimate, "run_time": estimate,
+            "request": {n: _value(model, j.request[k]) for k, n in enumerate(names)},
+            **{a: _value(model, v) for a, v in j.labels.items()}}
+        if _value(model, j.moldable):
+            work, size = _value(model, j.work), _value(model, j.request[0])
+            points = {1: work, size: estimate}
+            job |= {"min_size": _value(model, j.min_size), "max_size": _value(model, j.max_size),
+                    "speedup": "measured(" + ", ".join(f"{n}:{t}" for n, t in
+                                                        sorted(points.items())) + ")"}
+        phase = _value(model, s.phase)
+        procs = [p for p, b in enumerate(s.procs) if _value(model, b)]
+        history: dict[str, Any] = {"acquired": _value(model, s.acquired),
+                                   "preemptions": _value(model, s.preemptions)}
+        if phase == RUNNING:
+            history = {"start": _value(model, s.last_start), "processors": procs, **history}
+        elif phase == SUSPENDED:
+            history = {"processors": procs, **history}
+        elif phase == STOPPED:
+            history = {"size": _value(model, s.size), **history}
+        if phase != RUNNING and _value(model, s.ran):
+            history["last_start"] = _value(model, s.last_start)
+        if phase == PENDING and not _value(model, s.ran):
+            history = {}
+        lists[phase].append((_value(model, s.index), job | history))
+        action = _value(model, sym.books.action[s.n])
+        if action != NO_ACTION:
+            actions.append({"job": job["id"], "action": ACTIONS[action],
+                            "processors": [p for p, b in enumerate(sym.books.action_procs[s.n])
+                                           if _value(model, b)]})
+
+    def ordered(phase: int) -> list[dict[str, Any]]:
+        return [job for _, job in sorted(lists[phase], key=lambda p: p[0])]
+
+    out: dict[str, Any] = {
+        "now": _value(model, st.now),
+        "capacity": {n: _value(model, st.capacity[k]) for k, n in enumerate(names)},
+        "params": {name: json_number(_value(model, v)) for name, v in st.params.items()},
+        "running": ordered(RUNNING), "queue": ordered(PENDING),
+    }
+    if lists[SUSPENDED]:
+        out["suspended"] = ordered(SUSPENDED)
+    if lists[STOPPED]:
+        out["stopped"] = ordered(STOPPED)
+    # its replay checks the first pass for the properties the after-pass books do not see
+    out["check"] = [PREEMPTIVE_PASS]
+    out["pass"] = {"actions": actions}
+    return out
+
+
+def _same_state(sym: PreemptivePass, model: z3.ModelRef) -> z3.BoolRef:
+    """The pass's inputs equal their values in ``model`` (to exclude that state)."""
+    st = sym.state
+    inputs: list[z3.ExprRef] = [st.now, *st.capacity, *st.params.values()]
+    for s in st.slots:
+        j = s.job
+        inputs += [j.present, j.id, j.submit, j.estimate, *j.request, j.moldable, j.min_size,
+                   j.max_size, j.work, *j.labels.values(), s.index, s.phase, *s.procs, s.size,
+                   s.acquired, s.ran, s.last_start, s.preemptions]
+    return z3.And([t == model.eval(t, model_completion=True) for t in inputs
+                   if not (z3.is_int_value(t) or z3.is_true(t) or z3.is_false(t))])

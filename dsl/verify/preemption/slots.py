@@ -1,0 +1,348 @@
+"""The symbolic state of a preemptive pass and what every such state satisfies.
+
+Job slots, each a job in one phase at the pass's instant, with what it has run so far
+(``lifecycle.JobLife``): pending (never ran, or requeued), running (on its processors since
+its last start), suspended (its processes still on its processors) or stopped (checkpointed,
+holding nothing, its size kept). With `preempt when` the first N slots wait (pending,
+suspended, stopped) in the policy's order and the next R run, in the victims' order; with
+`preempt by order` the N + R slots hold jobs of any phase, those the selection orders in the
+policy's order. Empty slots come last. Processors are numbered 0 .. C - 1 for a cpu capacity
+C of at most P (the processor bound): a job's processors are one Bool per processor.
+
+The assumptions are what every state the simulator can reach satisfies (so a proof covers
+every such state), and what a state file must satisfy to be replayed
+(``runtime/workloads/state_file.py``); a state no dispatch or checkpoint is in flight in and
+no claim waits in (the encoded pass starts from such states: the caveat of every verdict).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import z3
+from attrs import frozen
+
+from schedc.dsl import ir
+from schedc.dsl.verify.pass_encoding.assumptions import _params
+from schedc.dsl.verify.pass_encoding.record import Unsupported
+from schedc.dsl.verify.symbolic import (
+    ActiveTerms,
+    FreshNames,
+    Obligation,
+    SymbolicError,
+    SymJob,
+    SymResult,
+    SymState,
+    sym_eval,
+)
+
+PENDING, RUNNING, SUSPENDED, STOPPED = 0, 1, 2, 3
+PHASES = ("pending", "running", "suspended", "stopped")
+# each job's mechanism (``lifecycle.MECHANISMS``) as an Int
+MECHANISMS = ("none", "suspend", "checkpoint", "malleable", "requeue")
+NONE, SUSPEND, CHECKPOINT, MALLEABLE, REQUEUE = range(5)
+# a state file lists its jobs running, then queued (pending), suspended, stopped: their
+# positions (``Job.index``, the order's last tie-break) follow that order
+FILE_RANK = {RUNNING: 0, PENDING: 1, SUSPENDED: 2, STOPPED: 3}
+
+
+def z3_sum(terms: Sequence[Any]) -> z3.ArithRef:
+    terms = list(terms)
+    return z3.Sum(terms) if terms else z3.IntVal(0)
+
+
+def count(bits: Sequence[z3.BoolRef]) -> z3.ArithRef:
+    return z3_sum([z3.If(b, 1, 0) for b in bits])
+
+
+@frozen(eq=False)
+class Slot:
+    """One job slot: the job (``job.active``: what formulas read of its history) and its
+    phase, processors, size, service acquired before its current run (all of it unless it
+    runs), its last start (if it ``ran``), its preemptions and mechanism."""
+
+    n: int
+    job: SymJob
+    index: z3.ArithRef  # its position in the workload: the order's last tie-break
+    phase: z3.ArithRef
+    procs: tuple[z3.BoolRef, ...]  # held (running) or kept (suspended)
+    size: z3.ArithRef  # cpus of its current or last allocation (0: never ran)
+    acquired: z3.ArithRef
+    ran: z3.BoolRef
+    last_start: z3.ArithRef
+    preemptions: z3.ArithRef
+    mech: z3.ArithRef  # one of MECHANISMS, from the policy's `mechanism` clauses
+
+    @property
+    def present(self) -> z3.BoolRef:
+        return self.job.present
+
+    def is_(self, *phases: int) -> z3.BoolRef:
+        return z3.And(self.present, z3.Or([self.phase == p for p in phases]))
+
+
+class Unencodable(Unsupported):
+    """A preemptive policy the encoding does not cover (the verdicts say why)."""
+
+
+def check_encodable(policy: ir.Policy) -> None:
+    """Raise ``Unencodable`` for what the encoded pass does not mirror yet."""
+    p = policy.preemption
+    assert p is not None
+    if p.subset is not None:
+        raise Unencodable("`subset` (the SUBSET variants' subset sum) is not encoded yet")
+    if p.leftover is not None:
+        raise Unencodable("`leftover` (processors given out after the selection) is not "
+                          "encoded yet")
+    if policy.invariants:
+        raise Unencodable("invariants of a preemptive policy are not encoded yet")
+    exprs = [*(k.expr for k in policy.order), *p.exprs()]
+    if policy.size is not None:
+        exprs.append(policy.size)
+    for e in exprs:
+        for n in ir.walk(e):
+            if isinstance(n, ir.Aggregate | ir.MachineAttr | ir.ResourceAttr) or (
+                    isinstance(n, ir.StateAttr) and n.attr != "now"):
+                raise Unencodable(f"`{_text(n)}`: a preemptive pass's formulas that read the "
+                                  "queue, the running jobs or the machine's use are not "
+                                  "encoded yet (the simulator's view of them changes within "
+                                  "the pass)")
+            if isinstance(n, ir.JobAttr) and n.attr == "progress":
+                raise Unencodable("`progress` reads a job's run time at its size (its "
+                                  "speedup): not encoded yet")
+    for m in p.mechanisms:
+        if m.when is not None and "now" in ir.dependencies(m.when):
+            raise Unencodable("a `mechanism ... when` that reads the time is not encoded")
+
+
+def _text(n: ir.Expr) -> str:
+    from schedc.dsl.verify.symbolic import describe
+    return describe(n)
+
+
+class PreemptiveState:
+    """The symbolic state (``slots``), its assumptions, and the evaluation of formulas with
+    their obligations (``evaluate``)."""
+
+    def __init__(self, policy: ir.Policy, waiting: int, running: int, processors: int,
+                 fresh: FreshNames) -> None:
+        check_encodable(policy)
+        self.policy, self.fresh = policy, fresh
+        rules = policy.preemption
+        assert rules is not None
+        self.select = rules.rule is None
+        self.P = processors
+        self.K = len(policy.machine.resources)
+        self.assumptions: list[tuple[str, z3.BoolRef]] = []
+        self.definitions: list[z3.BoolRef] = []
+        self.obligations: list[Obligation] = []
+        self.uses_log = False
+        self.now = z3.Int("now")
+        self.assume("time is not negative", self.now >= 0)
+        capacity = []
+        for res in policy.machine.resources:
+            if res.capacity is not None:
+                capacity.append(z3.IntVal(res.capacity))
+            else:
+                c = z3.Int(f"capacity_{res.name}")
+                capacity.append(c)
+                self.assume(f"capacity of `{res.name}` is at least 1", c >= 1)
+        self.capacity = tuple(capacity)
+        cpus = policy.machine.resources[0].capacity
+        if cpus is not None and cpus > processors:
+            raise Unencodable(f"the machine has {cpus} cpus, more than the processor bound "
+                              f"P={processors} (--processors): each processor is a term")
+        self.assume(f"at most P={processors} processors", self.capacity[0] <= processors)
+        self.params = _params(policy, self.assume)
+        self.view = SymState(now=self.now, capacity=self.capacity, used=self.capacity,
+                             queue=(), running=())
+        self.limit = self._constant(rules.limit)
+        self.resident = self._constant(rules.resident)
+        labels = ir.labels_read(policy)
+        total = waiting + running
+        self.slots = tuple(self._slot(n, labels) for n in range(total))
+        # `preempt when`: waiting slots, then running ones; `preempt by order`: one region
+        self.regions = ((range(total),) if self.select
+                        else (range(waiting), range(waiting, total)))
+        self._assume_slots()
+
+    # -- formulas ------------------------------------------------------------------------------
+
+    def assume(self, text: str, formula: Any) -> None:
+        if isinstance(formula, list | tuple):
+            formula = z3.And(*formula) if formula else z3.BoolVal(True)
+        self.assumptions.append((text, formula))
+
+    def evaluate(self, expr: ir.Expr, guard: z3.BoolRef, job: Slot | None = None,
+                 **jobs: Slot) -> z3.ExprRef:
+        """``expr``'s term, `job` (and ``jobs``: `cand`, `victim`) bound to slots; its
+        obligations hold where ``guard`` does (the simulator evaluates it there)."""
+        try:
+            result: SymResult = sym_eval(expr, job=None if job is None else job.job,
+                                         state=self.view, params=self.params,
+                                         fresh=self.fresh,
+                                         jobs={k: s.job for k, s in jobs.items()})
+        except SymbolicError as exc:
+            raise Unencodable(str(exc)) from None
+        self.definitions.extend(result.definitions)
+        self.uses_log |= result.uses_log
+        for o in result.obligations:
+            self.obligations.append(Obligation(o.kind, z3.And(guard, o.guard), o.safe, o.span,
+                                               o.text))
+        return result.value
+
+    def evaluate_later(self, expr: ir.Expr, job: Slot | None = None, **jobs: Slot
+                       ) -> tuple[z3.ExprRef, list[Obligation]]:
+        """``expr``'s term and its obligations, to be guarded by ``oblige`` once the guard
+        is known (it may read this term: a rule evaluated pair after pair)."""
+        before = len(self.obligations)
+        value = self.evaluate(expr, z3.BoolVal(True), job, **jobs)
+        made = self.obligations[before:]
+        del self.obligations[before:]
+        return value, made
+
+    def oblige(self, obligations: Sequence[Obligation], guard: z3.BoolRef) -> None:
+        self.obligations.extend(Obligation(o.kind, z3.And(guard, o.guard), o.safe, o.span,
+                                           o.text) for o in obligations)
+
+    def _constant(self, e: ir.Expr | None) -> z3.ArithRef | None:
+        """A constant clause (`limit`, `resident`: params allowed), as ``int()`` reads it."""
+        if e is None:
+            return None
+        v = self.evaluate(e, z3.BoolVal(True))
+        return v if z3.is_int(v) else z3.ToInt(v)
+
+    # -- the slots -----------------------------------------------------------------------------
+
+    def _slot(self, n: int, labels: Sequence[str]) -> Slot:
+        name = f"s{n}"
+        procs = tuple(z3.Bool(f"{name}_p{p}") for p in range(self.P))
+        phase, ran = z3.Int(f"{name}_phase"), z3.Bool(f"{name}_ran")
+        acquired, last_start = z3.Int(f"{name}_acquired"), z3.Int(f"{name}_last_start")
+        preemptions = z3.Int(f"{name}_preemptions")
+        run = phase == RUNNING
+        # its service to now: a running job's current run counted on each processor
+        acquired_now = acquired + z3.If(run, z3_sum([z3.If(b, self.now - last_start, 0)
+                                                     for b in procs]), 0)
+        active = ActiveTerms(acquired=acquired_now,
+                             since_start=z3.If(ran, self.now - last_start, 0),
+                             preemptions=preemptions, suspended=phase == SUSPENDED)
+        job = SymJob(
+            present=z3.Bool(f"{name}_present"), id=z3.Int(f"{name}_id"),
+            submit=z3.Int(f"{name}_submit"), estimate=z3.Int(f"{name}_estimate"),
+            request=tuple(z3.Int(f"{name}_request{k}") for k in range(self.K)),
+            moldable=z3.Bool(f"{name}_moldable"), min_size=z3.Int(f"{name}_min_size"),
+            max_size=z3.Int(f"{name}_max_size"), work=z3.Int(f"{name}_work"),
+            labels={a: z3.Int(f"{name}_{a}") for a in labels}, active=active)
+        slot = Slot(n, job, z3.Int(f"{name}_index"), phase, procs, z3.Int(f"{name}_size"),
+                    acquired, ran, last_start, preemptions, z3.IntVal(NONE))
+        # its mechanism: the first `mechanism` clause whose condition holds, at submission
+        # (a condition is evaluated only where the clauses before it do not hold)
+        parts: list[tuple[z3.BoolRef, int]] = []
+        guard = job.present
+        for m in self.policy.preemption.mechanisms:  # type: ignore[union-attr]
+            code = MECHANISMS.index(m.kind)
+            if m.when is None:
+                parts.append((z3.BoolVal(True), code))
+                break
+            holds = self.evaluate(m.when, guard, slot)
+            parts.append((holds, code))
+            guard = z3.And(guard, z3.Not(holds))
+        mech: z3.ArithRef = z3.IntVal(NONE)
+        for holds, code in reversed(parts):
+            mech = z3.If(holds, code, mech)
+        return Slot(n, job, slot.index, phase, procs, slot.size, acquired, ran, last_start,
+                    preemptions, mech)
+
+    def _assume_slots(self) -> None:
+        assume, now, cap, K, P = self.assume, self.now, self.capacity, self.K, self.P
+        slots = self.slots
+        for region in self.regions:
+            assume("empty job slots come last",
+                   [z3.Implies(slots[i + 1].present, slots[i].present)
+                    for i in list(region)[:-1]])
+        if not self.select:
+            waiting, running = self.regions
+            for i in waiting:
+                assume("the first slots wait: pending, suspended or stopped",
+                       z3.Implies(slots[i].present, slots[i].phase != RUNNING))
+            for i in running:
+                assume("the last slots run", z3.Implies(slots[i].present,
+                                                        slots[i].phase == RUNNING))
+        for s in slots:
+            j, present = s.job, s.present
+            ok = [j.estimate >= 1, j.request[0] >= 1, j.id >= 0, s.index >= 0,
+                  j.submit >= 0, j.submit <= now,
+                  *(z3.And(j.request[k] >= 0, j.request[k] <= cap[k]) for k in range(K)),
+                  z3.If(j.moldable,
+                        z3.And(j.min_size >= 1, j.min_size <= j.request[0],
+                               j.request[0] <= j.max_size, j.max_size <= cap[0]),
+                        z3.And(j.min_size == j.request[0], j.max_size == j.request[0])),
+                  z3.Implies(j.moldable, z3.And(j.work >= 1, z3.Implies(
+                      j.request[0] == 1, j.work == j.estimate))),
+                  *(v >= -1 for v in j.labels.values()),
+                  s.phase >= PENDING, s.phase <= STOPPED,
+                  s.acquired >= 0, s.preemptions >= 0,
+                  z3.Implies(s.ran, z3.And(s.last_start >= j.submit, s.last_start <= now)),
+                  *(z3.Implies(b, cap[0] > p) for p, b in enumerate(s.procs))]
+            assume("each job is a job of the machine (as a state file's)",
+                   z3.Implies(present, z3.And(ok)))
+            held = count(s.procs)
+            in_range = z3.And(s.size >= j.min_size, s.size <= j.max_size)
+            assume("a running job runs on its processors at a size in its range since its "
+                   "last start",
+                   z3.Implies(s.is_(RUNNING), z3.And(s.ran, held == s.size, in_range)))
+            assume("a rigid running job has not run past its estimate (its run time)",
+                   z3.Implies(z3.And(s.is_(RUNNING), z3.Not(j.moldable)),
+                              now - s.last_start < j.estimate))
+            assume("a suspended job keeps its processes on its processors; it ran and was "
+                   "suspended (its mechanism)",
+                   z3.Implies(s.is_(SUSPENDED), z3.And(s.ran, held == s.size, in_range,
+                                                       s.preemptions >= 1, s.mech == SUSPEND)))
+            assume("a stopped job holds nothing, keeps its size, ran and was checkpointed",
+                   z3.Implies(s.is_(STOPPED), z3.And(
+                       s.ran, held == 0, in_range, s.preemptions >= 1,
+                       z3.Or(s.mech == CHECKPOINT, s.mech == MALLEABLE))))
+            assume("a pending job holds nothing; if it ran, it was requeued",
+                   z3.Implies(s.is_(PENDING), z3.And(
+                       held == 0, s.size == 0,
+                       z3.Implies(s.ran, z3.And(s.preemptions >= 1, s.mech == REQUEUE)),
+                       z3.Implies(z3.Not(s.ran), z3.And(s.preemptions == 0,
+                                                        s.acquired == 0)))))
+            assume("a preempted job has a mechanism that preempts",
+                   z3.Implies(z3.And(present, s.preemptions >= 1), s.mech != NONE))
+            if self.limit is not None:
+                assume("no job was preempted more than `limit` times",
+                       z3.Implies(present, s.preemptions <= self.limit))
+        for a_i, a in enumerate(slots):
+            for b in slots[a_i + 1:]:
+                both = z3.And(a.present, b.present)
+                assume("job ids and positions are distinct",
+                       z3.Implies(both, z3.And(a.job.id != b.job.id, a.index != b.index)))
+                for ra, rb in ((a, b), (b, a)):
+                    assume("positions follow the state file's lists: running, queue, "
+                           "suspended, stopped",
+                           z3.Implies(z3.And(both, _rank(ra) < _rank(rb)),
+                                      ra.index < rb.index))
+                assume("running jobs hold distinct processors",
+                       z3.Implies(z3.And(a.is_(RUNNING), b.is_(RUNNING)),
+                                  z3.And([z3.Not(z3.And(x, y))
+                                          for x, y in zip(a.procs, b.procs, strict=True)])))
+        holds = [z3.Or(s.is_(RUNNING), s.is_(SUSPENDED)) for s in slots]
+        for k in range(1, K):
+            assume("running and suspended jobs hold what the machine has",
+                   z3_sum([z3.If(h, s.job.request[k], 0) for h, s in zip(holds, slots,
+                                                                          strict=True)])
+                   <= cap[k])
+        if self.resident is not None:
+            for p in range(P):
+                assume("at most `resident` jobs have processes on a processor",
+                       count([z3.And(h, s.procs[p]) for h, s in zip(holds, slots,
+                                                                     strict=True)])
+                       <= self.resident)
+
+
+def _rank(s: Slot) -> z3.ArithRef:
+    return z3.If(s.phase == RUNNING, 0, z3.If(s.phase == PENDING, 1,
+                                              z3.If(s.phase == SUSPENDED, 2, 3)))

@@ -1,0 +1,300 @@
+"""The encoded preemptive pass against the simulator's, state by state: a random preemptive
+policy (``preemption_fuzz``'s generator, without what the encoding refuses) and a random
+state of jobs in every phase (running on processors, suspended on theirs, stopped,
+pending or requeued) are given to both. The simulator replays the state (``--state``) and
+reports its first pass's actions; the encoding, its slots pinned to the state's jobs, must
+(1) admit the state (else an assumption excludes states the simulator reaches: proofs
+would be unsound), (2) give every job the simulator's action on the simulator's
+processors, and (3) give nothing else (no other outcome of the pass is satisfiable). A
+first pass the simulator stops (a formula fails, a `size` out of range) must be one the
+encoding says does not run through.
+
+No pytest here: ``tests/dsl/verify/test_preemptive_agreement.py`` runs seeds and
+``benchmarks/fuzz_preemptive_verify.py`` a campaign. Deterministic for a seed.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from fractions import Fraction
+from typing import Any
+
+import z3
+from attrs import frozen
+
+from schedc.dsl import compile_source
+from schedc.dsl.verify.preemption.books import ACTIONS
+from schedc.dsl.verify.preemption.passes import PreemptivePass, encode_preemptive
+from schedc.dsl.verify.preemption.properties import runs_through
+from schedc.dsl.verify.preemption.slots import (
+    MECHANISMS,
+    PENDING,
+    PHASES,
+    RUNNING,
+    STOPPED,
+    SUSPENDED,
+    Unencodable,
+)
+from schedc.dsl.verify.z3context import fresh_context
+from schedc.runtime.engine.from_ir import to_runtime
+from schedc.runtime.engine.monitor import MonitorViolation
+from schedc.runtime.engine.preemptive import simulate_preemptive
+from schedc.runtime.jobs import Job
+from tests.support.preemption_fuzz import CPUS, MACHINE, MEMORY, _Gen
+
+PROCESSORS = CPUS  # the encoding's processor bound: the fuzz machine's cpus
+
+
+@frozen
+class Disagreement:
+    seed: int
+    policy: str
+    state: dict[str, Any]
+    what: str
+
+
+def encodable_policy(seed: int) -> str:
+    """A random preemptive policy the encoding covers, deterministic for ``seed``."""
+    return MACHINE + _Gen(random.Random(seed), encodable=True).policy()
+
+
+def random_state(rng: random.Random, mechanism: Any, limit: int | None,
+                 resident: int | None) -> dict[str, Any]:
+    """A state file's data: jobs in phases their mechanisms allow, on processors."""
+    now = rng.randint(0, 30)
+    owner: dict[int, int] = {}  # processor -> running job id
+    residents = [0] * CPUS
+    memory = 0
+    lists: dict[int, list[dict[str, Any]]] = {p: [] for p in range(4)}
+    for jid in range(rng.randint(1, 7)):
+        procs = rng.choice((rng.randint(1, CPUS), rng.randint(1, 3)))
+        estimate = rng.randint(1, 14)
+        job: dict[str, Any] = {"id": jid, "submit": rng.randint(0, now), "estimate": estimate,
+                               "run_time": estimate,
+                               "request": {"cpus": procs, "memory": rng.randint(0, MEMORY // 2)}}
+        mech = mechanism(Job(jid, jid, job["submit"], estimate, estimate,
+                             (procs, job["request"]["memory"])))
+        cap = limit if limit is not None else 3
+        low = high = procs  # its size range: moldable jobs sometimes
+        if rng.random() < 0.3:
+            low, high = rng.randint(1, procs), rng.randint(procs, CPUS)
+            job |= {"min_size": low, "max_size": high, "speedup": "linear"}
+        phases = [PENDING]
+        free = [p for p in range(CPUS) if p not in owner and (
+            resident is None or residents[p] < resident)]
+        fits_memory = memory + job["request"]["memory"] <= MEMORY
+        if len(free) >= procs and fits_memory and job["submit"] <= now - 0:
+            phases.append(RUNNING)
+        room = [p for p in range(CPUS) if resident is None or residents[p] < resident]
+        if mech == "suspend" and len(room) >= procs and fits_memory and cap >= 1:
+            phases.append(SUSPENDED)
+        if mech in ("checkpoint", "malleable") and cap >= 1:
+            phases.append(STOPPED)
+        # running jobs often: a full machine is where preemptions happen
+        phase = rng.choices(phases, [{PENDING: 2, RUNNING: 4, SUSPENDED: 2, STOPPED: 1}[p]
+                                     for p in phases])[0]
+        preempted = rng.randint(1, cap) if cap >= 1 else 0
+        if phase == RUNNING:
+            for key in ("min_size", "max_size", "speedup"):  # TODO moldable running jobs
+                job.pop(key, None)
+            chosen = sorted(rng.sample(free, procs))
+            # often as long ago as it can: a job protected for its first seconds is not
+            start = max(job["submit"], now - estimate + 1)
+            if rng.random() < 0.4:
+                start = rng.randint(start, now)
+            for p in chosen:
+                owner[p] = jid
+                residents[p] += 1
+            memory += job["request"]["memory"]
+            job |= {"start": start, "processors": chosen, "acquired": rng.randint(0, 30),
+                    "preemptions": 0 if mech == "none" else rng.randint(0, cap)}
+        elif phase == SUSPENDED:
+            chosen = sorted(rng.sample(room, rng.randint(low, min(high, len(room)))
+                                       if len(room) >= low else procs))
+            for p in chosen:
+                residents[p] += 1
+            memory += job["request"]["memory"]
+            job |= {"processors": chosen, "acquired": rng.randint(1, 30),
+                    "preemptions": preempted,
+                    "last_start": rng.randint(job["submit"], now)}
+        elif phase == STOPPED:
+            job |= {"size": rng.randint(low, high), "acquired": rng.randint(1, 30),
+                    "preemptions": preempted, "last_start": rng.randint(job["submit"], now)}
+        elif mech == "requeue" and cap >= 1 and rng.random() < 0.4:
+            job |= {"acquired": rng.randint(1, 30), "preemptions": preempted,
+                    "last_start": rng.randint(job["submit"], now)}
+        lists[phase].append(job)
+    out: dict[str, Any] = {"now": now, "capacity": {"cpus": CPUS, "memory": MEMORY},
+                           "running": lists[RUNNING], "queue": lists[PENDING]}
+    if lists[SUSPENDED]:
+        out["suspended"] = lists[SUSPENDED]
+    if lists[STOPPED]:
+        out["stopped"] = lists[STOPPED]
+    return out
+
+
+def _concrete(policy_ir: Any, state: Any) -> tuple[dict[int, tuple], str | None]:
+    """The simulator's first pass of the state: job id -> (action, processors), and the
+    kind of a monitor stop in it (None: it ran through)."""
+    runtime = to_runtime(policy_ir, {})
+    first: dict[int, tuple] = {}
+    seen: list[int] = []
+
+    def on_pass(now: int, actions: tuple) -> None:
+        seen.append(now)
+        if len(seen) == 1:
+            for a in actions:
+                first[a.job] = (a.kind, tuple(sorted(a.processors)))
+
+    try:  # the whole run: its monitor checks the first pass's books too
+        simulate_preemptive(runtime, runtime.preemption, state.workload, initial=state,
+                            on_pass=on_pass, stall=50)
+    except MonitorViolation as exc:
+        if exc.kind == "capacity":  # never, for any policy: the simulator's own books
+            raise
+        if not seen:  # the first pass stopped before it was done
+            return first, exc.kind or "stop"
+    return first, None
+
+
+def _pin(sym: PreemptivePass, policy_ir: Any, data: dict[str, Any], state: Any
+         ) -> list[z3.BoolRef]:
+    """The symbolic state equal to ``data``: every job in some slot, the rest empty."""
+    st = sym.state
+    out = [st.now == data["now"]]
+    for k, name in enumerate(("cpus", "memory")):
+        out.append(st.capacity[k] == data["capacity"][name])
+    for p in policy_ir.params:
+        v = st.params[p.name]
+        out.append(v == (z3.RealVal(Fraction(p.default)) if p.type == "real"
+                         else p.default))
+    jobs = []
+    index = 0
+    for phase, key in ((RUNNING, "running"), (PENDING, "queue"), (SUSPENDED, "suspended"),
+                       (STOPPED, "stopped")):
+        for job in data.get(key, []):
+            jobs.append((phase, index, job))
+            index += 1
+    out.append(z3.Sum([z3.If(s.present, 1, 0) for s in st.slots]) == len(jobs))
+    work = {j.id: j.work for j in state.workload.jobs}
+    for phase, index, job in jobs:
+        options = []
+        moldable = "min_size" in job
+        for s in st.slots:
+            j = s.job
+            procs = set(job.get("processors", []))
+            ran = "start" in job or "last_start" in job
+            fields = [s.present, j.id == job["id"], j.submit == job["submit"],
+                      j.estimate == job["estimate"],
+                      j.request[0] == job["request"]["cpus"],
+                      j.request[1] == job["request"]["memory"], j.moldable == moldable,
+                      j.min_size == job.get("min_size", job["request"]["cpus"]),
+                      j.max_size == job.get("max_size", job["request"]["cpus"]),
+                      *([j.work == work[job["id"]]] if moldable else []),
+                      s.index == index, s.phase == phase,
+                      *(b == (p in procs) for p, b in enumerate(s.procs)),
+                      s.acquired == job.get("acquired", 0),
+                      s.preemptions == job.get("preemptions", 0), s.ran == ran]
+            if phase in (RUNNING, SUSPENDED):
+                fields.append(s.size == len(procs))
+            elif phase == STOPPED:
+                fields.append(s.size == job["size"])
+            if ran:
+                fields.append(s.last_start == job.get("start", job.get("last_start")))
+            options.append(z3.And(fields))
+        out.append(z3.Or(options))
+    return out
+
+
+def _symbolic(sym: PreemptivePass, model: z3.ModelRef) -> dict[int, tuple]:
+    out = {}
+    for s in sym.state.slots:
+        if not z3.is_true(model.eval(s.present, model_completion=True)):
+            continue
+        action = model.eval(sym.books.action[s.n], model_completion=True).as_long()
+        if action:
+            procs = tuple(p for p, b in enumerate(sym.books.action_procs[s.n])
+                          if z3.is_true(model.eval(b, model_completion=True)))
+            jid = model.eval(s.job.id, model_completion=True).as_long()
+            out[jid] = (ACTIONS[action], procs)
+    return out
+
+
+def _same_actions(sym: PreemptivePass, expected: dict[int, tuple]) -> z3.BoolRef:
+    """Every job's action and processors are ``expected``'s."""
+    terms = []
+    for s in sym.state.slots:
+        for jid in {*expected}:
+            kind, procs = expected[jid]
+            want = z3.And(sym.books.action[s.n] == ACTIONS.index(kind),
+                          *(b == (p in procs) for p, b in enumerate(sym.books.action_procs[s.n])))
+            terms.append(z3.Implies(z3.And(s.present, s.job.id == jid), want))
+        terms.append(z3.Implies(z3.And(s.present, *(s.job.id != j for j in expected)),
+                                sym.books.action[s.n] == 0))
+    return z3.And(terms)
+
+
+def agree_one(seed: int, states: int = 4, tally: Counter | None = None
+              ) -> Disagreement | None | str:
+    """Check ``states`` random states of the policy of ``seed``; "skip" when the policy
+    is not encodable. ``tally`` counts the states and what their first passes did (each
+    action kind, "stops"), to show what a campaign exercised."""
+    text = encodable_policy(seed)
+    policy_ir = compile_source(text, "<agreement>")
+    runtime = to_runtime(policy_ir, {})
+    rules = runtime.preemption
+    rng = random.Random(seed * 7919 + 1)
+    for _ in range(states):
+        data = random_state(rng, rules.mechanism, rules.limit, rules.resident)
+        from schedc.runtime.workloads.state_file import state_from_data
+
+        try:
+            state = state_from_data(data, ("cpus", "memory"), "<agreement>")
+            expected, stop = _concrete(policy_ir, state)
+        except ValueError as exc:  # the generator made a state the reader refuses
+            return Disagreement(seed, text, data, f"the state does not replay: {exc}")
+        if tally is not None:
+            tally["states"] += 1
+            tally.update(kind for kind, _ in expected.values())
+            tally["stops"] += stop is not None
+        waiting = len(data["queue"]) + len(data.get("suspended", [])) + len(
+            data.get("stopped", []))
+        running = len(data["running"])
+        with fresh_context():
+            try:
+                sym = encode_preemptive(policy_ir, max(1, waiting), max(1, running),
+                                        PROCESSORS)
+            except Unencodable:
+                return "skip"
+            solver = z3.Solver()
+            solver.set("timeout", 60_000)
+            solver.add(*(f for _, f in sym.state.assumptions), *sym.state.definitions,
+                       *_pin(sym, policy_ir, data, state))
+            if solver.check() != z3.sat:
+                return Disagreement(seed, text, data, "the encoding's assumptions exclude "
+                                    "the state")
+            through = runs_through(sym)
+            if stop is not None:
+                solver.add(through)
+                if solver.check() != z3.unsat:
+                    return Disagreement(seed, text, data, f"the simulator stops ({stop}) "
+                                        "in the first pass, the encoding runs through")
+                continue
+            solver.add(through)
+            if solver.check() != z3.sat:
+                return Disagreement(seed, text, data, "the simulator runs through the first "
+                                    "pass, the encoding does not")
+            got = _symbolic(sym, solver.model())
+            if got != expected:
+                return Disagreement(seed, text, data, f"actions differ: simulator {expected}, "
+                                    f"encoding {got}")
+            solver.add(z3.Not(_same_actions(sym, expected)))
+            if solver.check() != z3.unsat:
+                return Disagreement(seed, text, data, "the encoding allows another outcome: "
+                                    f"{_symbolic(sym, solver.model())}")
+    return None
+
+
+__all__ = ["MECHANISMS", "PHASES", "Disagreement", "agree_one", "encodable_policy",
+           "random_state"]
