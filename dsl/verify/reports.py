@@ -240,10 +240,13 @@ def counterexample_rows(v: Verdict) -> tuple[str, tuple[str, ...], list[tuple[st
     params = ", ".join(f"{k}={p}" for k, p in cex["params"].items())
     of = f" (candidate {v.candidate})" if v.candidate else ""
     title = f"counterexample for {v.property}{of}: now={cex['now']}, {machine}"
+    decided = cex["pass"]
+    if "actions" in decided:  # a preemptive pass's: jobs in every phase
+        return f"{title}, {params}" if params else title, COUNTEREXAMPLE_COLUMNS, \
+            _preemptive_rows(cex)
     rows = [(str(job["id"]), "running", str(job["submit"]), str(job["start"]),
              str(job["estimate"]), _request(job), _ends(job, job["start"]).lstrip("; "))
             for job in cex["running"]]
-    decided = cex["pass"]
     for job in cex["queue"]:
         outcome = ("starts" if job["id"] in decided["started"] else
                    f"reserved at {decided['reservations'][str(job['id'])]}"
@@ -262,6 +265,29 @@ def counterexample_rows(v: Verdict) -> tuple[str, tuple[str, ...], list[tuple[st
     rows = [(*row, _next(row[0], after)) for row in rows]
     return (f"{title}; next pass at {after['now']}", (*COUNTEREXAMPLE_COLUMNS,
                                                       f"at {after['now']}"), rows)
+
+
+def _preemptive_rows(cex: dict[str, Any]) -> list[tuple[str, ...]]:
+    """A preemptive counterexample's jobs, by phase, with their processors or size, their
+    last start and what the pass did to each (its action and processors)."""
+    did = {a["job"]: f"{a['action']} on {_cpus(a['processors'])}"
+           for a in cex["pass"]["actions"]}
+    rows = []
+    for key, phase in (("running", "running"), ("suspended", "suspended"),
+                       ("stopped", "stopped"), ("queue", "pending")):
+        for job in cex.get(key, []):
+            where = (f" on {_cpus(job['processors'])}" if "processors" in job
+                     else f", size {job['size']}" if "size" in job else "")
+            last = job.get("start", job.get("last_start", ""))
+            rows.append((str(job["id"]), f"{phase}{where}", str(job["submit"]), str(last),
+                         str(job["estimate"]), _request(job), did.get(job["id"], "waits"
+                                                                      if phase != "running"
+                                                                      else "runs")))
+    return rows
+
+
+def _cpus(processors: list[int]) -> str:
+    return "cpus " + ",".join(str(p) for p in processors)
 
 
 def _ends(job: dict[str, Any], start: int) -> str:

@@ -27,6 +27,9 @@ MAX_SLOTS = 64  # N and R at most: each slot is terms of its own
 MAX_RESOURCES = 8  # K of `--resources K`: the machine's own, then generic ones
 
 RLIMIT = 50_000_000  # Z3 resource units per property (deterministic)
+# a preemptive pass's property is checked part by part, each part on its own solver: the
+# default limit of one part (a --rlimit given is taken as it is)
+PREEMPTIVE_RLIMIT = 200_000_000
 TIMEOUT_S = 60.0  # wall clock per property, all its checks together
 # Z3 reads both limits as unsigned 32-bit numbers (a larger rlimit wraps round; 0 is none)
 MAX_RLIMIT = 2**32 - 1

@@ -174,6 +174,13 @@ def state_problem(policy: RuntimePolicy, state: InitialState,
                     "does not preempt",
                     "replay it with the preemptive policy it was found for, or remove the "
                     "check")
+        moldable = next((rj.job for rj in state.running if rj.job.moldable is not None), None)
+        if moldable is not None:
+            return (f"job {moldable.id} runs moldable in the state, but policy {policy.name} "
+                    "does not preempt: the rigid simulator runs a job at the size it started "
+                    "with, as a rigid one",
+                    "remove `min_size`, `max_size` and `speedup` from the running jobs, or "
+                    "replay it with a preemptive policy")
         if state.has_history:
             return (f"policy {policy.name} does not preempt, and the state holds preempted "
                     "jobs or a job's history: the rigid simulator has no suspended or "

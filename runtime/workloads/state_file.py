@@ -112,7 +112,7 @@ _LABELS = LABEL_ATTRS  # optional on every job, integers >= -1 (-1: unknown, the
 _MOLDABLE = ("min_size", "max_size", "speedup")
 # a job's past under preemption (``History``), by the list it is in
 _PAST = ("acquired", "preemptions", "progress")
-_RUNNING = ("start", "size", "processors", *_PAST)
+_RUNNING = ("start", "size", "processors", *_MOLDABLE, *_PAST)
 _PENDING_PAST = (*_PAST, "last_start")
 _QUEUED = (*_MOLDABLE, "size", *_PENDING_PAST)
 _SUSPENDED = (*_MOLDABLE, "processors", *_PAST, "last_start")
@@ -688,6 +688,8 @@ class _Reader:
     def running_job(self, item: Any, where: _Where, index: int, now: int,
                     caps: tuple[int, ...], seen: dict[int, _Where]) -> RunningJob:
         job = self.job(item, where, index, caps, seen, extra=_RUNNING)
+        # moldable: a preemptive policy's running job, at any size of its range
+        job = self.moldable(item, where, job, caps)
         if "start" not in item:
             raise self.fail(f"{where}: a running job needs `start`",
                             "give the time it started (submit <= start <= now)", where)

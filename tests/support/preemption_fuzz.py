@@ -123,6 +123,8 @@ class _Gen:
                 lines.append("size " + r.choice((
                     "job.min_size", "job.max_size", "(job.min_size + job.max_size) div 2",
                     "max(job.min_size, min(job.max_size, 3))", "job.procs")))
+                if self.encodable and r.random() < 0.15:  # a pass that stops: size-bounds
+                    lines[-1] = "size job.procs + job.id % 2"
             if r.random() < 0.5:
                 leftover = f"leftover {r.choice(('equal', 'efficient'))}"
                 if not self.encodable:
@@ -133,6 +135,8 @@ class _Gen:
                     lines.append(subset)
         else:
             lines.append(f"preempt when {self.bool_expr(('cand', 'victim'))}")
+            if self.encodable and r.random() < 0.15:  # a pass that stops: well-defined
+                lines[-1] += " and cand.estimate / (victim.procs - 1) >= 0"
             if r.random() < 0.5:
                 lines.append(f"victims order {self.num_expr(('victim',), 1)} "
                              f"{r.choice(('asc', 'desc'))}")

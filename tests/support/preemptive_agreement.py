@@ -60,8 +60,10 @@ def encodable_policy(seed: int) -> str:
 
 
 def random_state(rng: random.Random, mechanism: Any, limit: int | None,
-                 resident: int | None) -> dict[str, Any]:
-    """A state file's data: jobs in phases their mechanisms allow, on processors."""
+                 resident: int | None, most: tuple[int, int] | None = None
+                 ) -> dict[str, Any]:
+    """A state file's data: jobs in phases their mechanisms allow, on processors; ``most``:
+    at most so many waiting and running jobs (a verifier's bounds)."""
     now = rng.randint(0, 30)
     owner: dict[int, int] = {}  # processor -> running job id
     residents = [0] * CPUS
@@ -92,12 +94,16 @@ def random_state(rng: random.Random, mechanism: Any, limit: int | None,
         if mech in ("checkpoint", "malleable") and cap >= 1:
             phases.append(STOPPED)
         # running jobs often: a full machine is where preemptions happen
+        if most is not None:  # within the bounds
+            counts = (sum(len(lists[p]) for p in (PENDING, SUSPENDED, STOPPED)),
+                      len(lists[RUNNING]))
+            phases = [p for p in phases if counts[p == RUNNING] < most[p == RUNNING]]
+            if not phases:
+                break
         phase = rng.choices(phases, [{PENDING: 2, RUNNING: 4, SUSPENDED: 2, STOPPED: 1}[p]
                                      for p in phases])[0]
         preempted = rng.randint(1, cap) if cap >= 1 else 0
         if phase == RUNNING:
-            for key in ("min_size", "max_size", "speedup"):  # TODO moldable running jobs
-                job.pop(key, None)
             chosen = sorted(rng.sample(free, procs))
             # often as long ago as it can: a job protected for its first seconds is not
             start = max(job["submit"], now - estimate + 1)
@@ -296,5 +302,43 @@ def agree_one(seed: int, states: int = 4, tally: Counter | None = None
     return None
 
 
+def verify_one(seed: int, states: int = 8, bounds: tuple[int, int] = (2, 2),
+               tally: Counter | None = None) -> list[Disagreement] | str:
+    """Verify the policy of ``seed`` (its counterexamples replayed, as `schedc verify`
+    does), then replay random states within the bounds, each asking for the first pass's
+    checks: a proved property the replay stops for, or a violation Z3 finds that no replay
+    confirms, is a disagreement. "skip" when the policy is not encodable."""
+    from schedc.dsl.verify.prover import verify_policy
+    from schedc.dsl.verify.verdict import Bounds, Limits
+    from schedc.runtime.replay import replay_stop, replayer
+
+    text = encodable_policy(seed)
+    policy_ir = compile_source(text, "<agreement>")
+    verdicts = verify_policy(policy_ir, Bounds(*bounds, PROCESSORS, preemptive=bounds),
+                             Limits(), replay=replayer(policy_ir))
+    if all(v.status == "unknown" and "not encoded" in (v.reason or "") for v in verdicts):
+        return "skip"
+    out = []
+    for v in verdicts:
+        if tally is not None:
+            tally[f"{v.property} {v.status}"] += 1
+        if v.status == "unknown" and "replay does not stop" in (v.reason or ""):
+            out.append(Disagreement(seed, text, {}, f"{v.property}: {v.reason}"))
+    proved = {v.property for v in verdicts if v.status == "proved"}
+    rules = to_runtime(policy_ir, {}).preemption
+    rng = random.Random(seed * 104729 + 7)
+    for _ in range(states):
+        data = random_state(rng, rules.mechanism, rules.limit, rules.resident, bounds)
+        data["check"] = ["preemptive-pass"]
+        stop = replay_stop(policy_ir, data)
+        if tally is not None:
+            tally["replays"] += 1
+            tally[f"replay stops {stop.kind}"] += stop.kind is not None
+        if stop.kind in proved:
+            out.append(Disagreement(seed, text, data, f"{stop.kind} is proved, but the "
+                                    f"replay of this state stops for it: {stop.message}"))
+    return out
+
+
 __all__ = ["MECHANISMS", "PHASES", "Disagreement", "agree_one", "encodable_policy",
-           "random_state"]
+           "random_state", "verify_one"]

@@ -133,21 +133,17 @@ class _Pass:
                                                 n <= st.capacity[0])))
         return z3.If(migratable, s.size, n)
 
-    def ranked_take(self, usable: Sequence[z3.BoolRef], first: int | z3.ArithRef,
-                    n: z3.ArithRef, owner: Sequence[z3.ArithRef] | None = None
-                    ) -> tuple[z3.BoolRef, ...]:
-        """Of ``usable`` sorted free processors first, then held ones (each by number, as
-        ``owner`` says: the books now, or when the simulator sorted them), those at ranks
-        [first, first + n)."""
+    def take_sorted(self, usable: Sequence[z3.BoolRef], n: z3.ArithRef,
+                    owner: Sequence[z3.ArithRef] | None = None) -> tuple[z3.BoolRef, ...]:
+        """The first ``n`` of ``usable`` sorted free processors first, then held ones, each
+        by number (held as ``owner`` says: the books now, or when the simulator sorted
+        them): the lowest free ones, then the lowest held ones for the rest."""
         owner = self.books.owner if owner is None else owner
         free = [z3.And(u, owner[p] == FREE) for p, u in enumerate(usable)]
         held = [z3.And(u, owner[p] != FREE) for p, u in enumerate(usable)]
-        n_free = count(free)
-        out = []
-        for p in range(len(usable)):
-            rank = z3.If(free[p], count(free[:p]), n_free + count(held[:p]))
-            out.append(z3.And(usable[p], rank >= first, rank < first + n))
-        return tuple(out)
+        rest = n - count(free)
+        return tuple(z3.Or(a, b) for a, b in zip(lowest(free, n), lowest(held, rest),
+                                                  strict=True))
 
     def result(self, head: Sequence[z3.BoolRef]) -> PreemptivePass:
         return PreemptivePass(self.st, self.books, tuple(self.preemptible), tuple(head),
@@ -223,7 +219,7 @@ class _RulePass(_Pass):
                 books.owner[p] == FREE, *(z3.And(c, books.owner[p] == v.n)
                                           for v, c in zip(running, victims, strict=True))),
                 books.usable(p, self.over_all(running, busy))) for p in range(st.P)]
-            taken = self.ranked_take(usable, 0, self.cpus[s.n])
+            taken = self.take_sorted(usable, self.cpus[s.n])
             procs = bits_if(s.phase == SUSPENDED, s.procs, taken)
             books.claim_or_start(s, z3.Or(success_s, success_p), procs)
             open_ = [z3.And(o, z3.Not(books.touched[v.n]))
@@ -363,15 +359,16 @@ class _OrderPass(_Pass):
         books.settle()
         pool = [z3.And(books.exists(p), z3.Not(taken[p]), books.claim_of[p] == FREE,
                        books.usable(p)) for p in range(st.P)]
-        at: z3.ArithRef = z3.IntVal(0)
-        sorted_by = list(books.owner)  # the pool is sorted once, before the starts
+        # the starters take the pool in order, each the first of what is left (the
+        # simulator's slices of the pool, sorted once before the starts)
+        sorted_by = list(books.owner)
         for s, ok in zip(slots, selected, strict=True):
             starter = z3.And(ok, s.is_(PENDING, STOPPED))
-            n = self.cpus[s.n]
-            procs = bits_if(s.phase == SUSPENDED, s.procs,
-                            self.ranked_take(pool, at, n, sorted_by))
+            taken = tuple(z3.And(starter, b)
+                          for b in self.take_sorted(pool, self.cpus[s.n], sorted_by))
+            procs = bits_if(s.phase == SUSPENDED, s.procs, taken)
             books.claim_or_start(s, z3.And(ok, s.is_(PENDING, STOPPED, SUSPENDED)), procs)
-            at = at + z3.If(starter, n, 0)
+            pool = [z3.And(u, z3.Not(b)) for u, b in zip(pool, taken, strict=True)]
             books.settle()
         # the head: the first job of the order, if it waits (a running one runs on)
         head = []

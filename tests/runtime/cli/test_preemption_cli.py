@@ -14,7 +14,8 @@ from schedc.runtime.cli.main import main
 from tests.support.repo import ROOT
 from tests.support.shared_traces import shared_trace
 
-SS = ROOT / "examples" / "preemption" / "selective-suspension.pol"
+EXAMPLES = ROOT / "examples" / "preemption"
+SS = EXAMPLES / "selective-suspension.pol"
 SUSPEND = ROOT / "examples" / "preemption" / "slurm-suspend.pol"
 REQUEUE = ROOT / "examples" / "preemption" / "slurm-requeue.pol"
 
@@ -124,12 +125,34 @@ def test_a_heterogeneous_cluster_is_refused(capsys, tmp_path) -> None:
     assert code == 2 and "does not run preemptive policies yet" in err
 
 
-def test_verify_says_unknown_and_why(capsys) -> None:
-    code, out, err = run_cli(capsys, "verify", SS, "--format", "json")
+def test_verify_proves_the_pass_and_refutes_progress(capsys, tmp_path) -> None:
+    """Selective suspension: six properties proved; `progress` violated with a state file
+    that `schedc run --state` replays, stopping for it."""
+    cex = tmp_path / "cex"
+    code, out, err = run_cli(capsys, "verify", SS, "--format", "json", "--queued", "2",
+                             "--running", "2", "--processors", "4", "--counterexamples", cex)
+    assert code == 1, err
+    verdicts = {v["property"]: v for v in json.loads(out)[0]["verdicts"]}
+    assert [v for v in verdicts if verdicts[v]["status"] != "proved"] == ["progress"]
+    assert verdicts["capacity"]["bound"] == "N=2 waiting, R=2 running, P=4 processors, K=1"
+    state = cex / "selective-suspension.progress.json"
+    assert json.loads(state.read_text())["check"] == ["preemptive-pass"]
+    code, out, err = run_cli(capsys, "run", SS, "--state", state)
+    assert code == 1 and "the head of the order, was not placed" in err
+
+
+def test_verify_says_what_is_not_encoded(capsys) -> None:
+    code, out, err = run_cli(capsys, "verify", EXAMPLES / "mig-adsubset.pol", "--format",
+                             "json")
     assert code == 3, err
     verdicts = json.loads(out)[0]["verdicts"]
     assert {v["status"] for v in verdicts} == {"unknown"}
-    assert all("not encoded for Z3 yet" in v["reason"] for v in verdicts)
+    assert all("is not encoded yet" in v["reason"] for v in verdicts)
+
+
+def test_a_bad_processor_bound_is_a_usage_error(capsys) -> None:
+    code, _, err = run_cli(capsys, "verify", SS, "--processors", "33")
+    assert code == 2 and "--processors 33: the bound must lie in [1, 32]" in err
 
 
 def test_the_slurm_examples_run_on_lanl_with_held_memory(capsys) -> None:

@@ -54,7 +54,8 @@ def test_a_bad_verify_bound_quotes_the_parser_s_default(capsys, flag: str):
     parser = build_parser()
     default = parser.parse_args(["verify", "x.pol"]).__dict__[flag[2:]]
     status, _, err = _main(["verify", flag, "0", EASY], capsys)
-    assert status == 2 and f"(default {default})" in err and default == 8
+    # not given: each kind of pass its default (a preemptive pass's are fewer)
+    assert status == 2 and "(default 8)" in err and default is None
 
 
 def test_sarif_locations_are_relative_to_the_repository_root(tmp_path: Path):
@@ -123,7 +124,8 @@ def test_an_unknown_command_gets_the_closest_one(capsys, word: str, help: str):
     (["verify", "p.pol", "--format", "xml"], "argument --format: invalid choice: 'xml'",
      "xml", "--format: report format (default: text)"),
     (["verify", "p.pol", "--queued", "two"], "argument --queued: invalid int value: 'two'",
-     "two", "--queued: queued-job slots of the symbolic state (default 8)"),
+     "two", "--queued: queued-job slots of the symbolic state (default 8; a preemptive "
+     "policy's waiting slots: 3)"),
     (["run"], "the following arguments are required: POLICY", None, "see `schedc run --help`"),
 ])
 def test_argparse_mistakes_are_located_diagnostics(capsys, argv, message, caret_under,

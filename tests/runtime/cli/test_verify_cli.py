@@ -198,7 +198,7 @@ def test_the_widest_limits_are_taken() -> None:
     # Z3 takes a timeout below 2^32 ms: 4294967.295 s is the last one
     assert Limits.checked(2**32 - 1, 4294967.295) == Limits(2**32 - 1, 2**32 - 1)
     assert Limits.checked(1, 0.001) == Limits(1, 1)
-    assert Bounds.checked(64, 1) == Bounds(64, 1)
+    assert Bounds.checked(64, 1) == Bounds(64, 1, preemptive=(64, 1))
     assert Bounds(65, 0) == Bounds(queued=65, running=0)  # the prover's own sizes: any
 
 
