@@ -13,7 +13,7 @@ from schedc.dsl.verify.prover import verify_policy
 from schedc.dsl.verify.verdict import Bounds
 from schedc.dsl.verify.vocabulary import PREEMPTIVE_PROPERTIES
 from schedc.runtime.replay import replay_stop, replayer
-from tests.support.preemptive_agreement import agree_one
+from tests.support.preemptive_agreement import agree_one, verify_one
 from tests.support.repo import EXAMPLES as ALL_EXAMPLES
 
 SMALL = Bounds(2, 2, 4, preemptive=(2, 2))
@@ -106,3 +106,11 @@ def test_the_encoded_pass_is_the_simulators(seed: int) -> None:
     outcome is the simulator's first pass, job by job (or both stop)."""
     result = agree_one(seed, states=3)
     assert result is None or result == "skip", result
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_proofs_hold_on_replayed_states(seed: int) -> None:
+    """A random policy verified, then random states within its bounds replayed with the
+    first pass's checks: no proved property stops a replay, every violation replays."""
+    result = verify_one(seed, states=6)
+    assert result == "skip" or result == [], result
