@@ -38,6 +38,11 @@ def test_wheel_contents(wheel: Path) -> None:
     assert "schedc/grammar/policy.lark" in names
     assert "schedc/dsl/prelude/std.pol" in names
     assert "schedc/runtime/data/KTH-SP2-1996-2.1-cln.swf.gz" in names
+    # Every package of the sources is in it (pyproject.toml lists them one by one)
+    for room in ("dsl", "runtime", "grammar"):
+        for init in (ROOT / room).rglob("__init__.py"):
+            inside = init.relative_to(ROOT).as_posix()
+            assert f"schedc/{inside}" in names, f"{inside}: add its package to pyproject.toml"
     # Only the schedc namespace lands in site-packages: no generic top-level modules.
     top_level = {name.split("/")[0] for name in names if not name.startswith("schedc-")}
     assert top_level == {"schedc"}

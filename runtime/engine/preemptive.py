@@ -250,6 +250,7 @@ class _Loop:
         self.actions: list[Action] = []
         # a replayed state's first pass, checked for what `schedc verify` proves of it
         self.first_checks: FirstPassChecks | None = None
+        self._open_set: set[int] = set()  # the open victims of a rule's step 3
         self.completed = 0
         cap = tuple(c if c is not None else w
                     for c, w in zip(policy.capacities, workload.capacities, strict=True))
@@ -456,6 +457,7 @@ class _Loop:
                 break
         if self.rules.may_preempt is not never:  # 3. preempt
             open_ = self._open_victims(touched)
+            self._open_set = set(open_)  # ``open_`` as a set, for a suspended candidate
             for index in open_order:
                 life = self._life(index)
                 if not open_:
@@ -464,6 +466,7 @@ class _Loop:
                 if index not in touched and self._try_preempt(index, life, now, touched,
                                                               open_):
                     open_ = [v for v in open_ if v not in touched]
+                    self._open_set = set(open_)
         return order
 
     def _ordered(self, indices: Iterable[int]) -> list[int]:
@@ -720,10 +723,13 @@ class _Loop:
                      open_: list[int]) -> bool:
         """Preempt for ``cand`` if victims it may preempt make room (the module's doc)."""
         if cand.phase == "suspended":
-            holders = {self.owner[p] for p in cand.processors}
+            owner = self.owner
+            holders = {owner[p] for p in cand.processors}
             holders.discard(-1)
-            if any(self.claim_of[p] >= 0 for p in cand.processors) or not holders.issubset(
-                    open_) or not all(self._pair(index, cand, v) for v in sorted(holders)):
+            # claims are rare: look for one only when some exist
+            if (self.claims and any(self.claim_of[p] >= 0 for p in cand.processors)) or (
+                    not holders.issubset(self._open_set)) or not all(
+                    self._pair(index, cand, v) for v in sorted(holders)):
                 return False
             chosen = sorted(holders)
         else:

@@ -12,10 +12,12 @@ from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
 from typing import Any
 
+import attrs
 import z3
 
 from schedc.dsl import ir
 from schedc.dsl.number_text import json_number
+from schedc.dsl.verify.checker import context_work
 from schedc.dsl.verify.preemption.books import ACTIONS, NO_ACTION
 from schedc.dsl.verify.preemption.passes import PreemptivePass, encode_preemptive
 from schedc.dsl.verify.preemption.properties import parts, runs_through
@@ -67,7 +69,10 @@ def verify_preemptive(policy: ir.Policy, bounds: Bounds, limits: Limits,
     for name in wanted:
         if progress is not None:
             progress(name, None)
-        verdicts.append(_check(sym, name, bound, limits, replay))
+        before = context_work()
+        verdict = _check(sym, name, bound, limits, replay)
+        # Z3's resource units the property took (the same on any machine)
+        verdicts.append(attrs.evolve(verdict, work=context_work() - before))
     return verdicts
 
 
