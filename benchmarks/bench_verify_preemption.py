@@ -5,7 +5,7 @@ replayed by the simulator, as the CLI does) and each property's verdict and time
 default bounds of a preemptive pass or the given ones; issue 34's goal is each example
 under 10 s:
 
-    python -m benchmarks.bench_verify_preemption [--queued 3] [--running 3] [--processors 8]
+    python -m benchmarks.bench_verify_preemption [--queued 3] [--running 3] [--processors 4]
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 from schedc.dsl import compile_file
 from schedc.dsl.verify.prover import verify_policy
 from schedc.dsl.verify.verdict import Bounds, Limits
+from schedc.dsl.verify.vocabulary import PROCESSORS
 from schedc.runtime.replay import replayer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,7 +29,7 @@ def main(argv: list[str] | None = None) -> None:
                                      description=__doc__.splitlines()[0])
     parser.add_argument("--queued", type=int, default=None)
     parser.add_argument("--running", type=int, default=None)
-    parser.add_argument("--processors", type=int, default=8)
+    parser.add_argument("--processors", type=int, default=PROCESSORS)
     args = parser.parse_args(argv)
     bounds = Bounds.checked(args.queued, args.running, args.processors)
     print(f"bounds: N={bounds.preemptive[0]} waiting, R={bounds.preemptive[1]} running, "

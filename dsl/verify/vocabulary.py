@@ -21,7 +21,7 @@ RUNNING = 8  # R: running-job slots
 # a preemptive pass's default slots (N waiting, R running): each slot carries P processor
 # terms and the pass's loops over pairs of them
 PREEMPTIVE_SLOTS = 3
-PROCESSORS = 8  # P: processors of a preemptive pass's machine (each a term per job)
+PROCESSORS = 4  # P: processors of a preemptive pass's machine (each a term per job)
 MAX_PROCESSORS = 32
 MAX_SLOTS = 64  # N and R at most: each slot is terms of its own
 MAX_RESOURCES = 8  # K of `--resources K`: the machine's own, then generic ones
