@@ -84,14 +84,12 @@ class _Pass:
         assert self.rules is not None
         slots = st.slots
         # each slot's protection, evaluated where the simulator does (``_preemptible``)
-        self.keep: list[z3.BoolRef] = []
         self.preemptible: list[z3.BoolRef] = []
         for s in slots:
             could = z3.And(s.is_(RUNNING), s.mech != NONE, self.under_limit(s))
             kept: z3.BoolRef = z3.BoolVal(False)
             if self.rules.keep is not None:
                 kept = self.st.evaluate(self.rules.keep, could, s)
-            self.keep.append(kept)
             self.preemptible.append(z3.And(could, z3.Not(kept)))
         self.cpus: list[z3.ArithRef] = [s.job.request[0] for s in slots]
         self.needed: list[tuple[z3.BoolRef, z3.BoolRef]] = []

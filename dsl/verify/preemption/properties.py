@@ -56,11 +56,6 @@ def fails(sym: PreemptivePass) -> z3.BoolRef:
     return z3.Or([o.violated() for o in sym.state.obligations] or [z3.BoolVal(False)])
 
 
-def holds(sym: PreemptivePass, name: str) -> z3.BoolRef:
-    """Property ``name`` of the pass."""
-    return z3.And(parts(sym, name))
-
-
 def parts(sym: PreemptivePass, name: str) -> list[z3.BoolRef]:
     """Property ``name`` as the conjuncts the prover checks one at a time (small goals
     are far easier for Z3 than their conjunction)."""

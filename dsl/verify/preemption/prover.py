@@ -8,8 +8,7 @@ simulator's replay must stop on for the same property before it is reported.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping
-from fractions import Fraction
+from collections.abc import Iterable
 from typing import Any
 
 import attrs
@@ -17,7 +16,8 @@ import z3
 
 from schedc.dsl import ir
 from schedc.dsl.number_text import json_number
-from schedc.dsl.verify.checker import context_work
+from schedc.dsl.verify.checker import Progress, Replay, context_work
+from schedc.dsl.verify.counterexample import model_value
 from schedc.dsl.verify.preemption.books import ACTIONS, NO_ACTION
 from schedc.dsl.verify.preemption.passes import PreemptivePass, encode_preemptive
 from schedc.dsl.verify.preemption.properties import parts, runs_through
@@ -37,7 +37,6 @@ from schedc.dsl.verify.vocabulary import (
     RLIMIT,
 )
 
-Replay = Callable[[Mapping[str, Any]], tuple[str | None, str]]
 REPLAY_TRIES = 3  # counterexample states tried before a violation that does not replay is unknown
 
 # what every verdict leaves out
@@ -53,7 +52,7 @@ def bound_text(bounds: Bounds, policy: ir.Policy) -> str:
 
 def verify_preemptive(policy: ir.Policy, bounds: Bounds, limits: Limits,
                       only: Iterable[str] | None = None, replay: Replay | None = None,
-                      progress: Callable[[str, tuple[int, int] | None], None] | None = None
+                      progress: Progress | None = None
                       ) -> list[Verdict]:
     """Every property of a preemptive ``policy`` (those in ``only``), in report order;
     ``progress`` is told each property as it starts."""
@@ -190,68 +189,61 @@ def _fewest_jobs(solver: z3.Solver, sym: PreemptivePass) -> z3.ModelRef:
     return model
 
 
-def _value(model: z3.ModelRef, term: z3.ExprRef) -> Any:
-    v = model.eval(term, model_completion=True)
-    if z3.is_true(v) or z3.is_false(v):
-        return z3.is_true(v)
-    if z3.is_int_value(v):
-        return v.as_long()
-    if z3.is_rational_value(v):
-        return Fraction(v.numerator_as_long(), v.denominator_as_long())
-    return Fraction(v.approx(20).as_decimal(20).rstrip("?"))  # an algebraic number
-
-
 def counterexample(sym: PreemptivePass, model: z3.ModelRef) -> dict[str, Any]:
     """The model as a state file for `schedc run --state` (runtime/workloads/state_file.py),
     with the pass's actions (``pass``) beside it."""
     st = sym.state
+
+    def value(term: z3.ExprRef) -> Any:
+        return model_value(model, term)
+
     names = [r.name for r in st.policy.machine.resources]
     lists: dict[int, list[tuple[int, dict[str, Any]]]] = {p: [] for p in range(4)}
     actions = []
     for s in st.slots:
-        if not _value(model, s.present):
+        if not value(s.present):
             continue
         j = s.job
-        estimate = _value(model, j.estimate)
+        estimate = value(j.estimate)
         job: dict[str, Any] = {
-            "id": _value(model, j.id), "submit": _value(model, j.submit),
+            "id": value(j.id), "submit": value(j.submit),
             "estimate": estimate, "run_time": estimate,
-            "request": {n: _value(model, j.request[k]) for k, n in enumerate(names)},
-            **{a: _value(model, v) for a, v in j.labels.items()}}
-        if _value(model, j.moldable):
-            work, size = _value(model, j.work), _value(model, j.request[0])
+            "request": {n: value(j.request[k]) for k, n in enumerate(names)},
+            **{a: value(v) for a, v in j.labels.items()}}
+        if value(j.moldable):
+            work, size = value(j.work), value(j.request[0])
             points = {1: work, size: estimate}
-            job |= {"min_size": _value(model, j.min_size), "max_size": _value(model, j.max_size),
+            job |= {"min_size": value(j.min_size), "max_size": value(j.max_size),
                     "speedup": "measured(" + ", ".join(f"{n}:{t}" for n, t in
                                                         sorted(points.items())) + ")"}
-        phase = _value(model, s.phase)
-        procs = [p for p, b in enumerate(s.procs) if _value(model, b)]
-        history: dict[str, Any] = {"acquired": _value(model, s.acquired),
-                                   "preemptions": _value(model, s.preemptions)}
+        phase = value(s.phase)
+        procs = [p for p, b in enumerate(s.procs) if value(b)]
+        history: dict[str, Any] = {"acquired": value(s.acquired),
+                                   "preemptions": value(s.preemptions)}
         if phase == RUNNING:
-            history = {"start": _value(model, s.last_start), "processors": procs, **history}
+            history = {"start": value(s.last_start), "processors": procs, **history}
         elif phase == SUSPENDED:
             history = {"processors": procs, **history}
         elif phase == STOPPED:
-            history = {"size": _value(model, s.size), **history}
-        if phase != RUNNING and _value(model, s.ran):
-            history["last_start"] = _value(model, s.last_start)
-        if phase == PENDING and not _value(model, s.ran):
+            history = {"size": value(s.size), **history}
+        if phase != RUNNING and value(s.ran):
+            history["last_start"] = value(s.last_start)
+        if phase == PENDING and not value(s.ran):
             history = {}
-        lists[phase].append((_value(model, s.index), job | history))
-        action = _value(model, sym.books.action[s.n])
+        lists[phase].append((value(s.index), job | history))
+        action = value(sym.books.action[s.n])
         if action != NO_ACTION:
             actions.append({"job": job["id"], "action": ACTIONS[action],
                             "processors": [p for p, b in enumerate(sym.books.action_procs[s.n])
-                                           if _value(model, b)]})
+                                           if value(b)]})
 
     def ordered(phase: int) -> list[dict[str, Any]]:
         return [job for _, job in sorted(lists[phase], key=lambda p: p[0])]
 
     out: dict[str, Any] = {
-        "now": _value(model, st.now),
-        "capacity": {n: _value(model, st.capacity[k]) for k, n in enumerate(names)},
-        "params": {name: json_number(_value(model, v)) for name, v in st.params.items()},
+        "now": value(st.now),
+        "capacity": {n: value(st.capacity[k]) for k, n in enumerate(names)},
+        "params": {name: json_number(value(v)) for name, v in st.params.items()},
         "running": ordered(RUNNING), "queue": ordered(PENDING),
     }
     if lists[SUSPENDED]:

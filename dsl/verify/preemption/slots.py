@@ -34,6 +34,7 @@ from schedc.dsl.verify.symbolic import (
     SymJob,
     SymResult,
     SymState,
+    describe,
     sym_eval,
 )
 
@@ -104,7 +105,7 @@ def check_encodable(policy: ir.Policy) -> None:
         for n in ir.walk(e):
             if isinstance(n, ir.Aggregate | ir.MachineAttr | ir.ResourceAttr) or (
                     isinstance(n, ir.StateAttr) and n.attr != "now"):
-                raise Unencodable(f"`{_text(n)}`: a preemptive pass's formulas that read the "
+                raise Unencodable(f"`{describe(n)}`: a preemptive pass's formulas that read the "
                                   "queue, the running jobs or the machine's use are not "
                                   "encoded yet (the simulator's view of them changes within "
                                   "the pass)")
@@ -114,11 +115,6 @@ def check_encodable(policy: ir.Policy) -> None:
     for m in p.mechanisms:
         if m.when is not None and "now" in ir.dependencies(m.when):
             raise Unencodable("a `mechanism ... when` that reads the time is not encoded")
-
-
-def _text(n: ir.Expr) -> str:
-    from schedc.dsl.verify.symbolic import describe
-    return describe(n)
 
 
 class PreemptiveState:
