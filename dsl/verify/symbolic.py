@@ -128,12 +128,13 @@ class ActiveTerms:
     """What a preemptive policy's job has run so far, at the pass's instant
     (``runtime/engine/lifecycle.py``'s ``JobLife``): processor-seconds run (``acquired``),
     seconds since its last start or resume (0 if it never ran), preemptions, whether it is
-    suspended. Its `progress` reads its speedup's run times: not encoded."""
+    suspended, the fraction of its work done (``progress``: None where not encoded)."""
 
     acquired: z3.ArithRef  # Int
     since_start: z3.ArithRef  # Int
     preemptions: z3.ArithRef  # Int
     suspended: z3.BoolRef
+    progress: z3.ArithRef | None = None  # Real
 
 
 @frozen(eq=False)
@@ -588,7 +589,7 @@ class _Eval:
             active = slot.active
             if active is None:
                 raise SymbolicError(f"`{e.var}.{e.attr}` on a job of no preemptive policy")
-            if e.attr == "progress":
+            if e.attr == "progress" and active.progress is None:
                 raise SymbolicError(f"`{e.var}.progress` reads the job's run time at its "
                                     "size (its speedup): not encoded")
             return getattr(active, e.attr)

@@ -56,8 +56,10 @@ def call_policy(policy: RuntimePolicy, fn: Callable[[Job, PassState], Any], job:
         # a size the `size` formula computed outside [1, capacity] is `size-bounds`; every
         # other failure (division by zero, sqrt, log, empty aggregate) is `well-defined`
         kind = "size-bounds" if isinstance(exc, SizeError) else "well-defined"
+        # a preemptive policy's formulas read a ``JobLife`` (the job and its history)
+        ident = job.job.id if hasattr(job, "job") else job.id
         raise MonitorViolation(f"t={state.now}: policy {policy.name}: {what} failed for job "
-                               f"{job.id}: {type(exc).__name__}: {exc}", kind) from exc
+                               f"{ident}: {type(exc).__name__}: {exc}", kind) from exc
 
 
 def check_invariants(policy: RuntimePolicy, job: Job, state: PassState) -> None:

@@ -60,8 +60,8 @@ class _Gen:
     def __init__(self, rng: random.Random, encodable: bool = False) -> None:
         self.rng = rng
         # only what the verifier's encoded pass covers (dsl/verify/preemption/slots.py):
-        # no formula reads the queue, the running jobs or the machine's use; no leftover,
-        # no subset (the same random choices are drawn, so seeds stay comparable)
+        # no formula reads the queue, the running jobs or the machine's use (the same random
+        # choices are drawn, so seeds stay comparable)
         self.encodable = encodable
 
     def int_expr(self, vars_: tuple[str, ...], depth: int = 2) -> str:
@@ -85,7 +85,8 @@ class _Gen:
         if r.random() < 0.25 and vars_:
             v = r.choice(vars_)
             return r.choice((f"{v}.xfactor", f"{v}.acquired / ({v}.procs + 1)",
-                             f"{v}.estimate / {v}.procs"))
+                             f"{v}.estimate / {v}.procs", f"{v}.progress",
+                             f"{v}.work * (1 - {v}.progress)"))
         return self.int_expr(vars_, depth)
 
     def bool_expr(self, vars_: tuple[str, ...], depth: int = 2) -> str:
@@ -126,13 +127,9 @@ class _Gen:
                 if self.encodable and r.random() < 0.15:  # a pass that stops: size-bounds
                     lines[-1] = "size job.procs + job.id % 2"
             if r.random() < 0.5:
-                leftover = f"leftover {r.choice(('equal', 'efficient'))}"
-                if not self.encodable:
-                    lines.append(leftover)
+                lines.append(f"leftover {r.choice(('equal', 'efficient'))}")
             if r.random() < 0.3:
-                subset = f"subset {r.randint(1, 6)}"
-                if not self.encodable:
-                    lines.append(subset)
+                lines.append(f"subset {r.randint(1, 6)}")
         else:
             lines.append(f"preempt when {self.bool_expr(('cand', 'victim'))}")
             if self.encodable and r.random() < 0.15:  # a pass that stops: well-defined

@@ -76,7 +76,6 @@ class Books:
         self.mechanism_checks: list[tuple[z3.BoolRef, z3.BoolRef, str]] = []
         self.size_checks: list[tuple[z3.BoolRef, z3.BoolRef]] = []  # `size` within range
         self.preempted: list[z3.BoolRef] = [z3.BoolVal(False)] * len(slots)
-        self._names = 0
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -102,14 +101,7 @@ class Books:
 
     def settle(self) -> None:
         """Rename the books to fresh constants defined as their terms."""
-        def name(t: z3.ArithRef) -> z3.ArithRef:
-            if z3.is_int_value(t):
-                return t
-            self._names += 1
-            v = z3.Int(f"{self.st.fresh.prefix}book{self._names}")
-            self.st.definitions.append(v == t)
-            return v
-
+        name = self.st.name
         self.owner = [name(t) for t in self.owner]
         self.claim_of = [name(t) for t in self.claim_of]
         self.resident = [name(t) for t in self.resident]

@@ -12,12 +12,13 @@ preempted, by the victims' key (then position). Loops that stop early in the sim
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import z3
 from attrs import frozen
 
 from schedc.dsl import ir
+from schedc.dsl.verify.preemption.adaptive import committed, fill, give_leftover
 from schedc.dsl.verify.preemption.books import CHECKPOINTING, FREE, Books, bits_if
 from schedc.dsl.verify.preemption.slots import (
     MALLEABLE,
@@ -39,8 +40,8 @@ from schedc.dsl.verify.symbolic import FreshNames
 class PreemptivePass:
     """An encoded pass: the state, the books after it, and per slot what the properties
     read of the pass's start (``preemptible``: it may be preempted; ``waiting_head``: the
-    first waiting job in the policy's order; ``cpus``: the cpus it starts on, or its
-    `size`), with the checks that each victim was needed (``needed``)."""
+    first waiting job in the policy's order; ``cpus``: its `size`, the cpus it starts on
+    before any `leftover`), with the checks that each victim was needed (``needed``)."""
 
     state: PreemptiveState
     books: Books
@@ -48,6 +49,8 @@ class PreemptivePass:
     head: tuple[z3.BoolRef, ...]
     cpus: tuple[z3.ArithRef, ...]
     needed: tuple[tuple[z3.BoolRef, z3.BoolRef], ...]
+    # `leftover`: per processor given out, which slot got it (``adaptive.give_leftover``)
+    picks: tuple[tuple[z3.BoolRef, ...], ...] = ()
 
 
 def encode_preemptive(policy: ir.Policy, waiting: int, running: int, processors: int,
@@ -119,17 +122,27 @@ class _Pass:
         """The cpus a waiting job starts on (``preemptive._cpus``): a stopped migratable
         job's size, else the policy's `size` (evaluated and checked within the job's range
         where ``guard`` holds), else its request."""
+        n, evaluated = self.sized_later(s)
+        evaluated(guard)
+        return n
+
+    def sized_later(self, s: Slot) -> tuple[z3.ArithRef, Callable[[z3.BoolRef], None]]:
+        """``sized``'s term, and what says where the simulator evaluates it (its
+        obligations and the range check hold there), to be called once that is known."""
         st, books = self.st, self.books
         migratable = z3.And(s.phase == STOPPED, s.mech != MALLEABLE)
         if st.policy.size is None:
-            n: z3.ArithRef = s.job.request[0]
-        else:
-            g = z3.And(guard, z3.Not(migratable))
-            v = st.evaluate(st.policy.size, g, s)
-            n = v if z3.is_int(v) else z3.ToInt(v)
-            books.size_checks.append((g, z3.And(n >= s.job.min_size, n <= s.job.max_size,
-                                                n <= st.capacity[0])))
-        return z3.If(migratable, s.size, n)
+            return z3.If(migratable, s.size, s.job.request[0]), lambda guard: None
+        v, made = st.evaluate_later(st.policy.size, s)
+        n = v if z3.is_int(v) else z3.ToInt(v)
+        in_range = z3.And(n >= s.job.min_size, n <= s.job.max_size, n <= st.capacity[0])
+
+        def evaluated(guard: z3.BoolRef) -> None:
+            g = z3.And(guard, z3.Not(migratable), st.pass_runs)
+            st.oblige(made, g)
+            books.size_checks.append((g, in_range))
+
+        return z3.If(migratable, s.size, n), evaluated
 
     def take_sorted(self, usable: Sequence[z3.BoolRef], n: z3.ArithRef,
                     owner: Sequence[z3.ArithRef] | None = None) -> tuple[z3.BoolRef, ...]:
@@ -143,9 +156,11 @@ class _Pass:
         return tuple(z3.Or(a, b) for a, b in zip(lowest(free, n), lowest(held, rest),
                                                   strict=True))
 
-    def result(self, head: Sequence[z3.BoolRef]) -> PreemptivePass:
+    def result(self, head: Sequence[z3.BoolRef],
+               picks: Sequence[Sequence[z3.BoolRef]] = ()) -> PreemptivePass:
         return PreemptivePass(self.st, self.books, tuple(self.preemptible), tuple(head),
-                              tuple(self.cpus), tuple(self.needed))
+                              tuple(self.cpus), tuple(self.needed),
+                              tuple(tuple(p) for p in picks))
 
 
 class _RulePass(_Pass):
@@ -313,6 +328,13 @@ class _OrderPass(_Pass):
         keys = [self.order_key(s, m) for s, m in zip(slots, member, strict=True)]
         self.assume_sorted(slots, member, keys, "the jobs the selection orders are in the "
                            "policy's order")
+        # each slot's `size` (``_cpus``, cached for the pass), evaluated where the selection,
+        # the subset or the leftover first asks for it
+        evaluated = []
+        for s in slots:
+            self.cpus[s.n], done = self.sized_later(s)
+            evaluated.append(done)
+        self.size_asked: list[z3.BoolRef] = [z3.BoolVal(False)] * len(slots)
         stays = [z3.And(s.is_(RUNNING), z3.Not(o)) for s, o in zip(slots, self.preemptible,
                                                                     strict=True)]
         taken = [z3.Or([z3.And(x, s.procs[p]) for x, s in zip(stays, slots, strict=True)])
@@ -336,7 +358,8 @@ class _OrderPass(_Pass):
                 used <= count([z3.And(a, z3.Not(b)) for a, b in zip(avail, s.procs,
                                                                      strict=True)]),
                 *(need[k] <= budget[k] for k in range(1, st.K)))
-            n = self.cpus[s.n] = self.sized(s, z3.And(visit, z3.Not(own)))
+            n = self.cpus[s.n]
+            self.ask_size(s, z3.And(visit, z3.Not(own)))
             ok_new = z3.And(used + n <= count(avail),
                             *(s.job.request[k] <= budget[k] for k in range(1, st.K)))
             ok = z3.And(visit, z3.If(own, ok_own, ok_new))
@@ -344,26 +367,35 @@ class _OrderPass(_Pass):
             taken = [z3.Or(t, z3.And(mine, b)) for t, b in zip(taken, s.procs, strict=True)]
             avail = [z3.And(a, z3.Not(z3.And(mine, b))) for a, b in zip(avail, s.procs,
                                                                          strict=True)]
-            used = used + z3.If(z3.And(ok, z3.Not(own)), n, 0)
+            used = st.name(used + z3.If(z3.And(ok, z3.Not(own)), n, 0))
             for k in range(1, st.K):
-                budget[k] = budget[k] - z3.If(ok, z3.If(own, need[k], s.job.request[k]), 0)
+                budget[k] = st.name(budget[k] - z3.If(ok, z3.If(own, need[k],
+                                                                  s.job.request[k]), 0))
             selected.append(ok)
             if st.policy.backfill.kind == "none":
                 strict = z3.Or(strict, z3.And(visit, z3.Not(ok)))
             self.needed.append((z3.And(self.preemptible[s.n], z3.Not(ok)),
                                 z3.Not(z3.And(m, ok_own))))
+        if st.delta is not None:
+            selected = self.subset(selected, member, count(avail), budget)
         for s, o, ok in zip(slots, self.preemptible, selected, strict=True):
             books.preempt(s, z3.And(o, z3.Not(ok)))
         books.settle()
         pool = [z3.And(books.exists(p), z3.Not(taken[p]), books.claim_of[p] == FREE,
                        books.usable(p)) for p in range(st.P)]
+        starting = [z3.And(ok, s.is_(PENDING, STOPPED)) for s, ok in zip(slots, selected,
+                                                                        strict=True)]
+        sizes = list(self.cpus)
+        self.picks: list[list[z3.BoolRef]] = []
+        if self.rules.leftover is not None:
+            sizes = self.leftover(starting, pool)
+        for done, asked in zip(evaluated, self.size_asked, strict=True):
+            done(asked)
         # the starters take the pool in order, each the first of what is left (the
         # simulator's slices of the pool, sorted once before the starts)
         sorted_by = list(books.owner)
-        for s, ok in zip(slots, selected, strict=True):
-            starter = z3.And(ok, s.is_(PENDING, STOPPED))
-            taken = tuple(z3.And(starter, b)
-                          for b in self.take_sorted(pool, self.cpus[s.n], sorted_by))
+        for s, ok, go, n in zip(slots, selected, starting, sizes, strict=True):
+            taken = tuple(z3.And(go, b) for b in self.take_sorted(pool, n, sorted_by))
             procs = bits_if(s.phase == SUSPENDED, s.procs, taken)
             books.claim_or_start(s, z3.And(ok, s.is_(PENDING, STOPPED, SUSPENDED)), procs)
             pool = [z3.And(u, z3.Not(b)) for u, b in zip(pool, taken, strict=True)]
@@ -374,4 +406,60 @@ class _OrderPass(_Pass):
         for w, m in zip(waiting, member, strict=True):
             head.append(z3.And(w, z3.Not(before)))
             before = z3.Or(before, m)
-        return self.result(head)
+        return self.result(head, self.picks)
+
+    def ask_size(self, s: Slot, where: z3.BoolRef) -> None:
+        self.size_asked[s.n] = z3.Or(self.size_asked[s.n], where)
+
+    def subset(self, selected: list[z3.BoolRef], member: list[z3.BoolRef],
+               cpus: z3.ArithRef, budget: list[z3.ArithRef]) -> list[z3.BoolRef]:
+        """The SUBSET variant (``preemptive._subset``): the first N' starters the selection
+        chose are kept, the others dropped; then the other waiting jobs whose sizes best
+        fill the cpus left (``adaptive.fill``) are added, each if its resources fit."""
+        st, slots = self.st, self.st.slots
+        assert st.delta is not None
+        K = range(1, st.K)
+        starter = [z3.And(ok, s.is_(PENDING, STOPPED)) for s, ok in zip(slots, selected,
+                                                                       strict=True)]
+        keep = st.name(committed(count(starter), count([s.present for s in slots]),
+                                 st.delta, len(slots)))
+        dropped = [z3.And(x, count(starter[:i]) >= keep) for i, x in enumerate(starter)]
+        budget = list(budget)
+        for k in K:
+            budget[k] = st.name(budget[k] + z3_sum([z3.If(d, s.job.request[k], 0)
+                                                    for d, s in zip(dropped, slots,
+                                                                    strict=True)]))
+        kept = [z3.And(ok, z3.Not(d)) for ok, d in zip(selected, dropped, strict=True)]
+        free = st.name(cpus - z3_sum([z3.If(z3.And(k_, s.is_(PENDING, STOPPED)),
+                                             self.cpus[s.n], 0)
+                                       for k_, s in zip(kept, slots, strict=True)]))
+        others = [z3.And(m, z3.Not(k_), s.is_(PENDING, STOPPED),
+                         *(s.job.request[k] <= budget[k] for k in K))
+                  for s, m, k_ in zip(slots, member, kept, strict=True)]
+        for s, o in zip(slots, others, strict=True):
+            self.ask_size(s, o)
+        filled = fill(st, others, self.cpus, free)
+        out = []
+        for s, k_, f in zip(slots, kept, filled, strict=True):
+            add = z3.And(f, *(s.job.request[k] <= budget[k] for k in K))
+            for k in K:
+                budget[k] = st.name(budget[k] - z3.If(add, s.job.request[k], 0))
+            out.append(z3.Or(k_, add))
+        return out
+
+    def leftover(self, starting: list[z3.BoolRef], pool: list[z3.BoolRef]
+                 ) -> list[z3.ArithRef]:
+        """`leftover` (``preemptive._give_leftover``): the processors of the pool free now
+        that no starter takes go to the starters whose size may change (pending ones,
+        stopped malleable ones), up to their maximum."""
+        st, books, slots = self.st, self.books, self.st.slots
+        free_now = count([z3.And(u, books.owner[p] == FREE) for p, u in enumerate(pool)])
+        left = st.name(free_now - z3_sum([z3.If(go, self.cpus[s.n], 0)
+                                          for s, go in zip(slots, starting, strict=True)]))
+        resizable = [z3.And(go, z3.Or(s.phase == PENDING, s.mech == MALLEABLE))
+                     for s, go in zip(slots, starting, strict=True)]
+        cap = st.capacity[0]
+        maxima = [z3.If(s.job.max_size < cap, s.job.max_size, cap) for s in slots]
+        sizes, self.picks = give_leftover(st, resizable, self.cpus, maxima, left,
+                                          st.efficient, st.P)
+        return sizes

@@ -7,8 +7,10 @@ simulator's replay must stop on for the same property before it is reported.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterable
+from fractions import Fraction
 from typing import Any
 
 import attrs
@@ -210,16 +212,21 @@ def counterexample(sym: PreemptivePass, model: z3.ModelRef) -> dict[str, Any]:
             "estimate": estimate, "run_time": estimate,
             "request": {n: value(j.request[k]) for k, n in enumerate(names)},
             **{a: value(v) for a, v in j.labels.items()}}
+        phase = value(s.phase)
+        progress = value(s.progress)
+        points = {1: value(j.work), value(j.request[0]): estimate}
+        if phase == RUNNING and st.reads_progress:
+            progress, point = _progress_at_start(value, s, points)
+            points |= point
         if value(j.moldable):
-            work, size = value(j.work), value(j.request[0])
-            points = {1: work, size: estimate}
             job |= {"min_size": value(j.min_size), "max_size": value(j.max_size),
                     "speedup": "measured(" + ", ".join(f"{n}:{t}" for n, t in
                                                         sorted(points.items())) + ")"}
-        phase = value(s.phase)
         procs = [p for p, b in enumerate(s.procs) if value(b)]
         history: dict[str, Any] = {"acquired": value(s.acquired),
                                    "preemptions": value(s.preemptions)}
+        if progress:
+            history["progress"] = json_number(progress)
         if phase == RUNNING:
             history = {"start": value(s.last_start), "processors": procs, **history}
         elif phase == SUSPENDED:
@@ -256,6 +263,23 @@ def counterexample(sym: PreemptivePass, model: z3.ModelRef) -> dict[str, Any]:
     return out
 
 
+def _progress_at_start(value: Any, s: Any, points: dict[int, int]
+                       ) -> tuple[Fraction, dict[int, int]]:
+    """A running job's progress at its start, and the point of its speedup table that
+    gives its run time T at its size, such that its progress now is the model's: the
+    progress at start is that less its run since over T. T is its estimate at its request,
+    its work on one cpu (both in ``points``); on another size of a moldable job it is free,
+    and the least whole T that keeps the progress at start >= 0 is taken."""
+    now_ = value(s.progress_now)
+    elapsed = value(s.job.active.since_start)
+    size = value(s.size)
+    if size in points:
+        t = points[size]
+        return now_ - Fraction(elapsed, t), {}
+    t = max(1, math.ceil(elapsed / now_)) if now_ > 0 else value(s.job.estimate)
+    return now_ - Fraction(elapsed, t), {size: t}
+
+
 def _same_state(sym: PreemptivePass, model: z3.ModelRef) -> z3.BoolRef:
     """The pass's inputs equal their values in ``model`` (to exclude that state)."""
     st = sym.state
@@ -265,5 +289,7 @@ def _same_state(sym: PreemptivePass, model: z3.ModelRef) -> z3.BoolRef:
         inputs += [j.present, j.id, j.submit, j.estimate, *j.request, j.moldable, j.min_size,
                    j.max_size, j.work, *j.labels.values(), s.index, s.phase, *s.procs, s.size,
                    s.acquired, s.ran, s.last_start, s.preemptions]
+        if st.reads_progress:
+            inputs += [s.progress, s.job.active.progress]  # type: ignore[union-attr]
     return z3.And([t == model.eval(t, model_completion=True) for t in inputs
                    if not (z3.is_int_value(t) or z3.is_true(t) or z3.is_false(t))])

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import attrs
 import z3
 from attrs import frozen
 
@@ -74,6 +75,10 @@ class Slot:
     last_start: z3.ArithRef
     preemptions: z3.ArithRef
     mech: z3.ArithRef  # one of MECHANISMS, from the policy's `mechanism` clauses
+    # the fraction of its work done: at its last start if it runs (a state file's
+    # `progress`), and at the pass's instant (``job.active.progress``)
+    progress: z3.ArithRef
+    progress_now: z3.ArithRef
 
     @property
     def present(self) -> z3.BoolRef:
@@ -91,11 +96,6 @@ def check_encodable(policy: ir.Policy) -> None:
     """Raise ``Unencodable`` for what the encoded pass does not mirror yet."""
     p = policy.preemption
     assert p is not None
-    if p.subset is not None:
-        raise Unencodable("`subset` (the SUBSET variants' subset sum) is not encoded yet")
-    if p.leftover is not None:
-        raise Unencodable("`leftover` (processors given out after the selection) is not "
-                          "encoded yet")
     if policy.invariants:
         raise Unencodable("invariants of a preemptive policy are not encoded yet")
     exprs = [*(k.expr for k in policy.order), *p.exprs()]
@@ -109,9 +109,6 @@ def check_encodable(policy: ir.Policy) -> None:
                                   "queue, the running jobs or the machine's use are not "
                                   "encoded yet (the simulator's view of them changes within "
                                   "the pass)")
-            if isinstance(n, ir.JobAttr) and n.attr == "progress":
-                raise Unencodable("`progress` reads a job's run time at its size (its "
-                                  "speedup): not encoded yet")
     for m in p.mechanisms:
         if m.when is not None and "now" in ir.dependencies(m.when):
             raise Unencodable("a `mechanism ... when` that reads the time is not encoded")
@@ -134,6 +131,7 @@ class PreemptiveState:
         self.definitions: list[z3.BoolRef] = []
         self.obligations: list[Obligation] = []
         self.uses_log = False
+        self._names = 0  # of ``name``'s constants
         self.now = z3.Int("now")
         self.assume("time is not negative", self.now >= 0)
         capacity = []
@@ -155,9 +153,26 @@ class PreemptiveState:
                              queue=(), running=())
         self.limit = self._constant(rules.limit)
         self.resident = self._constant(rules.resident)
+        self.delta = self._constant(rules.subset)  # `subset DELTA`
+        if self.delta is not None:
+            self.assume("`subset` is at least 1 (`run` refuses less)", self.delta >= 1)
+        # `leftover efficient when COND`: efficient where COND holds (params only), else equal
+        self.efficient: z3.BoolRef = z3.BoolVal(rules.leftover == "efficient")
+        if rules.leftover == "efficient" and rules.leftover_when is not None:
+            self.efficient = self.evaluate(rules.leftover_when, z3.BoolVal(True))
         labels = ir.labels_read(policy)
+        # `job.progress` adds a term and its assumptions per slot (nonlinear: only if read)
+        self.reads_progress = any(
+            isinstance(n, ir.JobAttr) and n.attr == "progress"
+            for e in (*(k.expr for k in policy.order), *rules.exprs(),
+                      *([policy.size] if policy.size is not None else []))
+            for n in ir.walk(e))
         total = waiting + running
+        self.pass_runs: z3.BoolRef = z3.BoolVal(True)  # a mechanism's: at submission
         self.slots = tuple(self._slot(n, labels) for n in range(total))
+        # the simulator passes only when some job waits (``preemptive._pass``): nothing the
+        # pass evaluates is evaluated else
+        self.pass_runs = z3.Or([s.is_(PENDING, SUSPENDED, STOPPED) for s in self.slots])
         # `preempt when`: waiting slots, then running ones; `preempt by order`: one region
         self.regions = ((range(total),) if self.select
                         else (range(waiting), range(waiting, total)))
@@ -184,9 +199,21 @@ class PreemptiveState:
         self.definitions.extend(result.definitions)
         self.uses_log |= result.uses_log
         for o in result.obligations:
-            self.obligations.append(Obligation(o.kind, z3.And(guard, o.guard), o.safe, o.span,
+            self.obligations.append(Obligation(o.kind, z3.And(guard, self.pass_runs,
+                                                              o.guard), o.safe, o.span,
                                                o.text))
         return result.value
+
+    def name(self, term: Any) -> Any:
+        """A fresh constant defined as ``term`` (an Int or a Bool; a value stays itself):
+        steps that read what earlier steps computed then never nest their terms."""
+        if z3.is_int_value(term) or z3.is_true(term) or z3.is_false(term):
+            return term
+        self._names += 1
+        make = z3.Bool if z3.is_bool(term) else z3.Int
+        v = make(f"{self.fresh.prefix}v{self._names}")
+        self.definitions.append(v == term)
+        return v
 
     def evaluate_later(self, expr: ir.Expr, job: Slot | None = None, **jobs: Slot
                        ) -> tuple[z3.ExprRef, list[Obligation]]:
@@ -199,8 +226,8 @@ class PreemptiveState:
         return value, made
 
     def oblige(self, obligations: Sequence[Obligation], guard: z3.BoolRef) -> None:
-        self.obligations.extend(Obligation(o.kind, z3.And(guard, o.guard), o.safe, o.span,
-                                           o.text) for o in obligations)
+        self.obligations.extend(Obligation(o.kind, z3.And(guard, self.pass_runs, o.guard),
+                                           o.safe, o.span, o.text) for o in obligations)
 
     def _constant(self, e: ir.Expr | None) -> z3.ArithRef | None:
         """A constant clause (`limit`, `resident`: params allowed), as ``int()`` reads it."""
@@ -217,13 +244,18 @@ class PreemptiveState:
         phase, ran = z3.Int(f"{name}_phase"), z3.Bool(f"{name}_ran")
         acquired, last_start = z3.Int(f"{name}_acquired"), z3.Int(f"{name}_last_start")
         preemptions = z3.Int(f"{name}_preemptions")
+        progress = z3.Real(f"{name}_progress")
         run = phase == RUNNING
+        # a running job's progress now: its run since its last start at the speed of its
+        # size, which the state leaves free (its run time there); see ``_assume_slots``
+        progress_now = z3.If(run, z3.Real(f"{name}_progress_now"), progress)
         # its service to now: a running job's current run counted on each processor
         acquired_now = acquired + z3.If(run, z3_sum([z3.If(b, self.now - last_start, 0)
                                                      for b in procs]), 0)
         active = ActiveTerms(acquired=acquired_now,
                              since_start=z3.If(ran, self.now - last_start, 0),
-                             preemptions=preemptions, suspended=phase == SUSPENDED)
+                             preemptions=preemptions, suspended=phase == SUSPENDED,
+                             progress=progress_now)
         job = SymJob(
             present=z3.Bool(f"{name}_present"), id=z3.Int(f"{name}_id"),
             submit=z3.Int(f"{name}_submit"), estimate=z3.Int(f"{name}_estimate"),
@@ -232,7 +264,8 @@ class PreemptiveState:
             max_size=z3.Int(f"{name}_max_size"), work=z3.Int(f"{name}_work"),
             labels={a: z3.Int(f"{name}_{a}") for a in labels}, active=active)
         slot = Slot(n, job, z3.Int(f"{name}_index"), phase, procs, z3.Int(f"{name}_size"),
-                    acquired, ran, last_start, preemptions, z3.IntVal(NONE))
+                    acquired, ran, last_start, preemptions, z3.IntVal(NONE), progress,
+                    progress_now)
         # its mechanism: the first `mechanism` clause whose condition holds, at submission
         # (a condition is evaluated only where the clauses before it do not hold)
         parts: list[tuple[z3.BoolRef, int]] = []
@@ -248,8 +281,7 @@ class PreemptiveState:
         mech: z3.ArithRef = z3.IntVal(NONE)
         for holds, code in reversed(parts):
             mech = z3.If(holds, code, mech)
-        return Slot(n, job, slot.index, phase, procs, slot.size, acquired, ran, last_start,
-                    preemptions, mech)
+        return attrs.evolve(slot, mech=mech)
 
     def _assume_slots(self) -> None:
         assume, now, cap, K, P = self.assume, self.now, self.capacity, self.K, self.P
@@ -279,7 +311,7 @@ class PreemptiveState:
                       j.request[0] == 1, j.work == j.estimate))),
                   *(v >= -1 for v in j.labels.values()),
                   s.phase >= PENDING, s.phase <= STOPPED,
-                  s.acquired >= 0, s.preemptions >= 0,
+                  s.acquired >= 0, s.preemptions >= 0, s.progress >= 0, s.progress < 1,
                   z3.Implies(s.ran, z3.And(s.last_start >= j.submit, s.last_start <= now)),
                   *(z3.Implies(b, cap[0] > p) for p, b in enumerate(s.procs))]
             assume("each job is a job of the machine (as a state file's)",
@@ -305,7 +337,9 @@ class PreemptiveState:
                        held == 0, s.size == 0,
                        z3.Implies(s.ran, z3.And(s.preemptions >= 1, s.mech == REQUEUE)),
                        z3.Implies(z3.Not(s.ran), z3.And(s.preemptions == 0,
-                                                        s.acquired == 0)))))
+                                                        s.acquired == 0, s.progress == 0)))))
+            if self.reads_progress:
+                self._assume_progress(s)
             assume("a preempted job has a mechanism that preempts",
                    z3.Implies(z3.And(present, s.preemptions >= 1), s.mech != NONE))
             if self.limit is not None:
@@ -337,6 +371,26 @@ class PreemptiveState:
                        count([z3.And(h, s.procs[p]) for h, s in zip(holds, slots,
                                                                      strict=True)])
                        <= self.resident)
+
+
+    def _assume_progress(self, s: Slot) -> None:
+        """A running job's progress now: its progress at its last start plus its run since,
+        over its run time T at its size, at most 1 (the state file's rule). T is left free
+        (the proof covers every speedup), except where a counterexample cannot choose it:
+        at the job's request T is at most its estimate (its run time), on one cpu of a
+        moldable job it is its work (a state file's speedup passes through both)."""
+        elapsed = self.now - s.last_start
+        fixed = z3.If(z3.And(s.job.moldable, s.size == 1, s.job.request[0] != 1),
+                      s.job.work, s.job.estimate)
+        at_table = z3.Or(z3.Not(s.job.moldable), s.size == s.job.request[0], s.size == 1)
+        self.assume("a running job's progress now is its progress at its last start and its "
+                    "run since, at most 1",
+                    z3.Implies(s.is_(RUNNING), z3.And(
+                        s.progress_now >= s.progress, s.progress_now <= 1,
+                        z3.Implies(elapsed == 0, s.progress_now == s.progress),
+                        z3.Implies(elapsed > 0, s.progress_now > s.progress),
+                        z3.Implies(at_table, (s.progress_now - s.progress) * fixed
+                                   >= elapsed))))
 
 
 def _rank(s: Slot) -> z3.ArithRef:

@@ -1,0 +1,83 @@
+"""The adaptive steps of papers/003's disciplines as Z3 terms: the twins of
+``runtime/engine/adaptive.py``'s ``committed``, ``fill`` and ``give_leftover``, over job
+slots whose membership and sizes are terms.
+
+Each loop the simulator runs over a list is unrolled over the slots (a slot outside the
+list takes no part), and each value a step computes is named (``PreemptiveState.name``: a
+fresh constant defined as its term), so that no term nests the whole loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import z3
+
+from schedc.dsl.verify.preemption.slots import PreemptiveState, count, z3_sum
+
+
+def committed(first_fit: z3.ArithRef, in_system: z3.ArithRef, delta: z3.ArithRef,
+              most: int) -> z3.ArithRef:
+    """N' = max(0, floor(N_ff - L / delta)) for ``first_fit`` N_ff in 0 .. ``most`` and
+    ``delta`` >= 1: the k in 1 .. most with (N_ff - k) delta >= L (N_ff's values
+    enumerated, so that the product stays linear when delta is a param)."""
+    return z3_sum([z3.If(z3.Or([z3.And(first_fit == d, (d - k) * delta >= in_system)
+                                for d in range(k, most + 1)]), 1, 0)
+                   for k in range(1, most + 1)])
+
+
+def fill(st: PreemptiveState, members: Sequence[z3.BoolRef], sizes: Sequence[z3.ArithRef],
+         capacity: z3.ArithRef) -> list[z3.BoolRef]:
+    """Which of the ``members`` ``adaptive.fill`` chooses: a subset whose sum of ``sizes``
+    is the largest at most ``capacity``; of those, the one that leaves out each later item
+    whenever the earlier ones reach the sum. The simulator's bit sets, one Bool per sum
+    0 .. P (``capacity`` is at most the processor bound P)."""
+    sums = range(st.P + 1)
+    # reach[j][t]: the members among the first j slots have a subset of sum t
+    reach = [[z3.BoolVal(t == 0) for t in sums]]
+    for m, z in zip(members, sizes, strict=True):
+        last = reach[-1]
+        reach.append([st.name(z3.Or(last[t], z3.And(m, z3.Or(
+            [z3.And(z == u, last[t - u]) for u in range(1, t + 1)])))) for t in sums])
+    target: z3.ArithRef = z3.IntVal(0)
+    for t in sums[1:]:
+        target = z3.If(z3.And(reach[-1][t], t <= capacity), t, target)
+    target = st.name(target)
+    chosen: list[z3.BoolRef] = [z3.BoolVal(False)] * len(members)
+    for i in reversed(range(len(members))):
+        reached = z3.Or([z3.And(target == t, reach[i][t]) for t in sums])
+        chosen[i] = z3.And(capacity > 0, members[i], z3.Not(reached))
+        target = st.name(target - z3.If(chosen[i], sizes[i], 0))
+    return chosen
+
+
+def give_leftover(st: PreemptiveState, resizable: Sequence[z3.BoolRef],
+                  sizes: Sequence[z3.ArithRef], maxima: Sequence[z3.ArithRef],
+                  leftover: z3.ArithRef, efficient: z3.BoolRef, steps: int
+                  ) -> tuple[list[z3.ArithRef], list[list[z3.BoolRef]]]:
+    """The sizes after ``leftover`` processors (at most ``steps``) are given one at a time
+    to the ``resizable`` slots (in the policy's order), none beyond its maximum, and which
+    slot got each (per step, per slot).
+
+    ``leftover equal`` (``efficient`` false) exactly as ``adaptive.give_leftover``: the
+    smallest allocation, ties to the earlier job. ``leftover efficient`` reads the jobs'
+    speedups, which the encoding does not model: any eligible slot may get the step (a
+    free choice), so a proof covers every speedup."""
+    sizes = list(sizes)
+    picks: list[list[z3.BoolRef]] = []
+    for t in range(steps):
+        on = leftover > t
+        eligible = [z3.And(r, n < m) for r, n, m in zip(resizable, sizes, maxima, strict=True)]
+        free = [st.fresh.const(f"leftover{t}_", "bool") for _ in sizes]
+        st.definitions.append(z3.Implies(efficient, z3.And(
+            *(z3.Implies(c, z3.And(on, e)) for c, e in zip(free, eligible, strict=True)),
+            count(free) <= 1, z3.Implies(z3.And(on, z3.Or(eligible)), z3.Or(free)))))
+        step = []
+        for i, (e, n) in enumerate(zip(eligible, sizes, strict=True)):
+            smallest = z3.And(e, *(z3.Implies(eligible[j], z3.Or(
+                n < sizes[j], z3.And(n == sizes[j], i < j)))
+                for j in range(len(sizes)) if j != i))
+            step.append(z3.And(on, z3.If(efficient, free[i], smallest)))
+        sizes = [st.name(n + z3.If(p, 1, 0)) for n, p in zip(sizes, step, strict=True)]
+        picks.append(step)
+    return sizes, picks
