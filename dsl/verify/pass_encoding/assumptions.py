@@ -39,7 +39,7 @@ class InputSteps(OrderSteps):
             del k
         capacity_t = self.capacity = tuple(capacity)
 
-        self.params = _params(policy, assume)
+        self.params = param_terms(policy, assume)
         self.depth = _depth(policy, self.params, self.depth_value)
 
         # The processors' speeds and available power (papers/002), per resource: any positive
@@ -196,7 +196,9 @@ def _assume_jobs(running: Sequence[SymJob], queue: Sequence[SymJob], now, capaci
             for i, x in enumerate(jobs) for y in jobs[i + 1:]])
 
 
-def _params(policy: ir.Policy, assume) -> ParamTerms:
+def param_terms(policy: ir.Policy, assume) -> ParamTerms:
+    """A term per param of ``policy`` (its name), each within its declared domain (told to
+    ``assume``), and the domains for the range analysis."""
     out: dict[str, z3.ExprRef] = {}
     for p in policy.params:
         var = {"int": z3.Int, "real": z3.Real, "bool": z3.Bool}[p.type](f"param_{p.name}")

@@ -77,7 +77,11 @@ def _real(v: z3.ExprRef) -> z3.ArithRef:
 
 def lowest(avail: Sequence[z3.BoolRef], n: z3.ArithRef) -> tuple[z3.BoolRef, ...]:
     """The ``n`` lowest processors of ``avail``."""
-    return tuple(z3.And(a, count(avail[:p]) < n) for p, a in enumerate(avail))
+    out, before = [], z3.IntVal(0)
+    for a in avail:  # the count before each processor, built on the one before it
+        out.append(z3.And(a, before < n))
+        before = before + z3.If(a, 1, 0)
+    return tuple(out)
 
 
 class _Pass:

@@ -18,7 +18,7 @@ import z3
 
 from schedc.dsl import ir
 from schedc.dsl.number_text import json_number
-from schedc.dsl.verify.checker import Progress, Replay, context_work
+from schedc.dsl.verify.checker import REPLAY_TRIES, Progress, Replay, context_work
 from schedc.dsl.verify.counterexample import model_value
 from schedc.dsl.verify.preemption.books import ACTIONS, NO_ACTION
 from schedc.dsl.verify.preemption.passes import PreemptivePass, encode_preemptive
@@ -38,8 +38,6 @@ from schedc.dsl.verify.vocabulary import (
     PREEMPTIVE_RLIMIT,
     RLIMIT,
 )
-
-REPLAY_TRIES = 3  # counterexample states tried before a violation that does not replay is unknown
 
 # what every verdict leaves out
 SCOPE = ("states where no dispatch or checkpoint is in flight and no claim waits (the pass "

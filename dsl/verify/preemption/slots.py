@@ -25,7 +25,7 @@ import z3
 from attrs import frozen
 
 from schedc.dsl import ir
-from schedc.dsl.verify.pass_encoding.assumptions import _params
+from schedc.dsl.verify.pass_encoding.assumptions import param_terms
 from schedc.dsl.verify.pass_encoding.record import Unsupported
 from schedc.dsl.verify.symbolic import (
     ActiveTerms,
@@ -148,7 +148,7 @@ class PreemptiveState:
             raise Unencodable(f"the machine has {cpus} cpus, more than the processor bound "
                               f"P={processors} (--processors): each processor is a term")
         self.assume(f"at most P={processors} processors", self.capacity[0] <= processors)
-        self.params = _params(policy, self.assume)
+        self.params = param_terms(policy, self.assume)
         self.view = SymState(now=self.now, capacity=self.capacity, used=self.capacity,
                              queue=(), running=())
         self.limit = self._constant(rules.limit)
