@@ -16,6 +16,20 @@ candidate active. With --reachable R, the states are those R runs of random work
 the run's pass. Prints the figures and every mismatch (its policy and state); with --out, writes
 each mismatch as FOLDER/seedS.pol and seedS.json (`schedc run seedS.pol --state seedS.json`
 replays the simulator's side) and the figures as summary.json.
+
+    python -m benchmarks.fuzz_pass --count 250 --seed 0 --preemptive-rate 1 --states 6 --jobs 1
+
+With --preemptive-rate P, a share P of the seeds (drawn from each seed by a stream of its
+own: `policy_fuzz.is_preemptive`; the other seeds keep their rigid policies) give a random
+preemptive policy instead (`preempt when` / `preempt by order`, papers/003), checked as
+`benchmarks/fuzz_preemptive_verify.py` checks it (`preemptive_agreement.agree_one`) on
+--preemptive-states random states of jobs in every phase (running, suspended, stopped,
+pending, requeued; default: --states, also with --reachable): the encoded preemptive pass
+pinned to each must admit it and have the simulator's first pass as its only outcome, job by
+job and processor by processor (or both stop). Their policies, states, the actions their
+first passes took and their mismatches are printed, and written to summary.json
+("preemptive"), apart from the rigid ones; each mismatch is written as the rigid ones are.
+The default rate is 0, so that a seed names the policy of earlier campaigns.
 """
 
 from __future__ import annotations
@@ -29,7 +43,7 @@ import time
 from pathlib import Path
 
 from tests.support.pass_fuzz import PolicyCheck, check_policy, check_reachable, tally
-from tests.support.policy_fuzz import MORE_PATTERNS, PATTERNS, GenConfig
+from tests.support.policy_fuzz import MORE_PATTERNS, PATTERNS, GenConfig, is_preemptive
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,28 +73,53 @@ def main(argv: list[str] | None = None) -> int:
                    f"{','.join(MORE_PATTERNS)})")
     p.add_argument("--queued", type=int, default=3,
                    help="queued jobs a state may hold, the encoded pass's slots (default 3)")
+    p.add_argument("--preemptive-rate", type=float, default=0.0, metavar="P",
+                   help="share of the seeds whose policy is a random preemptive one, checked "
+                        "by preemptive_agreement.agree_one (0 to 1; default 0: the seeds give "
+                        "the policies of earlier campaigns)")
+    p.add_argument("--preemptive-states", type=int, metavar="N",
+                   help="random states a preemptive policy (default: --states)")
     args = p.parse_args(argv)
     started = time.perf_counter()
     seeds = range(args.seed, args.seed + args.count)
-    check, each = ((check_reachable, args.reachable) if args.reachable
-                   else (check_policy, args.states))
     gen = GenConfig(tuned_rate=args.tuned_rate, slack_rate=args.slack_rate,
-                    kept_rate=args.kept_rate,
+                    kept_rate=args.kept_rate, preemptive_rate=args.preemptive_rate,
                     patterns=tuple(args.patterns.split(",")) if args.patterns else PATTERNS)
-    checks = _in_processes(check, seeds, each, gen, args.jobs, args.seconds, args.queued)
+    pre_states = args.preemptive_states or args.states
+    # a preemptive seed is checked on random states (check_policy dispatches it), also
+    # with --reachable
+    tasks = [(s, check_policy, pre_states) if is_preemptive(s, gen) else
+             (s, check_reachable, args.reachable) if args.reachable else
+             (s, check_policy, args.states) for s in seeds]
+    checks = _in_processes(tasks, gen, args.jobs, args.seconds, args.queued)
     figures = tally(checks) | {"seconds": round(time.perf_counter() - started, 1),
                                  "first_seed": args.seed, "count": args.count,
                                  "states_each": args.states, "reachable_runs": args.reachable,
                                  "tuned_rate": args.tuned_rate,
                                  "slack_rate": args.slack_rate, "kept_rate": args.kept_rate,
-                                 "patterns": list(gen.patterns), "queued": args.queued}
+                                 "patterns": list(gen.patterns), "queued": args.queued,
+                                 "preemptive_rate": args.preemptive_rate,
+                                 "preemptive_states_each": pre_states}
     for check in checks:
         for m in check.mismatches:
-            print(f"seed {m.seed}: {m.what}\n{m.policy}\n{json.dumps(m.state, default=float)}\n")
-    print(f"policies: {figures['policies']} (seeds {args.seed}..{args.seed + args.count - 1}), "
-          f"checked: {figures['checked']}, skipped: {figures['skipped'] or 'none'}")
-    print(f"states: {figures['states']}, of which the simulator's pass stopped in "
-          f"{figures['stops']}")
+            kind = "preemptive " if check.preemptive else ""
+            print(f"{kind}seed {m.seed}: {m.what}\n{m.policy}\n"
+                  f"{json.dumps(m.state, default=float)}\n")
+    pre = figures["preemptive"]
+    print(f"policies: {figures['policies']} (seeds {args.seed}..{args.seed + args.count - 1}): "
+          f"{figures['rigid_policies']} rigid, {pre['policies']} preemptive")
+    if figures["rigid_policies"]:
+        print(f"rigid: checked {figures['checked']}, skipped: {figures['skipped'] or 'none'}")
+        print(f"  states: {figures['states']}, of which the simulator's pass stopped in "
+              f"{figures['stops']}")
+        print(f"  mismatches: {len(figures['rigid_mismatches'])} "
+              f"{figures['rigid_mismatches']}")
+    if pre["policies"]:
+        print(f"preemptive: checked {pre['checked']}, skipped: {pre['skipped'] or 'none'}")
+        print(f"  states: {pre['states']}, of which the simulator's first pass stopped in "
+              f"{pre['stops']}; its actions: " + ", ".join(
+                  f"{kind} {n}" for kind, n in pre["actions"].items()))
+        print(f"  mismatches: {len(pre['mismatches'])} {pre['mismatches']}")
     print(f"mismatches: {len(figures['mismatches'])} {figures['mismatches']}")
     print(f"time: {figures['seconds']} s")
     if args.out:
@@ -95,7 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if figures["mismatches"] else 0
 
 
-def _one(check, seed: int, each: int, config: GenConfig, results, queued: int) -> None:
+def _one(check, seed: int, each: int | None, config: GenConfig, results,
+         queued: int) -> None:
     results.put(check(seed, each, config, queued))
 
 
@@ -110,19 +150,21 @@ def _collect(results, done: dict[int, PolicyCheck], wait: float) -> None:
         pass
 
 
-def _in_processes(check, seeds: range, each: int, config: GenConfig, jobs: int,
-                  seconds: float, queued: int = 3) -> list[PolicyCheck]:
-    """``check`` of each seed, in a fresh process each (Z3's context carries no state from
-    one policy to the next), ``jobs`` at a time; a check running longer than ``seconds`` is
-    stopped and counted as skipped."""
+def _in_processes(tasks: list[tuple], config: GenConfig, jobs: int, seconds: float,
+                  queued: int = 3) -> list[PolicyCheck]:
+    """``check(seed, each, ...)`` of each task ``(seed, check, each)``, in a fresh process
+    each (Z3's context carries no state from one policy to the next), ``jobs`` at a time; a
+    check running longer than ``seconds`` is stopped and counted as skipped."""
     ctx = multiprocessing.get_context("spawn")
     results = ctx.Queue()
     done: dict[int, PolicyCheck] = {}
-    waiting = list(seeds)
+    waiting = list(tasks)
+    seeds = [t[0] for t in tasks]
+    preemptive = {s for s in seeds if is_preemptive(s, config)}
     running: dict[int, tuple[multiprocessing.Process, float]] = {}
     while waiting or running:
         while waiting and len(running) < jobs:
-            seed = waiting.pop(0)
+            seed, check, each = waiting.pop(0)
             proc = ctx.Process(target=_one, args=(check, seed, each, config, results,
                                                       queued))
             proc.start()
@@ -134,12 +176,14 @@ def _in_processes(check, seeds: range, each: int, config: GenConfig, jobs: int,
                 del running[seed]
                 if seed not in done:
                     _collect(results, done, 2.0)
-                done.setdefault(seed, PolicyCheck(seed, "crashed: no result", 0, 0, ()))
+                done.setdefault(seed, PolicyCheck(seed, "crashed: no result", 0, 0, (),
+                                                  seed in preemptive))
             elif time.monotonic() > deadline:
                 proc.kill()
                 proc.join()
                 del running[seed]
-                done[seed] = PolicyCheck(seed, f"timed out: over {seconds:g} s", 0, 0, ())
+                done[seed] = PolicyCheck(seed, f"timed out: over {seconds:g} s", 0, 0, (),
+                                         seed in preemptive)
     return [done[s] for s in seeds]
 
 

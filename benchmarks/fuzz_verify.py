@@ -8,6 +8,20 @@ long-lived one carries state from earlier proofs, which may change which counter
 search lands on). Prints the policies tried, verdicts by property, disagreements by
 category and the time; writes each disagreement (policy, evidence, README with the commands
 that show it) to a folder of --out, and the campaign's figures to --out/summary.json.
+
+    python -m benchmarks.fuzz_verify --count 60 --seed 0 --preemptive-rate 1 --jobs 1
+
+With --preemptive-rate P, a share P of the seeds (drawn from each seed by a stream of its
+own: `policy_fuzz.is_preemptive`; the other seeds keep their rigid policies) give a random
+preemptive policy instead (`preempt when` / `preempt by order`, papers/003), checked as
+`benchmarks/fuzz_preemptive_verify.py --verify` checks it (`preemptive_agreement.verify_one`):
+verified with N = R = 2 waiting and running slots (--preemptive-queued/--preemptive-running)
+and P = 8 processors, its counterexamples replayed, then --preemptive-states random states
+within those bounds replayed asking for the first pass's checks. A proved property a replay
+stops for (category `preemptive`, its state as evidence) or a violation no replay confirms
+(`preemptive-counterexample`) is a disagreement, counted with the rigid ones; their verdicts,
+replays and disagreements are also printed, and written to summary.json ("preemptive"),
+apart. The default rate is 0, so that a seed names the policy of earlier campaigns.
 """
 
 from __future__ import annotations
@@ -37,9 +51,11 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     gen = GenConfig(patterns=tuple(args.patterns.split(",")) if args.patterns else PATTERNS,
                     tuned_rate=args.tuned_rate, slack_rate=args.slack_rate,
-                    kept_rate=args.kept_rate)
+                    kept_rate=args.kept_rate, preemptive_rate=args.preemptive_rate)
     cfg = HarnessConfig(bounds=(args.queued, args.running), rlimit=args.rlimit,
-                        triage=not args.no_triage)
+                        triage=not args.no_triage,
+                        preemptive_bounds=(args.preemptive_queued, args.preemptive_running),
+                        preemptive_states=args.preemptive_states)
     seeds = range(args.seed, args.seed + args.count)
     started = time.perf_counter()
     results = _run(seeds, gen, cfg, args.jobs, args.quiet)
@@ -48,7 +64,10 @@ def main(argv: list[str] | None = None) -> int:
     figures |= {"seconds": round(elapsed, 1), "first_seed": args.seed, "count": args.count,
                 "jobs": args.jobs, "bounds": list(cfg.bounds), "rlimit": cfg.rlimit,
                 "patterns": list(gen.patterns), "tuned_rate": gen.tuned_rate,
-                "slack_rate": gen.slack_rate, "kept_rate": gen.kept_rate}
+                "slack_rate": gen.slack_rate, "kept_rate": gen.kept_rate,
+                "preemptive_rate": gen.preemptive_rate,
+                "preemptive_bounds": list(cfg.preemptive_bounds),
+                "preemptive_states": cfg.preemptive_states}
     _print(figures, results)
     if args.out:
         _write(Path(args.out), results, figures, cfg)
@@ -78,6 +97,17 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--kept-rate", type=float, default=0.0, metavar="P",
                    help="chance that a dynP candidate sizing `size fixed` states its kept "
                    "size is its own rule's (with --tuned-rate; default 0)")
+    p.add_argument("--preemptive-rate", type=float, default=0.0, metavar="P",
+                   help="share of the seeds whose policy is a random preemptive one, verified "
+                        "and replayed by preemptive_agreement.verify_one (0 to 1; default 0: "
+                        "the seeds give the policies of earlier campaigns)")
+    p.add_argument("--preemptive-queued", type=int, default=2,
+                   help="a preemptive policy's waiting slots N (default 2)")
+    p.add_argument("--preemptive-running", type=int, default=2,
+                   help="a preemptive policy's running slots R (default 2)")
+    p.add_argument("--preemptive-states", type=int, default=8,
+                   help="random states replayed against a preemptive policy's proofs "
+                        "(default 8)")
     p.add_argument("--no-triage", action="store_true", help="skip shrinking and classifying")
     p.add_argument("--quiet", action="store_true", help="no line per policy")
     return p
@@ -102,19 +132,30 @@ def _line(r: PolicyResult) -> None:
     marks = " ".join(f"{v.property.split(' ')[0]}={v.status[0]}" for v in bad)
     found = " ".join(f"[{d.category}:{d.property.split(' ')[0]}]" for d in r.disagreements)
     err = " INVALID POLICY" if r.compile_error else ""
-    print(f"seed {r.seed:>6} {r.seconds:6.1f}s {marks:<40} {found}{err}", flush=True)
+    kind = "P" if r.preemptive else " "  # a preemptive policy
+    skipped = f" (skipped: {r.skipped})" if r.skipped else ""
+    print(f"seed {r.seed:>6} {kind} {r.seconds:6.1f}s {marks:<40} {found}{err}{skipped}",
+          flush=True)
 
 
 def _print(f: dict, results: list[PolicyResult]) -> None:
+    pre = f["preemptive"]
     print(f"\npolicies tried: {f['policies']} (invalid: {f['invalid']}), seeds "
-          f"{f['first_seed']}..{f['first_seed'] + f['count'] - 1}, bounds N={f['bounds'][0]} "
-          f"R={f['bounds'][1]}, rlimit {f['rlimit']:,}, {f['jobs']} processes")
+          f"{f['first_seed']}..{f['first_seed'] + f['count'] - 1}: {f['rigid_policies']} rigid "
+          f"(bounds N={f['bounds'][0]} R={f['bounds'][1]}, rlimit {f['rlimit']:,}), "
+          f"{pre['policies']} preemptive (N={f['preemptive_bounds'][0]} "
+          f"R={f['preemptive_bounds'][1]} P=8), {f['jobs']} processes")
     print(f"time: {f['seconds']} s ({f['seconds'] / max(1, f['policies']):.2f} s a policy)")
-    print(f"simulations: {f['simulations']} ({f['out_of_budget']} out of budget); monitor "
-          f"stops agreeing with a verdict: {f['agreed_stops']}")
-    print("\nverdicts          proved  violated  unknown")
-    for prop, row in f["verdicts"].items():
-        print(f"  {prop:<18} {row['proved']:>5} {row['violated']:>9} {row['unknown']:>8}")
+    if f["rigid_policies"]:
+        print(f"simulations: {f['simulations']} ({f['out_of_budget']} out of budget); "
+              f"monitor stops agreeing with a verdict: {f['agreed_stops']}")
+        _verdict_table("verdicts", f["verdicts"])
+    if pre["policies"]:
+        print(f"\npreemptive: {pre['policies']} policies ({pre['skipped']} not encoded), "
+              f"{pre['replays']} states replayed ({pre['replay_stops_agreeing']} stopped for "
+              f"a property not proved), {pre['disagreements']} disagreements "
+              f"{pre['seeds_disagreeing']}")
+        _verdict_table("preemptive", pre["verdicts"])
     print(f"\ndisagreements: {f['disagreements']} in {f['policies_disagreeing']} policies"
           f" (and {f['beyond_stated_bounds']} stops beyond the bounds a proof states)")
     for cat, n in f["by_category"].items():
@@ -122,6 +163,12 @@ def _print(f: dict, results: list[PolicyResult]) -> None:
     seeds = [r.seed for r in results
              if any(d.category != STATED_BOUNDS for d in r.disagreements)]
     print(f"seeds with disagreements: {seeds}")
+
+
+def _verdict_table(title: str, verdicts: dict) -> None:
+    print(f"\n{title:<25} proved  violated  unknown")
+    for prop, row in verdicts.items():
+        print(f"  {prop:<25} {row['proved']:>4} {row['violated']:>9} {row['unknown']:>8}")
 
 
 def _write(out: Path, results: list[PolicyResult], figures: dict,

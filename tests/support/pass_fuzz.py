@@ -10,17 +10,22 @@ simulation happens to break the property. This check needs no property: it found
 run, the class that a size above a declared capacity belonged to (every `choose` policy
 proved vacuously). No pytest here: ``tests/dsl/verify/test_pass_fuzz.py`` and
 ``benchmarks/fuzz_pass.py`` import it. Deterministic for a seed.
+
+A seed that ``GenConfig.preemptive_rate`` makes preemptive (``policy_fuzz.is_preemptive``)
+is checked by ``check_preemptive``: the encoded preemptive pass against the simulator's first
+pass (``preemptive_agreement.agree_one``, wrapped, not repeated here).
 """
 
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
 import z3
-from attrs import evolve, frozen
+from attrs import evolve, field, frozen
 
 from schedc.dsl import compile_source, ir
 from schedc.dsl.diagnostics import DiagnosticError
@@ -29,6 +34,7 @@ from schedc.dsl.semantics.numbers import EvaluationError
 from schedc.dsl.tuning import candidate_policies
 from schedc.dsl.verify.pass_encoding.encoder import encode_pass
 from schedc.dsl.verify.pass_encoding.record import Unsupported
+from schedc.dsl.verify.preemption.books import ACTIONS
 from schedc.dsl.verify.properties import completes
 from schedc.dsl.verify.verdict import Bounds
 from schedc.runtime.engine.from_ir import to_runtime
@@ -51,7 +57,8 @@ from tests.support.pass_agreement import (
     symbolic_decisions,
     without_invariants,
 )
-from tests.support.policy_fuzz import GenConfig, generate, param_settings
+from tests.support.policy_fuzz import GenConfig, generate, is_preemptive, param_settings
+from tests.support.preemptive_agreement import agree_one, encodable_policy
 
 QUEUED, RUNNING = 3, 2  # the encoded pass's slots (a state fills at most these)
 LABELS = ("user", "group", "executable", "queue", "partition")
@@ -72,6 +79,9 @@ class PolicyCheck:
     states: int  # states checked
     stops: int  # of which the simulator's pass stopped
     mismatches: tuple[Mismatch, ...]
+    preemptive: bool = False  # a preemptive policy (``check_preemptive``)
+    # a preemptive policy's: what the first passes of its states did (action kind -> jobs)
+    actions: dict[str, int] = field(factory=dict)
 
 
 def _inexact(policy: ir.Policy) -> str | None:
@@ -158,7 +168,10 @@ def _param_values(policy: ir.Policy, rng: random.Random) -> dict[str, Any]:
 
 def check_policy(seed: int, states: int = 20, config: GenConfig | None = None,
                  queued: int = QUEUED) -> PolicyCheck:
-    """The generated policy of ``seed`` on ``states`` random states."""
+    """The generated policy of ``seed`` on ``states`` random states (a preemptive one, if
+    ``config.preemptive_rate`` draws it: ``check_preemptive``)."""
+    if is_preemptive(seed, config):
+        return check_preemptive(seed, states)
     generated = generate(seed, config)
     return check_text(generated.text, seed, states, generated.name, queued)
 
@@ -212,6 +225,39 @@ def check_text(text: str, seed: int, states: int = 20, name: str | None = None,
             mismatches.append(Mismatch(seed, text, data, what))
             break  # one witness a policy
     return PolicyCheck(seed, None, states, stops, tuple(mismatches))
+
+
+PREEMPTIVE_ACTIONS = ACTIONS[1:]  # start, resume, claim, suspend, checkpoint, requeue
+
+
+def check_preemptive(seed: int, states: int = 4) -> PolicyCheck:
+    """The random preemptive policy of ``seed`` (``preemptive_agreement.encodable_policy``)
+    on ``states`` random states of jobs in every phase, by ``preemptive_agreement.agree_one``:
+    the encoded preemptive pass pinned to each must admit it and have the simulator's first
+    pass as its only outcome, job by job and processor by processor (or both stop). Its
+    ``actions`` count what those first passes did; its mismatch (the first, as agree_one
+    stops there) holds the policy's text and a state `schedc run --state` replays. A policy
+    the encoding does not cover is skipped ("unsupported")."""
+    tally: Counter = Counter()
+    try:
+        found = agree_one(seed, states, tally)
+    except Exception as exc:  # a simulator or encoder crash: shown, never skipped
+        what = f"crash: {type(exc).__name__}: {exc}"
+        return PolicyCheck(seed, None, tally["states"], tally["stops"],
+                           (Mismatch(seed, encodable_policy(seed), {}, what),), True,
+                           _actions(tally))
+    if found == "skip":
+        return PolicyCheck(seed, "unsupported: not encoded", 0, 0, (), True)
+    mismatches = () if found is None else (Mismatch(seed, found.policy, found.state,
+                                                    found.what),)
+    return PolicyCheck(seed, None, tally["states"], tally["stops"], mismatches, True,
+                       _actions(tally))
+
+
+def _actions(tally: Counter) -> dict[str, int]:
+    """agree_one's counts of action kinds (the verifier's six first, 0 where none)."""
+    return {kind: tally[kind] for kind in PREEMPTIVE_ACTIONS} | {
+        k: n for k, n in tally.items() if k not in ("states", "stops")}
 
 
 @frozen
@@ -279,6 +325,24 @@ def _compare(sym, solver: z3.Solver, fine: z3.BoolRef, rpolicy, state: InitialSt
 
 
 def tally(checks: Sequence[PolicyCheck]) -> dict[str, Any]:
+    """A campaign's figures: "policies" and "mismatches" (their seeds) count every policy;
+    the others ("checked", "skipped", "states", "stops", "rigid_mismatches") are the rigid
+    policies', and "preemptive" gives the preemptive ones' apart (the same figures, and the
+    actions their states' first passes took)."""
+    rigid = [c for c in checks if not c.preemptive]
+    preemptive = [c for c in checks if c.preemptive]
+    actions = dict.fromkeys(PREEMPTIVE_ACTIONS, 0)
+    for c in preemptive:
+        for kind, n in c.actions.items():
+            actions[kind] = actions.get(kind, 0) + n
+    figures = _figures(rigid)
+    return {**figures, "policies": len(checks), "rigid_policies": len(rigid),
+            "rigid_mismatches": figures["mismatches"],
+            "mismatches": [m.seed for c in checks for m in c.mismatches],
+            "preemptive": _figures(preemptive) | {"actions": actions}}
+
+
+def _figures(checks: Sequence[PolicyCheck]) -> dict[str, Any]:
     skipped: dict[str, int] = {}
     for c in checks:
         if c.skipped is not None:
@@ -319,7 +383,11 @@ def check_reachable(seed: int, runs: int = 6, config: GenConfig | None = None,
     reach (each instant with a pass, as ``optimal.instance.state_at`` rebuilds it: the state
     file a counterexample would be): the state's replayed pass must make the run's pass, and
     the encoded pass must agree with it as in ``check_text``. Not for dynP, moldable jobs or
-    `size fixed` (a state file carries no active candidate's history nor kept sizes here)."""
+    `size fixed` (a state file carries no active candidate's history nor kept sizes here),
+    nor for a preemptive policy (``config.preemptive_rate``: ``check_policy`` checks it on
+    random states)."""
+    if is_preemptive(seed, config):
+        return PolicyCheck(seed, "preemptive: no reachable states", 0, 0, (), True)
     generated = generate(seed, config)
     try:
         policy = compile_source(generated.text, f"fuzz{seed}.pol", generated.name)

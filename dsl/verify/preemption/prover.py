@@ -211,10 +211,12 @@ def counterexample(sym: PreemptivePass, model: z3.ModelRef) -> dict[str, Any]:
             "request": {n: value(j.request[k]) for k, n in enumerate(names)},
             **{a: value(v) for a, v in j.labels.items()}}
         phase = value(s.phase)
-        progress = value(s.progress)
+        # a fraction done only where formulas read it (a state file checks a running
+        # job's against its run time)
+        progress = value(s.progress) if st.reads_progress else 0
         points = {1: value(j.work), value(j.request[0]): estimate}
-        if phase == RUNNING and st.reads_progress:
-            progress, point = _progress_at_start(value, s, points)
+        if phase == RUNNING:
+            progress, point = _running_progress(value, s, points, st.reads_progress)
             points |= point
         if value(j.moldable):
             job |= {"min_size": value(j.min_size), "max_size": value(j.max_size),
@@ -261,16 +263,19 @@ def counterexample(sym: PreemptivePass, model: z3.ModelRef) -> dict[str, Any]:
     return out
 
 
-def _progress_at_start(value: Any, s: Any, points: dict[int, int]
-                       ) -> tuple[Fraction, dict[int, int]]:
+def _running_progress(value: Any, s: Any, points: dict[int, int], reads: bool
+                      ) -> tuple[Fraction, dict[int, int]]:
     """A running job's progress at its start, and the point of its speedup table that
-    gives its run time T at its size, such that its progress now is the model's: the
-    progress at start is that less its run since over T. T is its estimate at its request,
-    its work on one cpu (both in ``points``); on another size of a moldable job it is free,
-    and the least whole T that keeps the progress at start >= 0 is taken."""
-    now_ = value(s.progress_now)
+    gives its run time T at its size: its estimate at its request, its work on one cpu
+    (both in ``points``); on another size of a moldable job T is free. Where formulas read
+    its progress (``reads``), its progress now must be the model's: the progress at start
+    is that less its run since over T, and a free T is the least whole one that keeps it
+    >= 0. Else the progress is 0 and a free T one second longer than its run."""
     elapsed = value(s.job.active.since_start)
     size = value(s.size)
+    if not reads:
+        return Fraction(0), ({} if size in points else {size: elapsed + 1})
+    now_ = value(s.progress_now)
     if size in points:
         t = points[size]
         return now_ - Fraction(elapsed, t), {}

@@ -321,9 +321,15 @@ class PreemptiveState:
             assume("a running job runs on its processors at a size in its range since its "
                    "last start",
                    z3.Implies(s.is_(RUNNING), z3.And(s.ran, held == s.size, in_range)))
-            assume("a rigid running job has not run past its estimate (its run time)",
-                   z3.Implies(z3.And(s.is_(RUNNING), z3.Not(j.moldable)),
-                              now - s.last_start < j.estimate))
+            # its run time at its size: its estimate at its request (a state file's run
+            # time), a moldable job's work on one cpu; elsewhere a counterexample's speedup
+            # table gives it one longer than its run (``prover._running_progress``)
+            assume("a running job has not run past its run time at its size (it would have "
+                   "completed before the pass)",
+                   z3.Implies(s.is_(RUNNING), z3.And(
+                       z3.Implies(s.size == j.request[0], now - s.last_start < j.estimate),
+                       z3.Implies(z3.And(j.moldable, s.size == 1),
+                                  now - s.last_start < j.work))))
             assume("a suspended job keeps its processes on its processors; it ran and was "
                    "suspended (its mechanism)",
                    z3.Implies(s.is_(SUSPENDED), z3.And(s.ran, held == s.size, in_range,
@@ -375,7 +381,8 @@ class PreemptiveState:
 
     def _assume_progress(self, s: Slot) -> None:
         """A running job's progress now: its progress at its last start plus its run since,
-        over its run time T at its size, at most 1 (the state file's rule). T is left free
+        over its run time T at its size, below 1 (else it completed before the pass; the
+        state file's rule allows 1). T is left free
         (the proof covers every speedup), except where a counterexample cannot choose it:
         at the job's request T is at most its estimate (its run time), on one cpu of a
         moldable job it is its work (a state file's speedup passes through both)."""
@@ -384,9 +391,9 @@ class PreemptiveState:
                       s.job.work, s.job.estimate)
         at_table = z3.Or(z3.Not(s.job.moldable), s.size == s.job.request[0], s.size == 1)
         self.assume("a running job's progress now is its progress at its last start and its "
-                    "run since, at most 1",
+                    "run since, below 1",
                     z3.Implies(s.is_(RUNNING), z3.And(
-                        s.progress_now >= s.progress, s.progress_now <= 1,
+                        s.progress_now >= s.progress, s.progress_now < 1,
                         z3.Implies(elapsed == 0, s.progress_now == s.progress),
                         z3.Implies(elapsed > 0, s.progress_now > s.progress),
                         z3.Implies(at_table, (s.progress_now - s.progress) * fixed

@@ -28,12 +28,15 @@ from tests.support.policy_fuzz import (
     GenConfig,
     HarnessConfig,
     PolicyResult,
+    commands,
     fuzz_policy,
     fuzz_seed,
     generate,
     has_odd_inputs,
+    is_preemptive,
     random_workload,
     report,
+    tally,
     through_reader,
     trace_prefix,
     workload_csv,
@@ -289,3 +292,66 @@ def test_queue_rank_and_kept_size_policies_agree(seed: int) -> None:
     result = fuzz_seed(seed, RANK)
     assert result.compile_error is None, report(result)
     assert all(beyond_bounds(d) for d in result.disagreements), report(result)
+
+
+# --- preemptive policies (`fuzz_verify.py --preemptive-rate P`) ----------------------------
+PREEMPTIVE = GenConfig(preemptive_rate=1)
+
+
+def test_the_preemptive_rate_leaves_the_rigid_seeds_their_policies() -> None:
+    # the choice is a stream of the seed's own: a seed that stays rigid keeps its policy,
+    # one preemptive at a rate stays so at a higher one; none at 0, all at 1
+    low, high = GenConfig(preemptive_rate=0.2), GenConfig(preemptive_rate=0.5)
+    chosen = {s for s in range(60) if is_preemptive(s, low)}
+    assert 3 <= len(chosen) <= 25
+    assert chosen <= {s for s in range(60) if is_preemptive(s, high)}
+    assert not any(is_preemptive(s, GenConfig()) for s in range(60))
+    assert all(is_preemptive(s, PREEMPTIVE) for s in range(60))
+    for seed in range(60):
+        g = generate(seed, low)
+        if seed in chosen:
+            assert g.features == ("preemptive",) and "preempt" in g.text
+            assert check_source(g.text).ok
+        else:
+            assert g == generate(seed)
+
+
+@pytest.mark.parametrize("seed", [25, 26])
+def test_preemptive_policies_are_verified_and_replayed(seed: int) -> None:
+    result = fuzz_seed(seed, PREEMPTIVE)
+    assert result.preemptive and result.skipped is None, report(result)
+    assert {"capacity", "protected", "mechanism"} <= {v.property for v in result.verdicts}
+    assert result.simulations == HarnessConfig().preemptive_states  # the states replayed
+    assert not result.disagreements, report(result)
+    figures = tally([result])
+    assert figures["policies"] == 1 and figures["rigid_policies"] == 0
+    assert figures["verdicts"] == {} and figures["disagreements"] == 0
+    pre = figures["preemptive"]
+    assert pre["policies"] == 1 and pre["replays"] == result.simulations
+    assert sum(sum(row.values()) for row in pre["verdicts"].values()) == len(result.verdicts)
+
+
+def test_a_preemptive_disagreement_is_recorded_with_its_state() -> None:
+    # verify_one's two kinds, as the harness's records: the evidence a `run --state` replays
+    from tests.support.policy_fuzz.preemptive import _record
+
+    state = {"now": 0, "capacity": {"cpus": 8, "memory": 20}, "running": [],
+             "queue": [{"id": 0, "submit": 0, "estimate": 2, "run_time": 2,
+                        "request": {"cpus": 1, "memory": 0}}], "check": ["preemptive-pass"]}
+    stop = _record("progress is proved, but the replay of this state stops for it: ...",
+                   state, ["progress"])
+    assert (stop.kind, stop.category, stop.property) == ("proved-but-stopped", "preemptive",
+                                                         "progress")
+    assert stop.evidence.state == state and stop.evidence.queued == 1
+    cex = _record("well-defined: the replay does not stop", {}, ["well-defined"])
+    assert (cex.kind, cex.category, cex.property) == (
+        "counterexample", "preemptive-counterexample", "well-defined")
+    result = PolicyResult(3, "fuzz", "policy fuzz {}", ("preemptive",), (), (stop, cex), 8, 0,
+                          0, 1.0, preemptive=True)
+    assert commands(stop, name=None, preemptive=True) == [
+        "schedc verify policy.pol --queued 2 --running 2 --processors 8",
+        "schedc run policy.pol --state state.json"]
+    figures = tally([result])
+    assert figures["disagreements"] == 2 and figures["preemptive"]["disagreements"] == 2
+    assert figures["by_category"] == {"preemptive": 1, "preemptive-counterexample": 1}
+    assert "[preemptive] proved-but-stopped: progress" in report(result)

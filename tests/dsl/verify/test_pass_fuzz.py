@@ -4,6 +4,7 @@ that its comparison can fail."""
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -24,6 +25,7 @@ from tests.support.pass_fuzz import (
     check_text,
     random_state,
     random_workload,
+    tally,
 )
 from tests.support.policy_fuzz import GenConfig, generate
 
@@ -155,3 +157,35 @@ def test_queue_rank_policies_agree_on_states_past_the_proofs_slots(seed: int) ->
     check = check_policy(seed, states=6, config=config, queued=5)
     assert check.skipped is None and check.states == 6
     assert not check.mismatches, check.mismatches[0].what
+
+
+# --- preemptive policies (`fuzz_pass.py --preemptive-rate P`) ------------------------------
+
+
+@pytest.mark.parametrize("seed", [0, 3, 25])
+def test_random_preemptive_policies_agree_pass_by_pass(seed: int) -> None:
+    # a seed the rate makes preemptive is checked by preemptive_agreement.agree_one: the
+    # encoded preemptive pass pinned to random states of jobs in every phase
+    check = check_policy(seed, states=3, config=GenConfig(preemptive_rate=1))
+    assert check.preemptive and check.skipped is None and check.states == 3
+    assert not check.mismatches, check.mismatches[0].what
+    assert sum(check.actions.values()) > 0 or check.stops > 0
+
+
+def test_preemptive_checks_are_tallied_apart(tmp_path) -> None:
+    from benchmarks.fuzz_pass import main
+
+    rigid = check_policy(0, states=2)  # rate 0: the seed's rigid policy
+    assert not rigid.preemptive
+    preemptive = check_policy(25, states=2, config=GenConfig(preemptive_rate=1))
+    figures = tally([rigid, preemptive])
+    assert figures["policies"] == 2 and figures["rigid_policies"] == 1
+    assert figures["states"] == 2 and figures["preemptive"]["states"] == 2
+    assert figures["preemptive"]["actions"] == preemptive.actions
+    # the campaign script: summary.json counts them apart
+    assert main(["--count", "1", "--seed", "25", "--preemptive-rate", "1", "--states", "2",
+                 "--jobs", "1", "--out", str(tmp_path)]) == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["policies"] == 1 and summary["rigid_policies"] == 0
+    assert summary["preemptive"]["checked"] == 1 and summary["preemptive"]["states"] == 2
+    assert summary["preemptive"]["actions"] == preemptive.actions

@@ -9,6 +9,10 @@ Lean model:
   where the two sides may disagree (a literal equal to a param's domain bound, real
   arithmetic that is exactly 0 in rationals, counts compared with capacities, inputs the
   verifier assumes away);
+* ``generate(seed, GenConfig(preemptive_rate=P))``: for a share P of the seeds, a random
+  preemptive policy instead (``preemptive_agreement.encodable_policy``), which ``fuzz_seed``
+  checks with ``fuzz_preemptive`` (``preemptive_agreement.verify_one``: verified, then random
+  states replayed against its proofs), its verdicts and disagreements in the same records;
 * ``fuzz_policy(text)``: verifies it with small bounds, simulates it on small random
   workloads and a prefix of the bundled KTH-SP2 trace with param values at both domain
   bounds, replays every counterexample, and reports each disagreement with its evidence
@@ -22,10 +26,10 @@ replays; wall-clock limits are far-away guards only.
 The modules: ``generate`` (the policy generator), ``workloads`` (random workloads, the trace
 prefix, job tables), ``budget`` (simulations under a deterministic budget), ``records`` (the
 harness's configs and results), ``harness`` (``fuzz_seed``, ``fuzz_policy``), ``triage``
-(classifying a failing state) and ``report`` (descriptions, evidence folders, figures). This
-module re-exports their public names. (The functions ``generate`` and ``report`` shadow their
-modules as attributes of the package: `from tests.support.policy_fuzz.generate import _Gen`
-still works.)
+(classifying a failing state), ``preemptive`` (a preemptive policy's check) and ``report``
+(descriptions, evidence folders, figures). This module re-exports their public names. (The
+functions ``generate`` and ``report`` shadow their modules as attributes of the package:
+`from tests.support.policy_fuzz.generate import _Gen` still works.)
 """
 
 from __future__ import annotations
@@ -44,9 +48,11 @@ from .generate import (
     GenConfig,
     GeneratedPolicy,
     generate,
+    is_preemptive,
     promote,
 )
 from .harness import fuzz_policy, fuzz_seed, param_settings
+from .preemptive import PREEMPTIVE, PREEMPTIVE_COUNTEREXAMPLE, fuzz_preemptive
 from .records import (
     STATED_BOUNDS,
     Disagreement,
@@ -72,9 +78,10 @@ __all__ = [
     "FIXED_CAPACITIES", "JOB_INTS", "LABELS", "MAX_RECHECK", "MORE_PATTERNS", "PATTERNS",
     "PRELUDE_SIZES", "REAL_POINTS", "RESOURCE_NAMES", "RUNNING_INTS", "SPEEDUPS",
     "STATED_BOUNDS", "Disagreement", "Evidence", "GenConfig", "GeneratedPolicy",
-    "HarnessConfig", "OutOfBudget", "Outcome", "PolicyResult", "Stop", "VerdictRecord",
-    "commands", "describe", "evidence_name", "fuzz_policy", "fuzz_seed", "generate",
-    "has_odd_inputs", "normalised", "param_settings", "promote", "random_workload",
+    "HarnessConfig", "OutOfBudget", "Outcome", "PREEMPTIVE", "PREEMPTIVE_COUNTEREXAMPLE",
+    "PolicyResult", "Stop", "VerdictRecord", "commands", "describe", "evidence_name",
+    "fuzz_policy", "fuzz_preemptive", "fuzz_seed", "generate", "has_odd_inputs",
+    "is_preemptive", "normalised", "param_settings", "promote", "random_workload",
     "record_failing_pass", "report", "run_simulation", "signature", "state_data",
     "stop_property", "tally", "through_reader", "trace_prefix", "workload_csv",
     "write_evidence",

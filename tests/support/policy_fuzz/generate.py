@@ -51,6 +51,11 @@ class GenConfig:
     # is its own rule's (`invariant job.size == RULE`): broken where another candidate's kept
     # size is started (one table of kept sizes); 0 by default for the same reason
     kept_rate: float = 0.0
+    # chance that the seed's policy is a random preemptive one (papers/003: `preempt when`
+    # or `preempt by order`; ``preemptive_agreement.encodable_policy``) instead of a rigid
+    # one. Decided by a stream of its own (``is_preemptive``): a seed that stays rigid names
+    # the same rigid policy at any rate; 0 by default for the same reason as above
+    preemptive_rate: float = 0.0
 
 
 @frozen
@@ -62,9 +67,26 @@ class GeneratedPolicy:
 
 
 def generate(seed: int, config: GenConfig | None = None) -> GeneratedPolicy:
-    """The policy of ``seed`` (same seed and config, same text)."""
-    gen = _Gen(random.Random(seed), config or GenConfig(), f"fuzz{seed}")
+    """The policy of ``seed`` (same seed and config, same text): a preemptive one (feature
+    "preemptive", the text of ``preemptive_agreement.encodable_policy(seed)``) if
+    ``is_preemptive`` chooses the seed, else a rigid one."""
+    config = config or GenConfig()
+    if is_preemptive(seed, config):
+        from tests.support.preemptive_agreement import encodable_policy
+
+        return GeneratedPolicy(seed, encodable_policy(seed), ("preemptive",), "fuzz")
+    gen = _Gen(random.Random(seed), config, f"fuzz{seed}")
     return GeneratedPolicy(seed, gen.program(), tuple(sorted(gen.features)), gen.name)
+
+
+def is_preemptive(seed: int, config: GenConfig | None = None) -> bool:
+    """Whether the policy of ``seed`` is a preemptive one: a draw below
+    ``config.preemptive_rate`` from a stream of the seed's own, apart from the rigid
+    generator's (``random.Random(seed)``), so that the rigid policy of a seed that stays
+    rigid is the one it is at rate 0, and a seed preemptive at rate P stays so at any rate
+    above P. Never at rate 0, always at rate 1."""
+    rate = (config or GenConfig()).preemptive_rate
+    return rate > 0 and random.Random(f"preemptive {seed}").random() < rate
 
 
 @frozen

@@ -26,7 +26,8 @@ from schedc.runtime.workloads.state_file import (
 from schedc.runtime.workloads.workload import Workload, WorkloadError
 
 from .budget import Outcome, run_simulation, stop_property
-from .generate import GenConfig, generate
+from .generate import GenConfig, generate, is_preemptive
+from .preemptive import fuzz_preemptive
 from .records import (
     STATED_BOUNDS,
     Disagreement,
@@ -43,7 +44,10 @@ from .workloads import random_workload, through_reader, trace_prefix, workload_c
 
 def fuzz_seed(seed: int, gen: GenConfig | None = None,
               config: HarnessConfig | None = None) -> PolicyResult:
-    """Generate the policy of ``seed`` and fuzz it."""
+    """Generate the policy of ``seed`` and fuzz it (a preemptive one, if ``gen``'s
+    ``preemptive_rate`` draws it, with ``preemptive.fuzz_preemptive``)."""
+    if is_preemptive(seed, gen):
+        return fuzz_preemptive(seed, config)
     g = generate(seed, gen)
     return fuzz_policy(g.text, seed, config, g.features, g.name)
 

@@ -21,6 +21,11 @@ class HarnessConfig:
     odd_inputs: float = 0.3  # chance of a workload with repeated ids or negative times
     triage: bool = True  # extract, shrink and classify each disagreement's failing state
     shrink_runs: int = 60  # replays a shrink may make
+    # a preemptive policy (GenConfig.preemptive_rate): verified with N waiting and R running
+    # slots (P = 8 processors, the default Limits), then so many random states within those
+    # bounds replayed against its proofs (``preemptive_agreement.verify_one``)
+    preemptive_bounds: tuple[int, int] = (2, 2)
+    preemptive_states: int = 8
 
 
 @frozen
@@ -53,7 +58,8 @@ class Disagreement:
     kind: str  # proved-but-stopped | counterexample | crash
     # constant-vs-bound | real-arithmetic | bounds | input-assumption | counterexample |
     # counterexample-masked (the replay stops first for another property, also not proved) |
-    # outside-pass | crash | other
+    # outside-pass | crash | other; a preemptive policy's: preemptive (a proved property a
+    # replayed state stops for) | preemptive-counterexample (a violation no replay confirms)
     category: str
     property: str
     evidence: Evidence
@@ -84,6 +90,10 @@ class PolicyResult:
     seconds: float
     compile_error: str | None = None
     stops: tuple[Stop, ...] = ()
+    # a preemptive policy (``preemptive.fuzz_preemptive``): its verdicts carry no times or
+    # reasons, ``simulations`` counts its replayed states
+    preemptive: bool = False
+    skipped: str | None = None  # why it was not checked (a preemptive policy not encoded)
 
     @property
     def unknown(self) -> int:

@@ -21,14 +21,17 @@ def evidence_name(d: Disagreement) -> str | None:
 
 
 def commands(d: Disagreement, config: HarnessConfig | None = None,
-             policy: str = "policy.pol", name: str | None = None) -> list[str]:
+             policy: str = "policy.pol", name: str | None = None,
+             preemptive: bool = False) -> list[str]:
     """The `schedc` commands that show the disagreement (run from the evidence folder).
-    ``name``: the policy to pick when the file defines several (a dynP policy's)."""
+    ``name``: the policy to pick when the file defines several (a dynP policy's);
+    ``preemptive``: a preemptive policy's (its bounds, 8 processors, the default rlimit)."""
     cfg = config or HarnessConfig()
     if name is not None:
         policy += f" --policy {name}"
-    n, r = cfg.bounds
-    verify = f"schedc verify {policy} --queued {n} --running {r} --rlimit {cfg.rlimit}"
+    n, r = cfg.preemptive_bounds if preemptive else cfg.bounds
+    verify = f"schedc verify {policy} --queued {n} --running {r} " + (
+        "--processors 8" if preemptive else f"--rlimit {cfg.rlimit}")
     ev = d.evidence
     if d.kind == "counterexample":
         verify += " --counterexamples cex"
@@ -56,7 +59,8 @@ def describe(result: PolicyResult, d: Disagreement, config: HarnessConfig | None
     if ev.queued is not None:
         lines.append(f"  at the failure: {ev.queued} queued, {ev.running} running")
     several = "tuned" in result.features  # the file defines the candidates too
-    lines += [f"  $ {c}" for c in commands(d, config, name=result.name if several else None)]
+    lines += [f"  $ {c}" for c in commands(d, config, name=result.name if several else None,
+                                           preemptive=result.preemptive)]
     if with_policy:
         lines += ["  policy.pol:"] + [f"    {x}" for x in result.text.rstrip().splitlines()]
     if ev.state is not None:
@@ -95,14 +99,16 @@ def write_evidence(folder: Path, result: PolicyResult, d: Disagreement,
 
 
 def tally(results: Sequence[PolicyResult]) -> dict[str, Any]:
-    """Campaign figures: verdicts by property and status, disagreements by category."""
+    """Campaign figures: verdicts by property and status, disagreements by category. The
+    verdicts, simulations and stops are the rigid policies'; "preemptive" gives the
+    preemptive policies' apart (their verdicts, replayed states, what the replays stopped
+    for, disagreements); "policies" and "disagreements" count both kinds."""
     verdicts: dict[str, dict[str, int]] = {}
     categories: dict[str, int] = {}
+    rigid = [r for r in results if not r.preemptive]
+    for r in rigid:
+        _count_verdicts(verdicts, r)
     for r in results:
-        for v in r.verdicts:
-            name = "invariant" if v.property.startswith("invariant") else v.property
-            row = verdicts.setdefault(name, {"proved": 0, "violated": 0, "unknown": 0})
-            row[v.status] = row.get(v.status, 0) + 1
         for d in r.disagreements:
             categories[d.category] = categories.get(d.category, 0) + 1
     # a stop beyond the bounds a proof states is reported, not counted as a disagreement
@@ -117,7 +123,34 @@ def tally(results: Sequence[PolicyResult]) -> dict[str, Any]:
                                      if d.category != STATED_BOUNDS}),
         "beyond_stated_bounds": categories.get(STATED_BOUNDS, 0),
         "by_category": dict(sorted(categories.items())),
-        "simulations": sum(r.simulations for r in results),
-        "out_of_budget": sum(r.out_of_budget for r in results),
-        "agreed_stops": sum(r.agreed_stops for r in results),
+        "simulations": sum(r.simulations for r in rigid),
+        "out_of_budget": sum(r.out_of_budget for r in rigid),
+        "agreed_stops": sum(r.agreed_stops for r in rigid),
+        "rigid_policies": len(rigid),
+        "preemptive": _preemptive_tally([r for r in results if r.preemptive]),
+    }
+
+
+def _count_verdicts(table: dict[str, dict[str, int]], r: PolicyResult) -> None:
+    for v in r.verdicts:
+        name = "invariant" if v.property.startswith("invariant") else v.property
+        row = table.setdefault(name, {"proved": 0, "violated": 0, "unknown": 0})
+        row[v.status] = row.get(v.status, 0) + 1
+
+
+def _preemptive_tally(results: Sequence[PolicyResult]) -> dict[str, Any]:
+    """The preemptive policies' figures (``preemptive.fuzz_preemptive``'s results)."""
+    verdicts: dict[str, dict[str, int]] = {}
+    for r in results:
+        _count_verdicts(verdicts, r)
+    return {
+        "policies": len(results),
+        "invalid": sum(r.compile_error is not None for r in results),
+        "skipped": sum(r.skipped is not None for r in results),
+        "verdicts": verdicts,
+        "unknown": sum(r.unknown for r in results),
+        "replays": sum(r.simulations for r in results),
+        "replay_stops_agreeing": sum(r.agreed_stops for r in results),
+        "disagreements": sum(len(r.disagreements) for r in results),
+        "seeds_disagreeing": [r.seed for r in results if r.disagreements],
     }
