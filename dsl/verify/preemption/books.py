@@ -136,11 +136,16 @@ class Books:
 
     # -- transitions ---------------------------------------------------------------------------
 
-    def start(self, s: Slot, cond: z3.BoolRef, procs: Sequence[z3.BoolRef]) -> None:
-        """A pending or stopped job starts on ``procs`` (``preemptive._start``)."""
+    def start(self, s: Slot, cond: z3.BoolRef, procs: Sequence[z3.BoolRef],
+              size: z3.ArithRef) -> None:
+        """A pending or stopped job starts on ``procs``, its ``size`` of them
+        (``preemptive._start``)."""
         st = self.st
         self.seconds(st.policy.preemption.dispatch, cond, s)  # type: ignore[union-attr]
-        n, job = count(procs), s.job
+        n, job = size, s.job
+        # counted once here, so that the checks of its size need not count again
+        self.mechanism_checks.append((cond, count(procs) == size,
+                                      "a job starts on as many processors as its size"))
         migratable = z3.And(s.phase == STOPPED, s.mech == CHECKPOINT)
         self.mechanism_checks.append((z3.And(cond, migratable), n == s.size,
                                       "a migratable job restarts at its size"))
@@ -160,16 +165,17 @@ class Books:
         self._own(s, cond, s.procs)
         self._record(s, cond, RESUME, s.procs, RUNNING, s.procs)
 
-    def claim_or_start(self, s: Slot, cond: z3.BoolRef, procs: Sequence[z3.BoolRef]) -> None:
-        """Start (resume) on ``procs`` if they and the other resources are free, else claim
-        them (``preemptive._claim_or_start``)."""
+    def claim_or_start(self, s: Slot, cond: z3.BoolRef, procs: Sequence[z3.BoolRef],
+                       size: z3.ArithRef) -> None:
+        """Start (resume) on ``procs`` (a start: ``size`` of them) if they and the other
+        resources are free, else claim them (``preemptive._claim_or_start``)."""
         st = self.st
         suspended = s.phase == SUSPENDED
         free_now = z3.And([z3.Implies(b, self.owner[p] == FREE) for p, b in enumerate(procs)])
         fits = z3.And([s.job.request[k] <= self.free(k) for k in range(1, st.K)])
         now = z3.And(free_now, z3.Or(suspended, fits))
         self.resume(s, z3.And(cond, now, suspended))
-        self.start(s, z3.And(cond, now, z3.Not(suspended)), procs)
+        self.start(s, z3.And(cond, now, z3.Not(suspended)), procs, size)
         claim = z3.And(cond, z3.Not(now))
         books = z3.And(claim, z3.Not(suspended))  # a suspended job holds its others
         for k in range(1, st.K):

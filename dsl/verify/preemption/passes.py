@@ -193,7 +193,7 @@ class _RulePass(_Pass):
                                              for k in range(1, st.K)))
             go = z3.And(visit, fit)
             procs = tuple(z3.And(go, b) for b in lowest(free, n))
-            books.start(s, go, procs)
+            books.start(s, go, procs, n)
             free = [z3.And(f, z3.Not(b)) for f, b in zip(free, procs, strict=True)]
             if st.policy.backfill.kind == "none":
                 strict = z3.Or(strict, z3.And(visit, z3.Not(fit)))
@@ -238,7 +238,7 @@ class _RulePass(_Pass):
                 books.usable(p, self.over_all(running, busy))) for p in range(st.P)]
             taken = self.take_sorted(usable, self.cpus[s.n])
             procs = bits_if(s.phase == SUSPENDED, s.procs, taken)
-            books.claim_or_start(s, z3.Or(success_s, success_p), procs)
+            books.claim_or_start(s, z3.Or(success_s, success_p), procs, self.cpus[s.n])
             open_ = [z3.And(o, z3.Not(books.touched[v.n]))
                      for o, v in zip(open_, running, strict=True)]
             books.settle()
@@ -401,7 +401,8 @@ class _OrderPass(_Pass):
         for s, ok, go, n in zip(slots, selected, starting, sizes, strict=True):
             taken = tuple(z3.And(go, b) for b in self.take_sorted(pool, n, sorted_by))
             procs = bits_if(s.phase == SUSPENDED, s.procs, taken)
-            books.claim_or_start(s, z3.And(ok, s.is_(PENDING, STOPPED, SUSPENDED)), procs)
+            books.claim_or_start(s, z3.And(ok, s.is_(PENDING, STOPPED, SUSPENDED)), procs,
+                                 n)
             pool = [z3.And(u, z3.Not(b)) for u, b in zip(pool, taken, strict=True)]
             books.settle()
         # the head: the first job of the order, if it waits (a running one runs on)
