@@ -101,8 +101,19 @@ def to_runtime(policy: ir.Policy, params: Mapping[str, str] | None = None) -> Ru
         state_free=ir.state_free(policy),
         labels_read=ir.labels_read(policy),
         preemption=(None if policy.preemption is None
-                    else _rules(policy.preemption, fns, values)),
+                    else _rules(policy.preemption, fns, values, _reads_jobs(policy))),
     )
+
+
+def _reads_jobs(policy: ir.Policy) -> bool:
+    """Some formula of a preemptive policy reads the queue or the running jobs (`job.size`
+    reads the running ones), so its passes must show them."""
+    exprs = ir.decision_exprs(policy) + [i.expr for i in policy.invariants]
+    if policy.preemption is not None:
+        exprs += policy.preemption.exprs()
+    return any(ir.dependencies(e) & {"queue", "running"}
+               or any(isinstance(n, ir.JobAttr) and n.attr == "size" for n in ir.walk(e))
+               for e in exprs)
 
 
 _ACTIVE = (("job", "active"),)  # a preemptive policy's job is a ``JobLife``
@@ -138,8 +149,8 @@ def _preemption_bodies(p: ir.Preemption, bodies: dict[str, ir.Expr | tuple[ir.Ex
     return args
 
 
-def _rules(p: ir.Preemption, fns: Mapping[str, Callable], values: Mapping[str, object]
-           ) -> PreemptionRules:
+def _rules(p: ir.Preemption, fns: Mapping[str, Callable], values: Mapping[str, object],
+           reads_jobs: bool = True) -> PreemptionRules:
     def constant(e: ir.Expr | None) -> int | None:
         return None if e is None else int(evaluate(e, Env(CONSTANT_STATE, params=values)))
 
@@ -171,7 +182,8 @@ def _rules(p: ir.Preemption, fns: Mapping[str, Callable], values: Mapping[str, o
     return PreemptionRules(mechanism=mechanism, select=p.rule is None,
                            limit=constant(p.limit), resident=constant(p.resident),
                            quantum=constant(p.quantum), size=fns.get("size"),
-                           leftover=leftover, subset=subset, **extra)
+                           leftover=leftover, subset=subset, reads_jobs=reads_jobs,
+                           **extra)
 
 
 def _without_redundant_tail(order: tuple[ir.OrderKey, ...]) -> tuple[ir.OrderKey, ...]:

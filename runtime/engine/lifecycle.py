@@ -94,7 +94,8 @@ class JobLife:
 
     __slots__ = ("job", "mechanism", "phase", "since", "processors", "done", "saved",
                  "acquired", "last_start", "phase_end", "preemptions", "lost", "lost_time",
-                 "overhead", "segments", "_unsaved", "_unsaved_time", "_times", "_kept_size")
+                 "overhead", "segments", "_unsaved", "_unsaved_time", "_times", "_kept_size",
+                 "watch")
 
     def __init__(self, job: Job, mechanism: Mechanism = "none") -> None:
         if mechanism not in MECHANISMS:
@@ -120,6 +121,9 @@ class JobLife:
         self._times: dict[int, int] = {}  # T(n) by size
         # a stopped job restored from a state knows the size of its last run, not where
         self._kept_size = 0
+        # a list told of each transition (the life itself, appended): what a monitor that
+        # keeps its books job by job looks at again
+        self.watch: list[JobLife] | None = None
 
     @classmethod
     def restore(cls, job: Job, mechanism: Mechanism, phase: Phase, now: int, *,
@@ -329,8 +333,11 @@ class JobLife:
                                  f"not {now}")
 
     def _close(self, now: int) -> None:
-        """The current phase's segment ends at ``now`` (and is booked)."""
+        """The current phase's segment ends at ``now`` (and is booked); every transition
+        passes here."""
         self._check_time(now)
+        if self.watch is not None:
+            self.watch.append(self)
         if self.phase in TIMED:
             self.overhead += (now - self.since) * self.size
         if self.phase not in ("pending", "completed"):

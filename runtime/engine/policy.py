@@ -168,3 +168,6 @@ class PreemptionRules:
     leftover: str | None = None
     subset: int | None = None  # `subset DELTA`: papers/003's SUBSET variant
     split: SplitRule | None = None  # ``may_preempt`` by side, when it splits
+    # some formula reads the queue or the running jobs (`job.size` looks among those): a
+    # pass then shows them to it; else it need not build them
+    reads_jobs: bool = True

@@ -62,6 +62,7 @@ import heapq
 import math
 import operator
 from collections.abc import Callable, Iterable
+from fractions import Fraction
 from typing import Any, Literal
 
 from attrs import frozen
@@ -71,6 +72,7 @@ from schedc.runtime.engine.adaptive import committed, fill, give_leftover
 from schedc.runtime.engine.lifecycle import HOLDS_CPUS, JobLife, Mechanism
 from schedc.runtime.engine.monitor import MonitorViolation, call_policy
 from schedc.runtime.engine.policy import PassState, PreemptionRules, RuntimePolicy, never
+from schedc.runtime.engine.preemptive_books import Books
 from schedc.runtime.engine.preemptive_checks import FirstPassChecks
 from schedc.runtime.engine.schedule import JobRecord, Preempted, PreemptionTotals, Schedule
 from schedc.runtime.engine.simulator import machine_for
@@ -120,8 +122,20 @@ class _Claim:
         self.outstanding = outstanding
 
 
-_COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
-            "==": operator.eq, "!=": operator.ne}
+def _exact(op: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
+    """``op``, two fractions compared by their cross products as ``Fraction`` does, without
+    its dispatch on types (the expansion factors of a rule's sides)."""
+    def compare(a: Any, b: Any) -> bool:
+        if type(a) is Fraction and type(b) is Fraction:
+            return op(a.numerator * b.denominator, a.denominator * b.numerator)
+        return op(a, b)
+    return compare
+
+
+_COMPARE = {name: _exact(op) for name, op in (
+    ("<", operator.lt), ("<=", operator.le), (">", operator.gt), (">=", operator.ge),
+    ("==", operator.eq), ("!=", operator.ne))}
+_UNSEEN = object()  # no side computed yet in this pass
 # event kinds, in handling order within an instant
 _COMPLETE, _DISPATCHED, _CHECKPOINTED, _TIMER = 0, 1, 2, 3
 
@@ -250,7 +264,9 @@ class _Loop:
         self.actions: list[Action] = []
         # a replayed state's first pass, checked for what `schedc verify` proves of it
         self.first_checks: FirstPassChecks | None = None
-        self._open_set: set[int] = set()  # the open victims of a rule's step 3
+        # the open victims of a rule's step 3 (by index) with their processors, and those
+        self._open_masks: list[tuple[int, int]] = []
+        self._open_bits = 0
         self.completed = 0
         cap = tuple(c if c is not None else w
                     for c, w in zip(policy.capacities, workload.capacities, strict=True))
@@ -259,6 +275,12 @@ class _Loop:
         self.used = [0] * k
         self.owner = [-1] * cap[0]  # processor -> the job holding its cpu
         self.resident = [0] * cap[0]  # processor -> jobs with processes there
+        # the same as bit masks (bit p: processor p), so that a pass tests and counts sets
+        # of processors without visiting each: held cpus, claimed ones, and (under
+        # `resident`) those at the limit and those over it
+        self.all_bits = (1 << cap[0]) - 1
+        self.busy_bits = self.claim_bits = self.full_bits = self.over_bits = 0
+        self._bits_of: dict[int, tuple[tuple[int, ...], int]] = {}  # job -> (procs, mask)
         # claims (the module's doc), in the order they were made; per resource after cpus:
         # what claims hold of the free resources, what they still wait for, and what
         # checkpointing jobs hold (always at least what claims wait for)
@@ -266,6 +288,8 @@ class _Loop:
         self.claim_of = [-1] * cap[0]  # processor -> the job claiming it
         self.claimed, self.outstanding, self.checkpointing = [0] * k, [0] * k, [0] * k
         self.lives: list[JobLife | None] = [None] * len(workload.jobs)
+        # the monitor's own books, from the lives (told of their moves)
+        self.books = Books(len(cap), cap[0], rules.resident)
         self.waiting: list[int] = []  # pending, suspended and stopped, in the last pass's order
         self.running: set[int] = set()  # holding cpus: dispatching, running, checkpointing
         self.events: list[tuple[int, int, int, int, int]] = []  # (t, kind, index, version, seq)
@@ -281,9 +305,16 @@ class _Loop:
         # each job's mechanism, chosen once (as at its submission: it reads the job only)
         self.mechanisms = [rules.mechanism(job) for job in workload.jobs]
         self.sizes: dict[int, int] = {}  # `size`: per job, its value in this pass
+        # per job, its order key when it reads nothing but the job (`job.size` reads the
+        # running jobs): then the same in every pass
+        self.static_keys: dict[int, tuple] | None = (
+            {} if policy.order_static and not rules.reads_jobs else None)
         # a split rule's sides (``rule_split.py``) per job, in this pass
         self.cand_sides: dict[int, tuple | None] = {}
         self.victim_sides: dict[int, tuple | None] = {}
+        # its checks, each with its comparison
+        self.checks = () if rules.split is None else tuple(
+            (ci, None if op is None else _COMPARE[op], vi) for ci, op, vi in rules.split.checks)
 
     # -- the event loop -----------------------------------------------------------------------
 
@@ -310,7 +341,7 @@ class _Loop:
                     self._event(kind, index, now)
             while nxt < len(arrivals) and arrivals[nxt].submit == now:
                 job = arrivals[nxt]
-                self.lives[job.index] = JobLife(job, self.mechanisms[job.index])
+                self.lives[job.index] = self._watched(JobLife(job, self.mechanisms[job.index]))
                 self.waiting.append(job.index)
                 nxt += 1
             self._pass(now)
@@ -341,7 +372,7 @@ class _Loop:
                                    processors=h.processors, size=h.size, acquired=h.acquired,
                                    preemptions=h.preemptions, progress=h.progress,
                                    last_start=h.last_start)
-            self.lives[job.index] = life
+            self.lives[job.index] = self._watched(life)
             return life
 
         for rj in initial.running:
@@ -356,12 +387,13 @@ class _Loop:
             if job.index in histories:
                 restored(job, "pending")
             else:
-                self.lives[job.index] = JobLife(job, mechanisms[job.index])
+                self.lives[job.index] = self._watched(JobLife(job, mechanisms[job.index]))
         for job in initial.suspended:
             life = restored(job, "suspended")
             for p in life.processors:  # its processes, memory and other resources stay
                 self.resident[p] += 1
                 self.most_resident = max(self.most_resident, self.resident[p])
+            self._limit_bits(life.processors, _mask(life.processors))
             for k in range(1, len(self.used)):
                 self.used[k] += job.request[k]
         for job in initial.stopped:
@@ -372,12 +404,21 @@ class _Loop:
         heapq.heappush(self.events, (now, _TIMER, -1, 0, len(self.events)))
         return {*(rj.job.index for rj in initial.running), *self.waiting}
 
+    def _watched(self, life: JobLife) -> JobLife:
+        """``life``, its moves told to the monitor's books."""
+        if self.monitor:
+            life.watch = self.books.moved
+        return life
+
     def _event(self, kind: int, index: int, now: int) -> None:
         life = self._life(index)
         self.version[index] += 1
         if kind == _COMPLETE:
             life.finish(now)
             self._release(index, life, cpus_only=False)
+            self._bits_of.pop(index, None)
+            if self.static_keys is not None:
+                self.static_keys.pop(index, None)
             self.running.discard(index)
             self.completed += 1
             self.stalled, self.stall_since = 0, now
@@ -439,25 +480,27 @@ class _Loop:
         """Steps 1 to 3 of the module's doc; the waiting jobs in policy order."""
         order = self._ordered([i for i in self.waiting if i not in touched])
         open_order = [i for i in order if i not in self.claims]
-        for index in open_order:  # 1. resume
+        for index in open_order:  # 1. resume: where its processors are neither held nor claimed
             life = self._life(index)
-            if life.phase == "suspended" and all(
-                    self.owner[p] < 0 and self.claim_of[p] < 0 for p in life.processors):
+            if life.phase == "suspended" and not (
+                    self._bits(index, life) & (self.busy_bits | self.claim_bits)):
                 self._resume(index, life, now, touched)
-        free = self._free_processors()  # the lowest first: a start takes a prefix
+        free = self._free_bits()  # a start takes the lowest
+        count = free.bit_count()
         for index in open_order:  # 2. start
             life = self._life(index)
             if life.phase not in ("pending", "stopped"):
                 continue
-            procs = self._fit(life, free)
-            if procs is not None:
+            if self._fit(life, count):
+                procs = tuple(_lowest(free, self._cpus(life)))
                 self._start(index, life, procs, now, touched)
-                free = free[len(procs):]
+                free &= ~_mask(procs)
+                count -= len(procs)
             elif self.policy.backfill == "none":
                 break
         if self.rules.may_preempt is not never:  # 3. preempt
             open_ = self._open_victims(touched)
-            self._open_set = set(open_)  # ``open_`` as a set, for a suspended candidate
+            self._set_open(open_)
             for index in open_order:
                 life = self._life(index)
                 if not open_:
@@ -466,24 +509,40 @@ class _Loop:
                 if index not in touched and self._try_preempt(index, life, now, touched,
                                                               open_):
                     open_ = [v for v in open_ if v not in touched]
-                    self._open_set = set(open_)
+                    self._set_open(open_)
         return order
 
     def _ordered(self, indices: Iterable[int]) -> list[int]:
         """``indices`` in the policy's order (its key of the job's ``JobLife``, then submit
         time, then file order), the key computed with the state now."""
         lives = [self._life(i) for i in indices]
-        self.view.queue = [self._life(i).job for i in self.waiting]
-        self.view.running = [self._running_view(i) for i in sorted(self.running)]
+        if self.rules.reads_jobs:  # else no formula looks at them
+            self.view.queue = [self._life(i).job for i in self.waiting]
+            self.view.running = [self._running_view(i) for i in sorted(self.running)]
         self.view.memo.clear()
-        fn = self.policy.order_key
+        cache = self.static_keys
+        if cache is None:
+            keys = self._keys(lives)
+        else:  # a job's key, computed once, is its key in every pass
+            missing = [life for life in lives if life.job.index not in cache]
+            for life, key in zip(missing, self._keys(missing), strict=True):
+                cache[life.job.index] = key
+            keys = [cache[life.job.index] for life in lives]
+        keys.sort()
+        return [key[-1] for key in keys]
+
+    def _keys(self, lives: list[JobLife]) -> list[tuple]:
+        """The policy's key of each of ``lives`` now, then its submit time and index: keys
+        differ, and sorted they are the order."""
+        fn, view = self.policy.order_key, self.view
         if fn is None:
-            keyed = [((life.job.submit, life.job.index), life.job.index) for life in lives]
-        else:
-            keyed = [(call_policy(self.policy, fn, life, self.view, "order key")  # type: ignore[arg-type]
-                      + (life.job.submit, life.job.index), life.job.index) for life in lives]
-        keyed.sort(key=lambda p: p[0])
-        return [i for _, i in keyed]
+            return [(life.job.submit, life.job.index) for life in lives]
+        try:
+            return [fn(life, view) + (life.job.submit, life.job.index)  # type: ignore[arg-type]
+                    for life in lives]
+        except Exception:  # noqa: BLE001 - again one by one, to report it as it is
+            return [call_policy(self.policy, fn, life, view, "order key")  # type: ignore[arg-type]
+                    + (life.job.submit, life.job.index) for life in lives]
 
     def _running_view(self, index: int) -> RunningJob:
         life = self._life(index)
@@ -497,10 +556,45 @@ class _Loop:
         limit = self.rules.resident
         return limit is None or self.resident[p] - (self.owner[p] in leaving) < limit
 
-    def _free_processors(self) -> list[int]:
-        claim_of = self.claim_of
-        return [p for p, o in enumerate(self.owner)
-                if o < 0 and claim_of[p] < 0 and self._usable(p)]
+    def _usable_bits(self, leaving: int = 0) -> int:
+        """The processors that can take one more job's processes once the jobs holding the
+        processors ``leaving`` go (``_usable``, as a mask)."""
+        if self.rules.resident is None:
+            return self.all_bits
+        return (self.all_bits & ~self.full_bits & ~leaving) | (leaving & ~self.over_bits)
+
+    def _free_bits(self) -> int:
+        """The processors neither held nor claimed where a job can go."""
+        return self.all_bits & ~self.busy_bits & ~self.claim_bits & self._usable_bits()
+
+    def _bits(self, index: int, life: JobLife) -> int:
+        """The mask of ``life``'s processors, kept while it keeps the same ones."""
+        procs = life.processors
+        cached = self._bits_of.get(index)
+        if cached is not None and cached[0] is procs:
+            return cached[1]
+        bits = _mask(procs)
+        self._bits_of[index] = (procs, bits)
+        return bits
+
+    def _bits_all(self, indices: Iterable[int]) -> int:
+        out = 0
+        for i in indices:
+            out |= self._bits(i, self._life(i))
+        return out
+
+    def _limit_bits(self, procs: tuple[int, ...], bits: int) -> None:
+        """Under `resident`: whether each of ``procs`` (the mask ``bits``) is at the limit,
+        or over it, again."""
+        limit = self.rules.resident
+        if limit is None:
+            return
+        resident = self.resident
+        # few processors are at the limit: build their masks only
+        full = _mask(p for p in procs if resident[p] >= limit)
+        over = _mask(p for p in procs if resident[p] > limit) if full else 0
+        self.full_bits = (self.full_bits & ~bits) | full
+        self.over_bits = (self.over_bits & ~bits) | over
 
     def _free(self, k: int) -> int:
         """Resource ``k`` (after cpus) neither held nor claimed."""
@@ -530,18 +624,16 @@ class _Loop:
                 "size-bounds")
         return n
 
-    def _fit(self, life: JobLife, free: list[int], freed: tuple[int, ...] = ()
-             ) -> tuple[int, ...] | None:
-        """The lowest ``free`` processors a pending or stopped job runs on, if its other
-        resources fit too (``freed``: per resource, what preempted jobs give back); else
-        None."""
+    def _fit(self, life: JobLife, free: int, freed: tuple[int, ...] = ()) -> bool:
+        """A pending or stopped job fits on ``free`` processors (a count) if its other
+        resources fit too (``freed``: per resource, what preempted jobs give back)."""
         request, n = life.job.request, self._cpus(life)
-        if len(free) < n:
-            return None
+        if free < n:
+            return False
         for k in range(1, len(request)):
             if request[k] > self._free(k) + (freed[k] if freed else 0):
-                return None
-        return tuple(free[:n])
+                return False
+        return True
 
     # -- transitions, with the machine's books ---------------------------------------------------
 
@@ -553,12 +645,14 @@ class _Loop:
     def _take(self, index: int, life: JobLife, others_too: bool) -> None:
         for p in life.processors:
             self.owner[p] = index
+        self.busy_bits |= self._bits(index, life)
         self.used[0] += life.size
         if others_too:
             for p in life.processors:
                 self.resident[p] += 1
                 if self.resident[p] > self.most_resident:
                     self.most_resident = self.resident[p]
+            self._limit_bits(life.processors, self._bits(index, life))
             for k in range(1, len(self.used)):
                 self.used[k] += life.job.request[k]
         self.running.add(index)
@@ -566,10 +660,12 @@ class _Loop:
     def _release(self, index: int, life: JobLife, cpus_only: bool) -> None:
         for p in life.processors:
             self.owner[p] = -1
+        self.busy_bits &= ~self._bits(index, life)
         self.used[0] -= life.size
         if not cpus_only:
             for p in life.processors:
                 self.resident[p] -= 1
+            self._limit_bits(life.processors, self._bits(index, life))
             for k in range(1, len(self.used)):
                 self.used[k] -= life.job.request[k]
 
@@ -680,6 +776,7 @@ class _Loop:
                 self.outstanding[k] += outstanding[k]
         for p in procs:
             self.claim_of[p] = index
+        self.claim_bits |= _mask(procs)
         self.claims[index] = _Claim(procs, outstanding)
         touched.add(index)
         if self.recording:
@@ -692,6 +789,7 @@ class _Loop:
             del self.claims[index]
             for p in claim.processors:
                 self.claim_of[p] = -1
+            self.claim_bits &= ~_mask(claim.processors)
             life = self._life(index)
             if life.phase == "suspended":
                 self._resume(index, life, now, touched)
@@ -719,34 +817,41 @@ class _Loop:
                                             self._life(v), self.view, "victims order"), v))
         return out
 
+    def _set_open(self, open_: list[int]) -> None:
+        """The open victims' processors, for a suspended candidate: each one's and all."""
+        self._open_masks = [(v, self._bits(v, self._life(v))) for v in sorted(open_)]
+        self._open_bits = 0
+        for _, bits in self._open_masks:
+            self._open_bits |= bits
+
     def _try_preempt(self, index: int, cand: JobLife, now: int, touched: set[int],
                      open_: list[int]) -> bool:
         """Preempt for ``cand`` if victims it may preempt make room (the module's doc)."""
         if cand.phase == "suspended":
-            owner = self.owner
-            holders = {owner[p] for p in cand.processors}
-            holders.discard(-1)
-            # claims are rare: look for one only when some exist
-            if (self.claims and any(self.claim_of[p] >= 0 for p in cand.processors)) or (
-                    not holders.issubset(self._open_set)) or not all(
-                    self._pair(index, cand, v) for v in sorted(holders)):
+            mine = self._bits(index, cand)
+            held = mine & self.busy_bits
+            # none of its processors claimed, each held one held by an open victim (running:
+            # the processors it holds are its own), and the rule for each of those holders
+            if mine & self.claim_bits or held & ~self._open_bits:
                 return False
-            chosen = sorted(holders)
+            chosen = [v for v, bits in self._open_masks if bits & held]
+            if not all(self._pair(index, cand, v) for v in chosen):
+                return False
         else:
-            if self._fits_after(cand, open_) is None:
+            if not self._fits_after(cand, open_):
                 return False  # not even every open victim would make room: no rule to ask
             chosen = []
             for v in open_:
                 if not self._pair(index, cand, v):
                     continue
                 chosen.append(v)
-                if self._fits_after(cand, chosen) is not None:
+                if self._fits_after(cand, chosen):
                     break
             else:
                 return False
             for v in reversed(list(chosen)):  # no victim the start does not need
                 rest = [u for u in chosen if u != v]
-                if self._fits_after(cand, rest) is not None:
+                if self._fits_after(cand, rest):
                     chosen = rest
         gone = set(chosen)
         for v in chosen:
@@ -767,20 +872,23 @@ class _Loop:
     def _pair(self, index: int, cand: JobLife, v: int) -> bool:
         """The rule for (``cand``, running job ``v``): by side when it splits, each job's
         side computed once per pass (``rule_split.py``), else whole."""
-        victim = self._life(v)
         split = self.rules.split
         if split is not None:
-            c = self._side(self.cand_sides, index, cand, split.cand)
-            w = self._side(self.victim_sides, v, victim, split.victim)
+            c = self.cand_sides.get(index, _UNSEEN)
+            if c is _UNSEEN:
+                c = self._side(self.cand_sides, index, cand, split.cand)
+            w = self.victim_sides.get(v, _UNSEEN)
+            if w is _UNSEEN:
+                w = self._side(self.victim_sides, v, self._life(v), split.victim)
             if c is not None and w is not None:
-                for ci, op, vi in split.checks:
-                    if op is None:
+                for ci, compare, vi in self.checks:
+                    if compare is None:
                         if not (c[ci] if ci is not None else w[vi]):  # type: ignore[index]
                             return False
-                    elif not _COMPARE[op](c[ci], w[vi]):  # type: ignore[index]
+                    elif not compare(c[ci], w[vi]):  # type: ignore[index]
                         return False
                 return True
-        return _pair(self.policy, self.rules.may_preempt, cand, victim, self.view)
+        return _pair(self.policy, self.rules.may_preempt, cand, self._life(v), self.view)
 
     def _side(self, cache: dict[int, tuple | None], index: int, life: JobLife,
               fn: Any) -> tuple | None:
@@ -797,27 +905,27 @@ class _Loop:
         cache[index] = values
         return values
 
-    def _fits_after(self, cand: JobLife, victims: list[int]) -> tuple[int, ...] | None:
+    def _fits_after(self, cand: JobLife, victims: list[int]) -> bool:
         """Whether pending or stopped ``cand`` fits once ``victims`` are preempted (a
-        checkpointed one: once its checkpoint ends): None if not, else the processors it
-        would take (none named when counting them was enough)."""
+        checkpointed one: once its checkpoint ends)."""
         request, n = cand.job.request, self._cpus(cand)
         if self.rules.resident is None and not self.claims:
-            # any free processor will do: count, do not list
+            # any free processor will do: count the cpus held
             cpus = self.used[0] - sum(self._life(v).size for v in victims)
             if self.cap[0] - cpus < n:
-                return None
+                return False
             if len(request) == 1:
-                return ()
-        leaving = frozenset(v for v in victims if self._life(v).mechanism != "suspend")
-        gone = frozenset(victims)
-        free = [p for p, o in enumerate(self.owner) if self.claim_of[p] < 0
-                and (o < 0 or o in gone) and self._usable(p, leaving)]
+                return True
+        leaving = [v for v in victims if self._life(v).mechanism != "suspend"]
+        # the victims (running) hold their own processors: those free up, unclaimed ones
+        # count where their processes leave room under `resident`
+        free = ((~self.busy_bits | self._bits_all(victims)) & ~self.claim_bits
+                & self._usable_bits(self._bits_all(leaving)))
         freed = [0] * len(self.cap)
         for v in leaving:
             for k, r in enumerate(self._life(v).job.request):
                 freed[k] += r
-        return self._fit(cand, free, tuple(freed))
+        return self._fit(cand, free.bit_count(), tuple(freed))
 
     # -- preemption by the order -----------------------------------------------------------------
 
@@ -832,14 +940,10 @@ class _Loop:
         # claimed processors; per other resource, what is held or claimed except by optional
         # running jobs that a preemption releases (requeued, checkpointed), and except what
         # checkpointing jobs release to no claim
-        taken: set[int] = set()
         optional_set = set(optional)
-        for v in self.running:
-            life = self._life(v)
-            if v not in optional_set and life.phase != "checkpointing":
-                taken.update(life.processors)
-        for claim in self.claims.values():
-            taken.update(claim.processors)
+        taken = self.claim_bits | self._bits_all(
+            v for v in self.running
+            if v not in optional_set and self._life(v).phase != "checkpointing")
         budget = [0] * len(self.cap)
         for k in k_all:
             released = sum(self._life(v).job.request[k] for v in optional
@@ -847,11 +951,11 @@ class _Loop:
             budget[k] = (self._free(k) + released + self.checkpointing[k]
                          - self.outstanding[k])
         count = 0  # cpus selected pending and stopped jobs take, anywhere in ``avail``
-        cpus = self.cap[0]
         # where a pending or stopped job may go: not taken, not claimed, and under the
         # `resident` limit (counted before this pass's preemptions: a suspended victim stays
-        # resident, and one that leaves only makes room)
-        avail = {p for p in range(cpus) if p not in taken and self._usable(p)}
+        # resident, and one that leaves only makes room); and how many
+        avail = self._usable_bits() & ~taken
+        n_avail = avail.bit_count()
         selected: list[int] = []
         strict = False  # `backfill none` met a job that does not fit: no start after it
         for i in order:
@@ -860,17 +964,19 @@ class _Loop:
             if strict and life.phase not in ("running", "suspended"):
                 continue
             if life.phase in ("running", "suspended"):
-                own = life.processors
+                own = self._bits(i, life)
                 need = [0] * len(self.cap) if (life.phase == "suspended"
                                                or life.mechanism == "suspend") else request
-                ok = (not taken.intersection(own) and count <= len(avail.difference(own))
+                mine = (avail & own).bit_count()
+                ok = (not taken & own and count <= n_avail - mine
                       and all(need[k] <= budget[k] for k in k_all))
                 if ok:
-                    taken.update(own)
-                    avail.difference_update(own)
+                    taken |= own
+                    avail &= ~own
+                    n_avail -= mine
             else:
                 need = request
-                ok = (count + self._cpus(life) <= len(avail)
+                ok = (count + self._cpus(life) <= n_avail
                       and all(need[k] <= budget[k] for k in k_all))
                 if ok:
                     count += self._cpus(life)
@@ -881,20 +987,20 @@ class _Loop:
             elif self.policy.backfill == "none":
                 strict = True
         if self.rules.subset is not None:
-            selected = self._subset(order, selected, len(avail), budget)
+            selected = self._subset(order, selected, n_avail, budget)
         chosen = set(selected)
         for v in optional:  # the running jobs left out
             if v not in chosen:
                 self._preempt(v, self._life(v), now, touched)
         # pending and stopped jobs: processors free now first, then being checkpointed
-        pool = [p for p in range(cpus)
-                if p not in taken and self.claim_of[p] < 0 and self._usable(p)]
-        pool.sort(key=lambda p: (self.owner[p] >= 0, p))
+        open_bits = self.all_bits & ~taken & ~self.claim_bits & self._usable_bits()
         starting = [i for i in selected if self._life(i).phase in ("pending", "stopped")]
         sizes = {i: self._cpus(self._life(i)) for i in starting}
         if self.rules.leftover is not None:
-            free_now = sum(1 for p in pool if self.owner[p] < 0)
+            free_now = (open_bits & ~self.busy_bits).bit_count()
             self._give_leftover(starting, sizes, free_now - sum(sizes.values()))
+        pool = [*_lowest(open_bits & ~self.busy_bits), *_lowest(open_bits & self.busy_bits)
+                ] if starting else []
         at = 0
         for i in selected:
             life = self._life(i)
@@ -968,7 +1074,17 @@ class _Loop:
     # -- the monitor and the result --------------------------------------------------------------
 
     def _check(self, now: int) -> None:
-        """What every pass leaves, derived again from the jobs' lives."""
+        """What every pass leaves, derived again from the jobs' lives: job by job as they
+        move (``preemptive_books.py``), from scratch when that finds something amiss."""
+        books = self.books
+        if books.update(self.lives, self.running, self.waiting):
+            self._check_books(now, books.used, books.checkpointing)
+        else:
+            books.reset()  # the next pass counts every job again
+            self._check_all(now)
+
+    def _check_all(self, now: int) -> None:
+        """What every pass leaves, derived again from all the jobs' lives."""
         used = [0] * len(self.cap)
         owner: dict[int, int] = {}
         resident = [0] * len(self.owner)
@@ -991,6 +1107,15 @@ class _Loop:
             if alloc[0] or life.phase == "suspended":
                 for p in life.processors:
                     resident[p] += 1
+        self._check_books(now, used, checkpointing)
+        limit = self.rules.resident
+        if limit is not None and max(resident, default=0) > limit:
+            raise MonitorViolation(f"t={now}: more than {limit} jobs resident on a processor",
+                                   "capacity")
+
+    def _check_books(self, now: int, used: list[int], checkpointing: list[int]) -> None:
+        """The claims, and the loop's books against ``used`` and ``checkpointing`` as
+        derived from the lives."""
         claimed, outstanding = [0] * len(self.cap), [0] * len(self.cap)
         seen: set[int] = set()
         for index, claim in self.claims.items():
@@ -1021,10 +1146,6 @@ class _Loop:
                 raise MonitorViolation(f"t={now}: policy {self.policy.name}: resource "
                                        f"{self.workload.resources[k]} in use {u} and claimed "
                                        f"{claimed[k]} of {c}", "capacity")
-        limit = self.rules.resident
-        if limit is not None and max(resident, default=0) > limit:
-            raise MonitorViolation(f"t={now}: more than {limit} jobs resident on a processor",
-                                   "capacity")
 
     def _result(self) -> PreemptiveRun:
         records, preempted, processors = [], [], []
@@ -1068,3 +1189,22 @@ def _pair(policy: RuntimePolicy, rule: Any, cand: JobLife, victim: JobLife,
         raise MonitorViolation(f"t={state.now}: policy {policy.name}: the preemption rule "
                                f"failed for jobs {cand.job.id} and {victim.job.id}: "
                                f"{type(exc).__name__}: {exc}", "well-defined") from exc
+
+
+def _mask(procs: Iterable[int]) -> int:
+    """The bit mask of a set of processors."""
+    bits = 0
+    for p in procs:
+        bits |= 1 << p
+    return bits
+
+
+def _lowest(bits: int, n: int | None = None) -> list[int]:
+    """The ``n`` lowest processors of the mask ``bits`` (all of them without ``n``), in
+    increasing order."""
+    out: list[int] = []
+    while bits and (n is None or len(out) < n):
+        low = bits & -bits
+        out.append(low.bit_length() - 1)
+        bits ^= low
+    return out
