@@ -7,8 +7,6 @@ candidate, `"active"`): tests/runtime/engine/test_dynp_mixed.py, and
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from schedc.dsl import compile_source
@@ -44,11 +42,9 @@ def test_the_default_generator_is_unchanged() -> None:
 def test_tuned_verdict_is_the_worst_candidates(seed: int) -> None:
     policy = compile_source(generate(seed, TUNED).text, "<fuzz>", f"fuzz{seed}")
     bounds, limits = Bounds(2, 2), Limits(rlimit=4_000_000, timeout_ms=3_600_000)
-    started = time.perf_counter()
     tuned = verify_policy(policy, bounds, limits, replay_for=replayer)
     alone = {c.name: {v.property: v.status for v in verify_policy(
         c, bounds, limits, replay=replayer(c))} for c in candidate_policies(policy)}
-    assert time.perf_counter() - started < 30
     for v in tuned:
         statuses = [(name, props[v.property]) for name, props in alone.items()
                     if v.property in props]
