@@ -92,16 +92,22 @@ class Unencodable(Unsupported):
     """A preemptive policy the encoding does not cover (the verdicts say why)."""
 
 
+def pass_formulas(policy: ir.Policy) -> list[ir.Expr]:
+    """The formulas a preemptive pass evaluates: the order's keys, the preemption clauses'
+    and `size`."""
+    p = policy.preemption
+    assert p is not None
+    return [*(k.expr for k in policy.order), *p.exprs(),
+            *([policy.size] if policy.size is not None else [])]
+
+
 def check_encodable(policy: ir.Policy) -> None:
     """Raise ``Unencodable`` for what the encoded pass does not mirror yet."""
     p = policy.preemption
     assert p is not None
     if policy.invariants:
         raise Unencodable("invariants of a preemptive policy are not encoded yet")
-    exprs = [*(k.expr for k in policy.order), *p.exprs()]
-    if policy.size is not None:
-        exprs.append(policy.size)
-    for e in exprs:
+    for e in pass_formulas(policy):
         for n in ir.walk(e):
             if isinstance(n, ir.Aggregate | ir.MachineAttr | ir.ResourceAttr) or (
                     isinstance(n, ir.StateAttr) and n.attr != "now"):
@@ -162,11 +168,8 @@ class PreemptiveState:
             self.efficient = self.evaluate(rules.leftover_when, z3.BoolVal(True))
         labels = ir.labels_read(policy)
         # `job.progress` adds a term and its assumptions per slot (nonlinear: only if read)
-        self.reads_progress = any(
-            isinstance(n, ir.JobAttr) and n.attr == "progress"
-            for e in (*(k.expr for k in policy.order), *rules.exprs(),
-                      *([policy.size] if policy.size is not None else []))
-            for n in ir.walk(e))
+        self.reads_progress = any(isinstance(n, ir.JobAttr) and n.attr == "progress"
+                                  for e in pass_formulas(policy) for n in ir.walk(e))
         total = waiting + running
         self.pass_runs: z3.BoolRef = z3.BoolVal(True)  # a mechanism's: at submission
         self.slots = tuple(self._slot(n, labels) for n in range(total))
