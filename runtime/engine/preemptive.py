@@ -333,17 +333,26 @@ class _Loop:
             now = min(times)
             self.held_idle += (now - self.idle_at) * self.idle_claimed
             self.idle_at = now
+            # a pass only where something happened (the module's doc): the completion of a
+            # job preempted since, or a timer a nearer one replaced, is no event
+            happened = False
             while events and events[0][0] == now:
                 _, kind, index, version, _ = heapq.heappop(events)
                 if kind == _TIMER:
-                    self.timer_at = None
+                    if now == self.timer_at:
+                        self.timer_at = None
+                        happened = True
                 elif version == self.version[index]:  # else the job moved on since
                     self._event(kind, index, now)
+                    happened = True
             while nxt < len(arrivals) and arrivals[nxt].submit == now:
                 job = arrivals[nxt]
                 self.lives[job.index] = self._watched(JobLife(job, self.mechanisms[job.index]))
                 self.waiting.append(job.index)
                 nxt += 1
+                happened = True
+            if not happened:
+                continue
             self._pass(now)
             self.idle_claimed = sum(1 for claim in self.claims.values()
                                     for p in claim.processors
@@ -401,6 +410,7 @@ class _Loop:
         self.waiting = [job.index for job in (*initial.queue, *initial.suspended,
                                               *initial.stopped)]
         self.idle_at = self.stall_since = now
+        self.timer_at = now  # the state's pass: a timer, so that it is an event
         heapq.heappush(self.events, (now, _TIMER, -1, 0, len(self.events)))
         return {*(rj.job.index for rj in initial.running), *self.waiting}
 
