@@ -259,6 +259,16 @@ class Preemption:
 
 
 @frozen
+class Waiver:
+    """`waive PROPERTY "REASON"`: a property of `schedc verify` the policy does not promise,
+    and why. Verify still checks it: a violation is expected, a proof is a warning."""
+
+    property: str  # one of dsl/verify/vocabulary.py's WAIVABLE
+    reason: str
+    span: Span | None = _span()
+
+
+@frozen
 class Policy:
     name: str
     file: str
@@ -295,6 +305,13 @@ class Policy:
     # preemption (papers/003): None, the policy never preempts (the rigid run-to-completion
     # semantics); else its rules, and its jobs are `active` (``ACTIVE_ATTRS``)
     preemption: Preemption | None = None
+    # `waive` clauses, in the order written (the inherited first): what `verify` may find
+    # violated without failing
+    waivers: tuple[Waiver, ...] = ()
+
+    def waiver(self, prop: str) -> Waiver | None:
+        """The policy's `waive` of property ``prop``, if it states one."""
+        return next((w for w in self.waivers if w.property == prop), None)
 
 
 # Plan metrics a self-tuning step may measure (runtime/engine/plan_metrics.py defines each)

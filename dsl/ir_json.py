@@ -11,7 +11,8 @@ from schedc.dsl.diagnostics import Span
 from schedc.dsl.number_text import json_number
 
 _SKIP = {"span", "warnings"}  # positions depend on formatting, not meaning
-_ONLY_SET = {"preemption"}  # left out when None: a policy without preemption reads as before
+# left out when None or empty: a policy without preemption or `waive` reads as before
+_ONLY_SET = {"preemption", "waivers"}
 
 
 def to_data(obj):
@@ -23,7 +24,7 @@ def to_data(obj):
         for f in attrs.fields(type(obj)):
             if f.name in _SKIP and not isinstance(obj, ir.Invariant):
                 continue
-            if f.name in _ONLY_SET and getattr(obj, f.name) is None:
+            if f.name in _ONLY_SET and getattr(obj, f.name) in (None, ()):
                 continue
             out[f.name] = to_data(getattr(obj, f.name))
         return out

@@ -11,16 +11,22 @@ from fractions import Fraction
 from attrs import frozen
 
 from schedc.dsl import ir
-from schedc.dsl.diagnostics import Diagnostic, Reporter
+from schedc.dsl.diagnostics import Diagnostic, Reporter, did_you_mean
 from schedc.dsl.lowering.expressions import NUMERIC, Lowerer, Scope, Var
 from schedc.dsl.lowering.names import Symbols
 from schedc.dsl.lowering.tuning import is_tuned, lower_tuned
 from schedc.dsl.number_text import MAX_CAPACITY, range_problem, show
-from schedc.dsl.params import value_problem
+from schedc.dsl.params import SETTINGS, domain_problem, value_problem
 from schedc.dsl.semantics.evaluate import Env, EvaluationError, evaluate
 from schedc.dsl.semantics.pass_state import CONSTANT_STATE
 from schedc.dsl.syntax import ast
 from schedc.dsl.syntax.loader import Program
+from schedc.dsl.verify.vocabulary import (
+    ALL_PROPERTIES,
+    KEPT,
+    PREEMPTIVE_PROPERTIES,
+    PROPERTIES,
+)
 
 _JOB = Var("job", "queue")
 _ACTIVE_JOB = Var("job", "active")  # a preemptive policy's job: what it has run so far too
@@ -203,7 +209,8 @@ class Compiler:
             mine: dict[str, list[_Located]] = {}
             for c in pol.clauses:
                 kind = (c.kind if isinstance(c, ast.TuningClause) else
-                        c.name if isinstance(c, ast.PreemptSetting)
+                        c.name if isinstance(c, ast.PreemptSetting) else
+                        f"waive {c.property}" if isinstance(c, ast.WaiveClause)  # one each
                         else _CLAUSE_NAMES.get(type(c), "invariant"))
                 if kind not in _REPEATABLE and kind in mine:
                     self.report.error(c.span, f"`{_SETTING_TEXT.get(kind, kind)}` is given "
@@ -329,6 +336,9 @@ class Compiler:
                               "invariants are not checked yet",
                               "drop the invariant, or `preempt when` to check it on a "
                               "run-to-completion policy")
+        waivers = self.waivers(eff, "preemptive" if preemptive else
+                               "reserving" if depth != 0 and backfill.kind != "none" else
+                               "rigid")
         if len(self.report.diagnostics) > n_errors:
             return None
         exprs = [k.expr for k in order] + [i.expr for i in invariants]
@@ -348,7 +358,28 @@ class Compiler:
         return ir.Policy(p.name, file, machine, params, tuple(order), depth, backfill, size,
                          tuple(invariants), reserve_per, reserve_when, size_choices, size_low,
                          size_fixed, warnings=self.lint(eff, depth, backfill), slack=slack,
-                         preemption=preemption)
+                         preemption=preemption, waivers=waivers)
+
+    # -- waive
+    def waivers(self, eff: dict[str, list[_Located]], kind: str) -> tuple[ir.Waiver, ...]:
+        """The policy's `waive` clauses, each naming a property `schedc verify` checks of a
+        policy of this ``kind`` (see ``_WAIVABLE``) with a reason that says something."""
+        out = []
+        for key, locs in eff.items():
+            if not key.startswith("waive "):
+                continue
+            c: ast.WaiveClause = locs[0].clause
+            problem = _waive_problem(c.property, kind)
+            if problem is not None:
+                self.report.error(c.property_span or c.span, *problem)
+            elif not c.reason.strip():
+                self.report.error(c.span, f"`waive {c.property}` gives no reason",
+                                  "say why the policy lets the property fail, e.g. `waive "
+                                  'progress "jobs of mechanism none may hold every '
+                                  'processor"`')
+            else:
+                out.append(ir.Waiver(c.property, c.reason, span=c.span))
+        return tuple(out)
 
     # -- preemption
     def preemption(self, eff: dict[str, list[_Located]], machine: ir.Machine
@@ -408,6 +439,10 @@ class Compiler:
             else:
                 e = self.lowerer.expect(c.expr, scope(at, job=_ACTIVE_JOB), types, what,
                                         help_)
+            if e is not None and ir.dependencies(e) <= {"param"}:  # rule 4 of dsl/params.py
+                problem = domain_problem(SETTINGS[name], e, self.params)
+                if problem is not None:
+                    self.report.error(c.expr.span, *problem)
             settings[name] = e
         leftover = leftover_when = None
         if "leftover" in eff:
@@ -571,6 +606,36 @@ _CONSTANT_SETTINGS = ("limit", "quantum", "resident", "subset")
 _SETTING_TEXT = {"dispatch": "cost dispatch", "resume": "cost resume",
                  "checkpoint": "cost checkpoint",
                  "limit": "limit preemptions"}
+
+
+# the properties `schedc verify` checks of a policy of each kind (`waive` names one of
+# them): a preemptive policy's, a rigid one's, and with reservations (as
+# dsl/verify/across.py's `makes_reservations`) the property across passes too
+# (a dynP policy's: the one-pass properties, which hold iff every candidate has them)
+_WAIVABLE = {"preemptive": PREEMPTIVE_PROPERTIES, "rigid": PROPERTIES,
+             "reserving": (*PROPERTIES, KEPT), "tuned": PROPERTIES}
+
+
+def _waive_problem(name: str, kind: str) -> tuple[str, str] | None:
+    """Why `waive NAME` is refused in a policy of ``kind`` (message, help), or None."""
+    if name in _WAIVABLE[kind]:
+        return None
+    listed = f"the properties `verify` checks here are: {', '.join(_WAIVABLE[kind])}"
+    if name in (*ALL_PROPERTIES, KEPT):
+        why = ("a preemptive pass makes no reservations"
+               if kind == "preemptive" else
+               "a dynP policy may switch candidates between two passes (waive it in a "
+               "candidate, verified as a policy of its own)" if kind == "tuned" and name == KEPT
+               else
+               "this policy makes no reservations (`reserve 0`, or `backfill none`)"
+               if name == KEPT else "it is a property of preemptive policies only, and "
+               "this one runs every job to completion")
+        return f"`waive {name}`: {why}, so `verify` does not check it", f"drop it; {listed}"
+    if name == "invariant" or name.startswith("invariant"):
+        return ("an invariant cannot be waived: it is the policy's own promise",
+                "drop the `invariant` clause instead")
+    close = did_you_mean(name, _WAIVABLE[kind]) or did_you_mean(name, (*ALL_PROPERTIES, KEPT))
+    return f"unknown property `{name}`", (f"{close} " if close else "") + listed
 
 
 def _show(v) -> str:

@@ -90,6 +90,8 @@ def lower_tuned(c: Compiler, p: ast.Policy, file: str, eff: dict[str, list[_Loca
         e = c.lowerer.expect(cl.expr, c.scope(loc, first.machine, size_ok=True), ("bool",),
                              "an invariant")
         invariants.append(None if e is None else ir.Invariant(e, cl.text, cl.span))
+    # its own, not its first candidate's: a candidate's `waive` covers that candidate's verdicts
+    waivers = c.waivers(eff, "tuned")
     if len(report.diagnostics) > n_errors:
         return None
     used = {q.name: q for cand in candidates for q in cand.params}
@@ -99,7 +101,7 @@ def lower_tuned(c: Compiler, p: ast.Policy, file: str, eff: dict[str, list[_Loca
     span = eff["candidates"][0].clause.span
     tuning = ir.Tuning(candidates, words["metric"], words["decider"], words["step"], span=span)
     return evolve(first, name=p.name, file=file, params=params, invariants=tuple(invariants),
-                  tuning=tuning, warnings=())
+                  tuning=tuning, warnings=(), waivers=waivers)
 
 
 def _candidates(c: Compiler, p: ast.Policy, file: str, locs: list[_Located]

@@ -281,9 +281,20 @@ class PreemptSetting:
     span: Span | None = _span()
 
 
+@frozen
+class WaiveClause:
+    """`waive PROPERTY "REASON"`: the policy does not promise PROPERTY (checked later, for a
+    did-you-mean), for REASON (its strings joined with a space)."""
+
+    property: str
+    reason: str
+    span: Span | None = _span()
+    property_span: Span | None = _span()
+
+
 Clause = (MachineClause | OrderClause | ReserveClause | BackfillClause | SizeClause
           | InvariantClause | CandidatesClause | TuningClause | SlackClause | MechanismClause
-          | PreemptClause | VictimsClause | PreemptSetting | LeftoverClause)
+          | PreemptClause | VictimsClause | PreemptSetting | LeftoverClause | WaiveClause)
 
 
 @frozen

@@ -32,7 +32,7 @@ def _lark() -> Lark:
 # Terminal names as a user would say them, for "expected ..." messages.
 _WORDS = {
     "NAME": "a name", "INT": "an integer", "REAL": "a real number", "DURATION": "a duration",
-    "STRING": "a quoted path", "TYPE": "a type (int, real or bool)", "COMP_OP": "a comparison",
+    "STRING": "a quoted string", "TYPE": "a type (int, real or bool)", "COMP_OP": "a comparison",
     "ADD_OP": "`+` or `-`", "MUL_OP": "`*`, `/`, `div` or `%`",
     "DIRECTION": "`asc` or `desc`", "RESERVE_ALL": "`all`",
     "BACKFILL_SIMPLE": "`none` or `first_fit`",
@@ -45,6 +45,7 @@ _WORDS = {
     "LIMIT_WORD": "`limit`",
     "PREEMPTIONS_WORD": "`preemptions`", "SETTING_WORD": "`quantum`, `resident` or `subset`",
     "LEFTOVER_WORD": "`leftover`", "LEFTOVER_KIND": "`equal` or `efficient`",
+    "WAIVE_WORD": "`waive`", "PROPERTY_NAME": "a property name (e.g. `progress`)",
     "$END": "the end of the file",
     "LPAR": "`(`", "RPAR": "`)`", "LSQB": "`[`", "RSQB": "`]`", "LBRACE": "`{`",
     "RBRACE": "`}`", "COMMA": "`,`", "COLON": "`:`", "DOT": "`.`", "EQUAL": "`=`",
@@ -235,6 +236,12 @@ class _ToAst(Transformer):
 
     def leftover_clause(self, meta, c):
         return ast.LeftoverClause(str(c[1]), c[3], span=self._s(meta))
+
+    def waive_clause(self, meta, c):
+        # adjacent strings make one reason: a long one spans lines as the file's width allows
+        reason = " ".join(str(t)[1:-1] for t in c[2:])
+        return ast.WaiveClause(str(c[1]), reason, span=self._s(meta),
+                               property_span=_tok_span(self.file, c[1]))
 
     def setting_clause(self, meta, c):
         return ast.PreemptSetting(str(c[0]), c[1], span=self._s(meta))

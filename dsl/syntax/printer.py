@@ -116,6 +116,8 @@ def _clause(c: ast.Clause) -> str:
             return f"leftover {k} when {expr(w)}"
         case ast.PreemptSetting(name=name, expr=x):
             return f"{_SETTING_WORDS.get(name, name)} {expr(x)}"
+        case ast.WaiveClause(property=name, reason=reason):
+            return f'waive {name} "{reason}"'
     raise AssertionError(c)
 
 

@@ -229,3 +229,45 @@ def test_the_preemption_words_stay_names_inside_formulas(word):
     m = parse(text, "x.pol")
     assert isinstance(m, ast.Module), m
     assert m.items[1].body == ast.Binary("+", ast.Path(word, ()), ast.Num(1))
+
+
+# a `waive` reason: any one-line text without a double quote (a string's only limits)
+REASONS = st.text(st.characters(blacklist_characters='"\n\r', blacklist_categories=("Cs",)),
+                  max_size=40)
+PROPERTY_NAMES = st.sampled_from(["progress", "reservations-kept", "no-superfluous-preemption",
+                                  "well-defined", "x_1-y2", "capacty"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(PROPERTY_NAMES, REASONS), max_size=4), exprs())
+def test_waive_clauses_round_trip(waivers, e):
+    # names with hyphens (checked when lowering, so a typo gets a did-you-mean), any reason,
+    # beside formulas that subtract: `a - b` stays a subtraction
+    m = ast.Module((ast.Policy("p", None, (
+        ast.OrderClause((ast.OrderKey(ast.Binary("-", e, e), False),)),
+        *(ast.WaiveClause(name, reason) for name, reason in waivers),
+        ast.InvariantClause(e))),))
+    text = module(m)
+    assert parse(text, "x.pol") == m, text
+
+
+def test_a_waive_reason_may_span_strings_joined_by_a_space():
+    m = parse('policy p {\n  waive progress "one"\n    "two" ""\n  order waive - x asc\n}',
+              "x.pol")
+    waive, order = m.items[0].clauses
+    assert waive == ast.WaiveClause("progress", "one two ")
+    assert (waive.span.line, waive.property_span.col) == (2, 9)
+    # `waive` is a name inside formulas
+    assert order.keys[0].expr == ast.Binary("-", ast.Path("waive", ()), ast.Path("x", ()))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ('policy p { waive progress }', "expected a quoted string"),
+    ('policy p { waive "progress" "x" }', "expected a property name"),
+    ('policy p { waive reservations - kept "x" }', "expected a quoted string"),
+    ('policy p { waiv progress "x" }', "did you mean `waive`?"),
+])
+def test_a_malformed_waive_is_a_located_syntax_error(text, expected):
+    d = parse(text, "x.pol")
+    assert not isinstance(d, ast.Module)
+    assert d.line == 1 and d.col > 11 and expected in d.help, d
