@@ -21,6 +21,7 @@ from schedc.dsl.verify.vocabulary import (
     MAX_SLOTS,
     MAX_TIMEOUT_S,
     MIN_TIMEOUT_S,
+    OVERRUN,
     PREEMPTIVE_SLOTS,
     PROCESSORS,
     QUEUED,
@@ -58,6 +59,8 @@ class Bounds:
     # a preemptive pass's slots (N waiting, R running): fewer by default, each carrying P
     # processor terms; ``--queued`` and ``--running`` set them as given
     preemptive: tuple[int, int] = (PREEMPTIVE_SLOTS, PREEMPTIVE_SLOTS)
+    # the `--overrun` mode of the runs a preemptive pass's proofs cover (``OVERRUN_MODES``)
+    overrun: str = OVERRUN
 
     @classmethod
     def checked(cls, queued: int | None, running: int | None,

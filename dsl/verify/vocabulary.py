@@ -25,6 +25,11 @@ PROCESSORS = 4  # P: processors of a preemptive pass's machine (each a term per 
 MAX_PROCESSORS = 32
 MAX_SLOTS = 64  # N and R at most: each slot is terms of its own
 MAX_RESOURCES = 8  # K of `--resources K`: the machine's own, then generic ones
+# `--overrun`: the run mode a preemptive verdict covers (`schedc run --overrun`). In `kill`
+# and `estimate` (the default of both) a running job has always run less than its
+# estimate; in `extend` it may outrun it, which a proof then does not assume
+OVERRUN_MODES = ("kill", "estimate", "extend")
+OVERRUN = "estimate"
 
 RLIMIT = 50_000_000  # Z3 resource units per property (deterministic)
 # a preemptive pass's property is checked part by part, each part on its own solver: the

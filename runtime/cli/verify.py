@@ -22,6 +22,8 @@ VERIFY_RUNNING = vocabulary.RUNNING
 
 
 def run(args: argparse.Namespace) -> int:
+    import attrs
+
     from schedc.dsl import compile_file
     from schedc.dsl.machines import with_resources
     from schedc.dsl.verify import reports as vr
@@ -32,7 +34,8 @@ def run(args: argparse.Namespace) -> int:
     from schedc.runtime.replay import replayer
 
     try:
-        bounds = Bounds.checked(args.queued, args.running, args.processors)
+        bounds = attrs.evolve(Bounds.checked(args.queued, args.running, args.processors),
+                              overrun=args.overrun)
         # as the rigid pass's: a preemptive policy's are its verdicts' bound text
         args.queued, args.running = bounds.queued, bounds.running
         limits = Limits.checked(args.rlimit, args.timeout)
@@ -355,6 +358,12 @@ def add_parser(commands: Any) -> None:
                         help="a preemptive policy's machine has at most P processors, each "
                         f"a term per job (1 to {vocabulary.MAX_PROCESSORS}; default "
                         f"{vocabulary.PROCESSORS})")
+    verify.add_argument("--overrun", choices=vocabulary.OVERRUN_MODES,
+                        default=vocabulary.OVERRUN,
+                        help="the `schedc run --overrun` mode a preemptive policy's proofs "
+                        "cover: kill and estimate, where a running job has run less than its "
+                        "estimate, or extend, where it may outrun it (default "
+                        f"{vocabulary.OVERRUN}; a rigid policy's proofs cover every mode)")
     verify.add_argument("--resources", type=int, metavar="K",
                         help=f"prove for a machine of K resources (1 to "
                         f"{vocabulary.MAX_RESOURCES}): the policy's own, "

@@ -34,6 +34,7 @@ from schedc.dsl.verify.preemption.slots import (
     z3_sum,
 )
 from schedc.dsl.verify.symbolic import FreshNames
+from schedc.dsl.verify.vocabulary import OVERRUN
 
 
 @frozen(eq=False)
@@ -54,9 +55,10 @@ class PreemptivePass:
 
 
 def encode_preemptive(policy: ir.Policy, waiting: int, running: int, processors: int,
-                      fresh: FreshNames | None = None) -> PreemptivePass:
+                      fresh: FreshNames | None = None, overrun: str = OVERRUN
+                      ) -> PreemptivePass:
     st = PreemptiveState(policy, waiting, running, processors,
-                         fresh if fresh is not None else FreshNames())
+                         fresh if fresh is not None else FreshNames(), overrun)
     books = Books(st)
     return (_OrderPass if st.select else _RulePass)(st, books).encode()
 

@@ -28,6 +28,7 @@ from schedc.dsl.verify.preemption.slots import (
     RUNNING,
     STOPPED,
     SUSPENDED,
+    PreemptiveState,
     Unencodable,
     count,
 )
@@ -42,6 +43,22 @@ from schedc.dsl.verify.vocabulary import (
 # what every verdict leaves out
 SCOPE = ("states where no dispatch or checkpoint is in flight and no claim waits (the pass "
          "after such a state makes them: those are encoded)")
+# what a verdict leaves out under `--overrun kill` or `estimate` (``slots.OVERRUN_ASSUMED``)
+WITHIN_ESTIMATES = ("runs in which every running job has run less than its estimate "
+                    "(`schedc run --overrun estimate`, the default, or `kill`): verify with "
+                    "--overrun extend to cover jobs that outlive their estimates")
+
+
+def caveats(st: PreemptiveState) -> tuple[str, ...]:
+    """What a proof of ``st``'s pass leaves out, each a sentence: the scope, the overrun
+    mode, and the processor bound where the machine's cpus are not fixed within it. The
+    monitor checks a run against each (``runtime/engine/preemptive_checks.py``)."""
+    out = [f"proved for {SCOPE}"]
+    if not st.outruns:
+        out.append(f"proved for {WITHIN_ESTIMATES}")
+    if st.policy.machine.resources[0].capacity is None:
+        out.append(f"proved for machines of at most {st.P} processors: raise --processors")
+    return tuple(out)
 
 
 def bound_text(bounds: Bounds, policy: ir.Policy) -> str:
@@ -59,7 +76,8 @@ def verify_preemptive(policy: ir.Policy, bounds: Bounds, limits: Limits,
     wanted = [n for n in PREEMPTIVE_PROPERTIES if only is None or n in set(only)]
     bound = bound_text(bounds, policy)
     try:
-        sym = encode_preemptive(policy, *bounds.preemptive, bounds.processors)
+        sym = encode_preemptive(policy, *bounds.preemptive, bounds.processors,
+                                overrun=bounds.overrun)
     except Unencodable as exc:
         reason = f"{exc}: nothing is proved of this policy's pass"
         return [Verdict(n, "unknown", 0.0, bound, location=policy.preemption.span,  # type: ignore[union-attr]
@@ -97,7 +115,7 @@ def _check(sym: PreemptivePass, name: str, bound: str, limits: Limits,
         if verdict is not None:
             return verdict
     return Verdict(name, "proved", time.perf_counter() - started, bound, location=location,
-                   caveats=(f"proved for {SCOPE}",))
+                   caveats=caveats(st))
 
 
 def _refute(sym: PreemptivePass, solver: z3.Solver, name: str, bound: str, rlimit: int,
@@ -106,12 +124,17 @@ def _refute(sym: PreemptivePass, solver: z3.Solver, name: str, bound: str, rlimi
     """None if the solver's part holds; else the violated verdict of a counterexample that
     replays, or unknown."""
     last: str | None = None  # what the last replay said, of a state that did not replay
+    replayable = sym.state.replayable()
+    held_back = False  # a state no state file holds was found: only others are looked for
     for _ in range(REPLAY_TRIES):
         left = int((deadline - time.perf_counter()) * 1000)
         solver.set("timeout", max(1, left))
         result = solver.check() if left > 0 else z3.unknown
         seconds = time.perf_counter() - started
         if result == z3.unsat:
+            if held_back:
+                return Verdict(name, "unknown", seconds, bound, location=location,
+                               reason=_unreplayable(name, last))
             if last is None:
                 return None
             break
@@ -119,6 +142,11 @@ def _refute(sym: PreemptivePass, solver: z3.Solver, name: str, bound: str, rlimi
             why = "timeout" if left <= 0 else str(solver.reason_unknown())
             return Verdict(name, "unknown", seconds, bound, location=location,
                            reason=_unknown(why, part, rlimit, seconds))
+        if not held_back and not z3.is_true(solver.model().eval(replayable,
+                                                                model_completion=True)):
+            held_back = True
+            solver.add(replayable)
+            continue
         model = _fewest_jobs(solver, sym)
         cex = counterexample(sym, model)
         if replay is None:
@@ -136,6 +164,16 @@ def _refute(sym: PreemptivePass, solver: z3.Solver, name: str, bound: str, rlimi
                            f"replay does not stop for it (the last: {last}): the encoding "
                            "and the simulator disagree, which is a bug of schedc; please "
                            "report it"))
+
+
+def _unreplayable(name: str, last: str | None) -> str:
+    """Why a property is unknown whose every violation Z3 finds has a running job that ran
+    as long as its estimate or longer (``PreemptiveState.replayable``)."""
+    tried = f" (the others' replay: {last})" if last is not None else ""
+    return (f"Z3 finds states that violate `{name}` only where a running job has run as long "
+            "as its estimate or longer (under --overrun extend, or on fewer cpus than it "
+            "asked for), and a state file cannot hold such a job (its run time is at most "
+            f"its estimate), so none is replayed{tried}: the property is not proved")
 
 
 def _unknown(why: str, part: int, rlimit: int, seconds: float) -> str:

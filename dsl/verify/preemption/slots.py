@@ -13,6 +13,11 @@ The assumptions are what every state the simulator can reach satisfies (so a pro
 every such state), and what a state file must satisfy to be replayed
 (``runtime/workloads/state_file.py``); a state no dispatch or checkpoint is in flight in and
 no claim waits in (the encoded pass starts from such states: the caveat of every verdict).
+Three assumptions are a run's, not every run's, and each proved verdict states them: that
+scope, a machine of at most P processors, and (under ``overrun`` `kill` or `estimate`, not
+`extend`) a running job that has run less than its estimate (``OVERRUN_ASSUMED``). The
+monitor checks each in every pass of a run (``runtime/engine/preemptive_checks.py``,
+``Assumptions``) and a run that leaves one says so.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from schedc.dsl.verify.symbolic import (
     describe,
     sym_eval,
 )
+from schedc.dsl.verify.vocabulary import OVERRUN, OVERRUN_MODES
 
 PENDING, RUNNING, SUSPENDED, STOPPED = 0, 1, 2, 3
 PHASES = ("pending", "running", "suspended", "stopped")
@@ -47,6 +53,12 @@ NONE, SUSPEND, CHECKPOINT, MALLEABLE, REQUEUE = range(5)
 # a state file lists its jobs running, then queued (pending), suspended, stopped: their
 # positions (``Job.index``, the order's last tie-break) follow that order
 FILE_RANK = {RUNNING: 0, PENDING: 1, SUSPENDED: 2, STOPPED: 3}
+# what `--overrun kill` and `estimate` give every running job and `extend` does not (the
+# assumptions' names, which the caveat of a verdict and the run's warning quote)
+OVERRUN_ASSUMED = ("a running job has not run past its run time at its size (it would have "
+                   "completed before the pass)")
+OVERRUN_RATE = ("a running job's progress grows at least at the rate its estimate gives "
+                "(its run time at its size is at most its estimate)")
 
 
 def z3_sum(terms: Sequence[Any]) -> z3.ArithRef:
@@ -125,9 +137,14 @@ class PreemptiveState:
     their obligations (``evaluate``)."""
 
     def __init__(self, policy: ir.Policy, waiting: int, running: int, processors: int,
-                 fresh: FreshNames) -> None:
+                 fresh: FreshNames, overrun: str = OVERRUN) -> None:
         check_encodable(policy)
+        if overrun not in OVERRUN_MODES:
+            raise ValueError(f"unknown overrun mode {overrun!r}")
         self.policy, self.fresh = policy, fresh
+        # `--overrun extend`: a running job may have run past its estimate (its run time)
+        self.overrun = overrun
+        self.outruns = overrun == "extend"
         rules = policy.preemption
         assert rules is not None
         self.select = rules.rule is None
@@ -326,13 +343,10 @@ class PreemptiveState:
                    z3.Implies(s.is_(RUNNING), z3.And(s.ran, held == s.size, in_range)))
             # its run time at its size: its estimate at its request (a state file's run
             # time), a moldable job's work on one cpu; elsewhere a counterexample's speedup
-            # table gives it one longer than its run (``prover._running_progress``)
-            assume("a running job has not run past its run time at its size (it would have "
-                   "completed before the pass)",
-                   z3.Implies(s.is_(RUNNING), z3.And(
-                       z3.Implies(s.size == j.request[0], now - s.last_start < j.estimate),
-                       z3.Implies(z3.And(j.moldable, s.size == 1),
-                                  now - s.last_start < j.work))))
+            # table gives it one longer than its run (``prover._running_progress``). Not
+            # under `--overrun extend`, where a job runs its recorded time past them
+            if not self.outruns:
+                assume(OVERRUN_ASSUMED, z3.Implies(s.is_(RUNNING), self.within_estimate(s)))
             assume("a suspended job keeps its processes on its processors; it ran and was "
                    "suspended (its mechanism)",
                    z3.Implies(s.is_(SUSPENDED), z3.And(s.ran, held == s.size, in_range,
@@ -382,25 +396,56 @@ class PreemptiveState:
                        <= self.resident)
 
 
+    def within_estimate(self, s: Slot) -> z3.BoolRef:
+        """Running slot ``s`` has run less than its run time where the estimate fixes it:
+        at its request, and a moldable job's work on one cpu (``OVERRUN_ASSUMED``)."""
+        j, elapsed = s.job, self.now - s.last_start
+        return z3.And(z3.Implies(s.size == j.request[0], elapsed < j.estimate),
+                      z3.Implies(z3.And(j.moldable, s.size == 1), elapsed < j.work))
+
+    def progress_rate(self, s: Slot) -> z3.BoolRef:
+        """Running slot ``s``'s progress since its last start is at least its run since over
+        its estimate (its work on one cpu of a moldable job), where a state file's speedup
+        table cannot choose its run time (``OVERRUN_RATE``)."""
+        elapsed = self.now - s.last_start
+        fixed = z3.If(z3.And(s.job.moldable, s.size == 1, s.job.request[0] != 1),
+                      s.job.work, s.job.estimate)
+        at_table = z3.Or(z3.Not(s.job.moldable), s.size == s.job.request[0], s.size == 1)
+        return z3.Implies(at_table, (s.progress_now - s.progress) * fixed >= elapsed)
+
+    def replayable(self) -> z3.BoolRef:
+        """What a state file needs of the running jobs beyond the assumptions: each one
+        has run less than its estimate at any size (``state_file.py``: now < start +
+        estimate), and under `--overrun extend` the run times the other modes fix
+        (``OVERRUN_ASSUMED``, ``OVERRUN_RATE``): a state file's run time is at most its
+        estimate."""
+        parts = []
+        for s in self.slots:
+            run = [self.now - s.last_start < s.job.estimate]
+            if self.outruns:
+                run.append(self.within_estimate(s))
+                if self.reads_progress:
+                    run.append(self.progress_rate(s))
+            parts.append(z3.Implies(s.is_(RUNNING), z3.And(run)))
+        return z3.And(parts)
+
     def _assume_progress(self, s: Slot) -> None:
         """A running job's progress now: its progress at its last start plus its run since,
         over its run time T at its size, below 1 (else it completed before the pass; the
         state file's rule allows 1). T is left free
         (the proof covers every speedup), except where a counterexample cannot choose it:
         at the job's request T is at most its estimate (its run time), on one cpu of a
-        moldable job it is its work (a state file's speedup passes through both)."""
+        moldable job it is its work (a state file's speedup passes through both); under
+        `--overrun extend` T is free there too (a job runs its recorded time)."""
         elapsed = self.now - s.last_start
-        fixed = z3.If(z3.And(s.job.moldable, s.size == 1, s.job.request[0] != 1),
-                      s.job.work, s.job.estimate)
-        at_table = z3.Or(z3.Not(s.job.moldable), s.size == s.job.request[0], s.size == 1)
         self.assume("a running job's progress now is its progress at its last start and its "
                     "run since, below 1",
                     z3.Implies(s.is_(RUNNING), z3.And(
                         s.progress_now >= s.progress, s.progress_now < 1,
                         z3.Implies(elapsed == 0, s.progress_now == s.progress),
-                        z3.Implies(elapsed > 0, s.progress_now > s.progress),
-                        z3.Implies(at_table, (s.progress_now - s.progress) * fixed
-                                   >= elapsed))))
+                        z3.Implies(elapsed > 0, s.progress_now > s.progress))))
+        if not self.outruns:
+            self.assume(OVERRUN_RATE, z3.Implies(s.is_(RUNNING), self.progress_rate(s)))
 
 
 def _rank(s: Slot) -> z3.ArithRef:
