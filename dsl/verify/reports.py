@@ -61,7 +61,27 @@ def verdict_json(v: Verdict) -> dict[str, Any]:
         # verdict of each candidate
         **({"candidate": v.candidate, "candidates": dict(v.candidates)} if v.candidates
            else {}),
+        # a property the policy waives (`waive PROPERTY "REASON"`): the reason and the clause;
+        # not violated or unknown but proved, the warning that the clause is stale
+        **({"expected": v.expected,
+            "expected_at": v.expected_at.location() if v.expected_at else None}
+           if v.expected is not None else {}),
+        **({"warning": stale_warning(v)} if v.stale_waiver else {}),
     }
+
+
+def expected_note(v: Verdict) -> str:
+    """Why a waived property's verdict fails nothing: the policy says so, and why."""
+    at = f" at {v.expected_at.location()}" if v.expected_at else ""
+    return f"expected: the policy does not promise it (`waive {v.property}`{at}): {v.expected}"
+
+
+def stale_warning(v: Verdict, located: bool = False) -> str:
+    """A waived property that is proved: the `waive` clause says less than the policy does
+    (``located``: the clause's place first)."""
+    at = f"{v.expected_at.location()}: " if located and v.expected_at else ""
+    return (f"{at}`waive {v.property}` says the policy does not promise {v.property}, but it "
+            f"is proved: drop the clause (its reason: {v.expected})")
 
 
 def to_json(reports: Sequence[PolicyReport]) -> str:
@@ -79,14 +99,22 @@ def to_markdown(reports: Sequence[PolicyReport]) -> str:
             detail = (v.reason or "").replace("|", "\\|")
             if v.location:
                 detail = f"{v.location.location()}: {detail}".rstrip(": ")
+            if v.expected is not None:
+                note = (stale_warning(v, True) if v.stale_waiver else expected_note(v)).replace(
+                    "|", "\\|")
+                detail = f"{detail}; {note}" if detail else note
             name = v.property.replace("|", "\\|")
-            lines.append(f"| {name} | **{v.status}** | {v.seconds:.2f} s | {v.bound} | "
+            status = f"**{v.status}**" + (" (expected)" if v.excused else "")
+            lines.append(f"| {name} | {status} | {v.seconds:.2f} s | {v.bound} | "
                          f"{detail} |")
         notes = _caveats(r)
         lines += ["", *(f"Bounded: {note}." for note in notes)] if notes else []
+        lines += ["", *(f"Warning: {stale_warning(v, True)}." for v in r.verdicts
+                        if v.stale_waiver)] if any(v.stale_waiver for v in r.verdicts) else []
         for v in r.verdicts:
             if v.counterexample:
                 of = f" (candidate `{v.candidate}`)" if v.candidate else ""
+                of += " (expected: the policy waives it)" if v.excused else ""
                 lines += ["", f"Counterexample for {v.property}{of}:", "", "```json",
                           json.dumps(v.counterexample, indent=2), "```"]
         lines.append("")
@@ -133,22 +161,29 @@ def to_sarif(reports: Sequence[PolicyReport], version: str, root: Path | None = 
     results = []
     for r in reports:
         for v in r.verdicts:
-            if v.status == "proved" and not v.caveats:
+            if v.status == "proved" and not v.caveats and not v.stale_waiver:
                 continue
+            # a stale `waive`'s: the clause (an excused verdict's failing operation, else the
+            # clause)
+            span = v.expected_at if v.stale_waiver else v.location or v.expected_at
             location: dict[str, Any] = {"artifactLocation": artifact(r.file, root)}
-            if v.location:
-                location = {"artifactLocation": artifact(v.location.file, root),
-                            "region": {"startLine": v.location.line,
-                                       "startColumn": v.location.col,
-                                       "endLine": v.location.end_line,
-                                       "endColumn": v.location.end_col}}
+            if span:
+                location = {"artifactLocation": artifact(span.file, root),
+                            "region": {"startLine": span.line,
+                                       "startColumn": span.col,
+                                       "endLine": span.end_line,
+                                       "endColumn": span.end_col}}
             results.append({
                 "ruleId": _rule_id(v),
-                "level": {"violated": "error", "unknown": "warning"}.get(v.status, "note"),
+                # a waived property's failure a note, a stale `waive` a warning
+                "level": "note" if v.excused else "warning" if v.stale_waiver else {
+                    "violated": "error", "unknown": "warning"}.get(v.status, "note"),
                 "message": {"text": f"policy {r.policy}: {v.property} {v.status}"
                                     + (f": {v.reason}" if v.reason and v.status != "proved"
                                        else f": {'; '.join(v.caveats)}" if v.caveats
-                                       else "")},
+                                       else "")
+                                    + (f"; {expected_note(v)}" if v.excused else
+                                       f"; {stale_warning(v)}" if v.stale_waiver else "")},
                 "locations": [{"physicalLocation": location}],
                 "properties": {"bound": v.bound, "counterexample": v.counterexample,
                                **({"candidate": v.candidate} if v.candidate else {})},
@@ -197,8 +232,13 @@ def print_terminal(reports: Sequence[PolicyReport], console) -> None:
             detail = v.reason or "" if v.status == "proved" else "see below"
             if v.caveats:
                 detail = (f"{detail}; " if detail else "") + "within limits (below)"
-            table.add_row(Text(v.property), Text(v.status, style=STYLE[v.status]),
-                          f"{v.seconds:.2f} s", *([] if shared else [v.bound]), Text(detail))
+            if v.stale_waiver:
+                detail = (f"{detail}; " if detail else "") + "but waived: warning below"
+            verdict = Text(v.status, style=STYLE[v.status])
+            if v.excused:  # the policy says it may fail: no failure of the run
+                verdict.append(" (expected)")
+            table.add_row(Text(v.property), verdict, f"{v.seconds:.2f} s",
+                          *([] if shared else [v.bound]), Text(detail))
         console.print(table)
         for note in _caveats(r):
             console.print(Text(f"{r.file}: {note}"), soft_wrap=True)
@@ -208,6 +248,15 @@ def print_terminal(reports: Sequence[PolicyReport], console) -> None:
                 line = Text(f"{where}: {v.property} ")
                 line.append(v.status, style=STYLE[v.status])
                 line.append(f": {v.reason}" if v.reason else "")
+                console.print(line, soft_wrap=True)
+                if v.expected is not None:
+                    console.print(Text(f"  {expected_note(v)}"), soft_wrap=True)
+        for v in r.verdicts:
+            if v.stale_waiver:
+                where = v.expected_at.location() if v.expected_at else r.file
+                line = Text(f"{where}: ")
+                line.append("warning", style="yellow")
+                line.append(f": {stale_warning(v)}")
                 console.print(line, soft_wrap=True)
         for v in r.verdicts:
             if v.counterexample:
@@ -239,6 +288,7 @@ def counterexample_rows(v: Verdict) -> tuple[str, tuple[str, ...], list[tuple[st
     machine = ", ".join(f"{k}={c}" for k, c in cex["capacity"].items())
     params = ", ".join(f"{k}={p}" for k, p in cex["params"].items())
     of = f" (candidate {v.candidate})" if v.candidate else ""
+    of += " (expected: the policy waives it)" if v.excused else ""
     title = f"counterexample for {v.property}{of}: now={cex['now']}, {machine}"
     decided = cex["pass"]
     if "actions" in decided:  # a preemptive pass's: jobs in every phase

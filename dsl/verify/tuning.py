@@ -12,7 +12,7 @@ import attrs
 
 from schedc.dsl import ir
 from schedc.dsl.tuning import candidate_policies
-from schedc.dsl.verify.verdict import Verdict
+from schedc.dsl.verify.verdict import Verdict, with_waivers
 
 _RANK = {"violated": 0, "unknown": 1, "proved": 2}
 
@@ -21,7 +21,9 @@ def verify_tuned(policy: ir.Policy, verify_one: Callable[[ir.Policy], list[Verdi
                  ) -> list[Verdict]:
     """The tuned policy's verdicts from ``verify_one`` of each candidate (a property only
     some candidates have, their own invariant, is theirs alone)."""
-    runs = [(cand.name, verify_one(cand)) for cand in candidate_policies(policy)]
+    # a property the tuned policy or the candidate waives is expected of that candidate
+    runs = [(cand.name, with_waivers(verify_one(cand), (*policy.waivers, *cand.waivers)))
+            for cand in candidate_policies(policy)]
     names = list(dict.fromkeys(v.property for _, verdicts in runs for v in verdicts))
     out = []
     for name in names:
@@ -31,14 +33,18 @@ def verify_tuned(policy: ir.Policy, verify_one: Callable[[ir.Policy], list[Verdi
 
 
 def _combined(group: list[tuple[str, Verdict]]) -> Verdict:
-    worst_cand, worst = min(group, key=lambda cv: _RANK[cv[1].status])  # first of the worst
+    # the first of the worst, one nobody waived before a waived one (it fails the run)
+    worst_cand, worst = min(group, key=lambda cv: (_RANK[cv[1].status],
+                                                   cv[1].expected is not None))
     statuses = tuple((cand, v.status) for cand, v in group)
     proved = [cand for cand, v in group if v.status == "proved"]
     total = {"seconds": sum(v.seconds for _, v in group), "work": sum(v.work for _, v in group)}
     if worst.status == "proved":
         note = f"proved for every candidate ({', '.join(proved)})"
+        waived = next((v for _, v in group if v.expected is not None), worst)
         return attrs.evolve(
-            worst, **total, candidates=statuses,
+            worst, **total, candidates=statuses, expected=waived.expected,
+            expected_at=waived.expected_at,
             reason=f"{worst.reason}; {note}" if worst.reason else note,
             core=tuple(dict.fromkeys(c for _, v in group for c in v.core)),
             bounded_by=tuple(dict.fromkeys(b for _, v in group for b in v.bounded_by)),

@@ -10,10 +10,13 @@ of the prover can import them without importing one another back.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
+import attrs
 from attrs import frozen
 
+from schedc.dsl import ir
 from schedc.dsl.diagnostics import Span
 from schedc.dsl.verify.vocabulary import (
     MAX_PROCESSORS,
@@ -130,6 +133,30 @@ class Verdict:
     # candidate's status, in the order written
     candidate: str | None = None
     candidates: tuple[tuple[str, str], ...] = ()
+    # the policy does not promise this property (`waive PROPERTY "REASON"`): the reason, and
+    # where the clause is. Violated or unknown, the verdict leaves the exit status alone;
+    # proved, the report warns that the clause is stale
+    expected: str | None = None
+    expected_at: Span | None = None
+
+    @property
+    def excused(self) -> bool:
+        """Not proved, of a property the policy does not promise: no failure of the run."""
+        return self.expected is not None and self.status in ("violated", "unknown")
+
+    @property
+    def stale_waiver(self) -> bool:
+        """Proved, though the policy says it does not promise it: a warning."""
+        return self.expected is not None and self.status == "proved"
+
+
+def with_waivers(verdicts: Sequence[Verdict], waivers: Sequence[ir.Waiver]) -> list[Verdict]:
+    """``verdicts`` with each property the policy waives (its ``ir.Waiver``s) marked expected;
+    a verdict marked already (a dynP policy's, by its candidate) keeps its mark."""
+    by_name = {w.property: w for w in waivers}
+    return [attrs.evolve(v, expected=by_name[v.property].reason,
+                         expected_at=by_name[v.property].span)
+            if v.expected is None and v.property in by_name else v for v in verdicts]
 
 
 def unknown_reason(why: str, at: tuple[int, int], limits: Limits, seconds: float = 0.0,

@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     from schedc.dsl.verify import reports as vr
     from schedc.dsl.verify.across import KEPT, makes_reservations, verify_across
     from schedc.dsl.verify.prover import verify_policy
-    from schedc.dsl.verify.verdict import Bounds, Limits, OutOfRange
+    from schedc.dsl.verify.verdict import Bounds, Limits, OutOfRange, with_waivers
     from schedc.dsl.verify.vocabulary import ALL_PROPERTIES
     from schedc.runtime.replay import replayer
 
@@ -94,6 +94,11 @@ def run(args: argparse.Namespace) -> int:
                 verdicts += verify_across(policy, bounds, limits,
                                           replay=None if tuned else replayer(policy),
                                           progress=status)
+            # what the policy waives is marked expected (a dynP policy's, by candidate)
+            verdicts = with_waivers(verdicts, policy.waivers)
+            stale = [_stale(v) for v in verdicts if v.stale_waiver]
+            if stale:
+                status.warn(stale)
             reports.append(vr.PolicyReport(file, policy.name, tuple(verdicts)))
             policies.append(policy)
         return reports
@@ -118,10 +123,24 @@ def run(args: argparse.Namespace) -> int:
             write_text_atomic(args.output, text)
         else:
             sys.stdout.write(text)
-    statuses = {v.status for r in reports for v in r.verdicts}
+    # a property the policy waives fails nothing, violated or unknown: it is no promise
+    statuses = {v.status for r in reports for v in r.verdicts if not v.excused}
     if "violated" in statuses:
         return EXIT_VIOLATION
     return EXIT_UNKNOWN if "unknown" in statuses else EXIT_OK
+
+
+def _stale(v):
+    """The warning of a `waive` whose property is proved, located at the clause."""
+    from attrs import evolve
+
+    from schedc.dsl.diagnostics import Diagnostic, read_line
+    from schedc.dsl.verify.reports import stale_warning
+
+    return evolve(Diagnostic.at(v.expected_at, stale_warning(v),
+                                "`waive` is for a property the policy may break; this one holds "
+                                "in every state within the bounds", read_line(v.expected_at)),
+                  severity="warning")
 
 
 def _across_wanted(properties: list[str] | None, policy) -> bool:
@@ -133,7 +152,10 @@ def _across_wanted(properties: list[str] | None, policy) -> bool:
 
     if properties is not None:
         return KEPT in properties
-    return policy.tuning is None and proof_blocked(policy) is None
+    # a `waive reservations-kept` is checked as its clause says (lowering allows it only
+    # where the policy reserves)
+    return policy.tuning is None and (proof_blocked(policy) is None
+                                      or policy.waiver(KEPT) is not None)
 
 
 T = TypeVar("T")

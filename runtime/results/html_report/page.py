@@ -78,6 +78,10 @@ class VerdictEntry:
     monitor: str | None = None  # what the simulator's monitor said on the replay
     # the counterexample as the terminal shows it: (title, columns, a row per job)
     counterexample_table: tuple[str, Sequence[str], Sequence[Sequence[str]]] | None = None
+    # a property the policy waives (`waive`): the note (why its failure is expected, or the
+    # warning that it is proved), and whether its failure is excused
+    expected: str = ""
+    excused: bool = False
 
 
 @frozen
@@ -198,7 +202,8 @@ class Page:
         proved one's assumptions) in full, a counterexample's state inline."""
         rows = "".join(
             f"<tr><td>{_e(v.property)}</td>"
-            f'<td class="s-{_e(v.status)}">{_e(v.status)}</td>'
+            f'<td class="s-{_e(v.status)}">{_e(v.status)}'
+            f"{' (expected)' if v.excused else ''}</td>"
             f"<td>{_e(v.detail)}</td></tr>\n" for v in entries)
         parts = ["<table>\n<thead><tr><th scope=col>property</th><th scope=col>verdict</th>"
                  f"<th scope=col>detail</th></tr></thead>\n<tbody>\n{rows}</tbody>\n</table>\n"]
@@ -263,14 +268,16 @@ def _shell_word(word: str) -> str:
 
 
 def _verdict_detail(v: VerdictEntry) -> str:
-    if v.status == "proved" and not (v.assumptions or v.caveats):
+    if v.status == "proved" and not (v.assumptions or v.caveats or v.expected):
         return ""
     parts = [f'<div class="verdict v-{_e(v.status)}"><h3>{_e(v.property)}: '
              f'<span class="s-{_e(v.status)}">{_e(v.status)}</span>'
              + (f" (candidate <code>{_e(v.candidate)}</code>)" if v.candidate else "")
-             + "</h3>\n"]
+             + (" (expected)" if v.excused else "") + "</h3>\n"]
     if v.detail:
         parts.append(f"<p>{_e(v.detail)}</p>\n")
+    if v.expected:
+        parts.append(f"<p>{'' if v.excused else 'warning: '}{_inline(v.expected)}</p>\n")
     if v.candidates:
         parts.append("<p>per candidate: " + ", ".join(
             f'<code>{_e(c)}</code> <span class="s-{_e(s)}">{_e(s)}</span>'

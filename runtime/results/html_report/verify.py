@@ -11,7 +11,12 @@ from typing import Any
 
 from attrs import frozen
 
-from schedc.dsl.verify.reports import PolicyReport, counterexample_rows
+from schedc.dsl.verify.reports import (
+    PolicyReport,
+    counterexample_rows,
+    expected_note,
+    stale_warning,
+)
 from schedc.dsl.verify.verdict import Verdict
 from schedc.runtime.results.html_report.page import Page, VerdictEntry
 from schedc.runtime.results.provenance import sha256_file
@@ -37,15 +42,20 @@ def verify_page(reports: Sequence[PolicyReport], run: VerifyRun,
     """``state_files``: where each counterexample was written (`--counterexamples`);
     ``monitor``: what the monitor said when the simulator replayed it."""
     state_files, monitor = state_files or {}, monitor or {}
-    statuses = [v.status for r in reports for v in r.verdicts]
-    counts = ", ".join(f"{statuses.count(s)} {s}" for s in ("proved", "violated", "unknown")
+    # a waived property's failure counted apart: it fails nothing
+    statuses = [f"{v.status} (expected)" if v.excused else v.status
+                for r in reports for v in r.verdicts]
+    counts = ", ".join(f"{statuses.count(s)} {s}"
+                       for s in ("proved", "violated", "unknown", "violated (expected)",
+                                 "unknown (expected)")
                        if s in statuses)
     names = ", ".join(r.policy for r in reports)
     page = Page(f"Verification of {names}")
     page.text(f"{len(statuses)} verdicts: {counts or 'none'}.", title="Summary")
     page.table("Verdicts", ["policy", "file", "property", "verdict", "time (s)", "Z3 work"],
-               [[r.policy, r.file, v.property, v.status, round(v.seconds, 2), v.work]
-                for r in reports for v in r.verdicts],
+               [[r.policy, r.file, v.property,
+                 f"{v.status} (expected)" if v.excused else v.status, round(v.seconds, 2),
+                 v.work] for r in reports for v in r.verdicts],
                note="Time is wall time on this machine; Z3 work (resource units) is the same "
                "on any machine.")
     for i, r in enumerate(reports):
@@ -75,7 +85,9 @@ def _entry(r: PolicyReport, v: Verdict, state_file: str | None, monitor: str | N
         assumptions=tuple(v.core) if v.status == "proved" else (),
         caveats=tuple(v.caveats), candidates=tuple(v.candidates), candidate=v.candidate,
         counterexample=v.counterexample, state_file=state_file, replay=replay,
-        monitor=monitor,
+        monitor=monitor, excused=v.excused,
+        expected=(stale_warning(v, True) if v.stale_waiver else expected_note(v)
+                  if v.expected is not None else ""),
         counterexample_table=counterexample_rows(v) if v.counterexample is not None else None)
 
 
