@@ -1,5 +1,6 @@
 """Param values given as text (`--param NAME=VALUE`, a state file's params) read as the
-language reads a constant and checked by the rules of `dsl/params.py`."""
+language reads a constant and checked by the rules of `dsl/params.py`: each value (rules 1
+to 3), then the preemption settings the values give (rule 4)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,13 @@ from schedc.dsl import ir
 from schedc.dsl.diagnostics import Diagnostic, DiagnosticError, Reporter, did_you_mean
 from schedc.dsl.lowering.policies import Compiler
 from schedc.dsl.number_text import RANGE_HELP, number_problem, short
-from schedc.dsl.params import ParamValue, depth_param, located, value_problem
+from schedc.dsl.params import (
+    ParamValue,
+    bound_settings,
+    depth_param,
+    located,
+    value_problem,
+)
 from schedc.dsl.syntax.loader import load_program
 
 _NAME = "_param_value"
@@ -81,4 +88,7 @@ def bind(policy: ir.Policy, given: Mapping[str, str] | None) -> dict[str, ParamV
     for p in policy.params:
         if p.type == "real":
             values[p.name] = Fraction(values[p.name])
+    errors = bound_settings(policy, values)  # rule 4: the settings these values give
+    if errors:
+        raise DiagnosticError(errors)
     return values

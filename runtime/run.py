@@ -144,10 +144,15 @@ class PreparedRun:
                                else {"cluster": self.cluster})
         schedule, wall = _simulate(self.policy, self.workload, self.options,
                                    Path(where or "").name, **how)
+        from schedc.runtime.run_warnings import departure_warnings
+
+        # a preemptive run's passes outside what schedc verify's proofs assume
+        warnings = (*self.warnings, *departure_warnings(schedule.departures,
+                                                        self.policy_file))
         return RunResult(policy_file=self.policy_file, policy=self.policy,
                          workload=self.workload, schedule=schedule,
                          cluster=self.cluster.describe() if self.cluster else None,
-                         wall=wall, provenance=self.provenance, warnings=self.warnings,
+                         wall=wall, provenance=self.provenance, warnings=warnings,
                          measure=self.options.metric_options())
 
 
@@ -305,7 +310,7 @@ def load_for(policy: RuntimePolicy, path: str, options: RunOptions,
 def _prepare_state(policy: str | Path | ir.Policy, options: RunOptions) -> PreparedRun:
     """One machine state replayed; its params are defaults for the options' params."""
     from schedc.runtime.engine.from_ir import to_runtime
-    from schedc.runtime.engine.preemptive import state_problem
+    from schedc.runtime.engine.preemptive import state_error
     from schedc.runtime.engine.simulator import machine_for
     from schedc.runtime.run_warnings import run_warnings
     from schedc.runtime.workloads.state_file import check_params, load_state, merged_params
@@ -321,10 +326,11 @@ def _prepare_state(policy: str | Path | ir.Policy, options: RunOptions) -> Prepa
     runtime = to_runtime(policy_ir, bound)
     check_knowledge(policy_ir, bound, options.knowledge)
     # a preempted job or a job's history needs the preemptive simulator, which needs each
-    # job's phase to agree with its mechanism (``preemptive.state_problem``)
-    problem = state_problem(runtime, state)
-    if problem is not None:
-        raise OptionError(*problem)
+    # job's phase to agree with its mechanism (``preemptive.state_problem``): an error at
+    # the job (or field) in the state file
+    error = state_error(runtime, state)
+    if error is not None:
+        raise error
     sizing = runtime.active(state.active)  # a dynP state's sizes are its candidate's
     if state.sizes and not sizing.size_fixed:
         raise OptionError(f"the state gives queued jobs a `size`, but policy {sizing.name} "

@@ -16,7 +16,7 @@ from schedc.dsl.lowering.expressions import NUMERIC, Lowerer, Scope, Var
 from schedc.dsl.lowering.names import Symbols
 from schedc.dsl.lowering.tuning import is_tuned, lower_tuned
 from schedc.dsl.number_text import MAX_CAPACITY, range_problem, show
-from schedc.dsl.params import value_problem
+from schedc.dsl.params import SETTINGS, domain_problem, value_problem
 from schedc.dsl.semantics.evaluate import Env, EvaluationError, evaluate
 from schedc.dsl.semantics.pass_state import CONSTANT_STATE
 from schedc.dsl.syntax import ast
@@ -439,6 +439,11 @@ class Compiler:
             else:
                 e = self.lowerer.expect(c.expr, scope(at, job=_ACTIVE_JOB), types, what,
                                         help_)
+            if e is not None and name in SETTINGS and ir.dependencies(e) <= {"param"}:
+                # rule 4 of dsl/params.py, over the params' domains
+                problem = domain_problem(SETTINGS[name], e, self.params)
+                if problem is not None:
+                    self.report.error(c.expr.span, *problem)
             settings[name] = e
         leftover = leftover_when = None
         if "leftover" in eff:

@@ -8,7 +8,6 @@ from attrs import evolve
 
 from schedc.dsl import ir
 from schedc.dsl.binding import bind as bind_params
-from schedc.dsl.diagnostics import Diagnostic, DiagnosticError, read_line
 from schedc.dsl.semantics.evaluate import Env, evaluate
 from schedc.dsl.semantics.pass_state import CONSTANT_STATE
 from schedc.dsl.semantics.python_code import compile_functions
@@ -173,12 +172,8 @@ def _rules(p: ir.Preemption, fns: Mapping[str, Callable], values: Mapping[str, o
             p.leftover_when, Env(CONSTANT_STATE, params=values)):
         leftover = "equal"
     subset = constant(p.subset)
-    if subset is not None and subset < 1:
-        span = p.subset.span or p.span
-        raise DiagnosticError([Diagnostic.at(
-            span, f"`subset` is {subset}: the paper's delta must be at least 1",
-            help="give a whole number >= 1 (the paper's 5), or a param declared `in [1, ...]`",
-            source=read_line(span))])
+    # each constant setting lies in its range (`subset` >= 1...): rule 4 of dsl/params.py,
+    # checked when the params were bound
     return PreemptionRules(mechanism=mechanism, select=p.rule is None,
                            limit=constant(p.limit), resident=constant(p.resident),
                            quantum=constant(p.quantum), size=fns.get("size"),

@@ -67,6 +67,7 @@ from typing import Any, Literal
 
 from attrs import frozen
 
+from schedc.dsl.number_text import MAX_TIME
 from schedc.dsl.verify.vocabulary import KEPT, PREEMPTIVE_PASS
 from schedc.runtime.engine.adaptive import committed, fill, give_leftover
 from schedc.runtime.engine.lifecycle import HOLDS_CPUS, JobLife, Mechanism
@@ -77,8 +78,13 @@ from schedc.runtime.engine.preemptive_checks import FirstPassChecks
 from schedc.runtime.engine.schedule import JobRecord, Preempted, PreemptionTotals, Schedule
 from schedc.runtime.engine.simulator import machine_for
 from schedc.runtime.jobs import RunningJob
-from schedc.runtime.workloads.state_file import InitialState, complete_histories
-from schedc.runtime.workloads.workload import Workload
+from schedc.runtime.workloads.state_file import (
+    InitialState,
+    complete_histories,
+    job_path,
+    located_in_state,
+)
+from schedc.runtime.workloads.workload import Workload, WorkloadError
 
 WAITING = ("pending", "suspended", "stopped")  # the phases of ``_Loop.waiting``
 # preemptions with no job completed in between after which a run stops: the policy livelocks
@@ -181,40 +187,61 @@ def state_problem(policy: RuntimePolicy, state: InitialState,
     preempted job nor history; the preemptive one needs each job's phase to agree with its
     mechanism, no more jobs resident on a processor than the policy allows, and no kept
     sizes or checks of reservations (its passes make none)."""
+    problem = _state_problem(policy, state, rules)
+    return None if problem is None else problem[:2]
+
+
+def state_error(policy: RuntimePolicy, state: InitialState,
+                rules: PreemptionRules | None = None) -> WorkloadError | None:
+    """``state_problem`` as a located error: at the job or field it concerns, in the state's
+    file (its line and column, when the state was read from one)."""
+    problem = _state_problem(policy, state, rules)
+    return None if problem is None else located_in_state(state, *problem)
+
+
+def _state_problem(policy: RuntimePolicy, state: InitialState,
+                   rules: PreemptionRules | None
+                   ) -> tuple[str, str, tuple[str | int, ...]] | None:
+    """``state_problem``'s (message, help) and where in the state it is (a path into its
+    JSON)."""
     rules = rules if rules is not None else policy.preemption
     if rules is None:
         if PREEMPTIVE_PASS in state.checks:
             return (f"the state asks for `check` {PREEMPTIVE_PASS}, but policy {policy.name} "
                     "does not preempt",
                     "replay it with the preemptive policy it was found for, or remove the "
-                    "check")
+                    "check", ("check",))
         moldable = next((rj.job for rj in state.running if rj.job.moldable is not None), None)
         if moldable is not None:
             return (f"job {moldable.id} runs moldable in the state, but policy {policy.name} "
                     "does not preempt: the rigid simulator runs a job at the size it started "
                     "with, as a rigid one",
                     "remove `min_size`, `max_size` and `speedup` from the running jobs, or "
-                    "replay it with a preemptive policy")
+                    "replay it with a preemptive policy", (*job_path(state, moldable.index),
+                                                           "min_size"))
         if state.has_history:
             return (f"policy {policy.name} does not preempt, and the state holds preempted "
                     "jobs or a job's history: the rigid simulator has no suspended or "
                     "stopped jobs, processors or service acquired",
                     "replay it with a policy that has `preempt when` or `preempt by order`, "
                     "or remove `suspended`, `stopped` and the history fields (processors, "
-                    "acquired, preemptions, progress, last_start)")
+                    "acquired, preemptions, progress, last_start)",
+                    ("suspended",) if state.suspended else ("stopped",) if state.stopped
+                    else ())
         return None
     if state.sizes:
         return (f"the state gives queued jobs a `size`, but policy {policy.name} preempts: "
                 "its passes keep no size chosen before",
-                "remove the `size` fields of the queued jobs")
+                "remove the `size` fields of the queued jobs",
+                (*job_path(state, min(state.sizes)), "size"))
     if state.active not in (None, policy.name):
         return (f"the state's active candidate `{state.active}` is not policy "
                 f"{policy.name}: a preemptive policy does not tune itself",
-                "remove `active` from the state")
+                "remove `active` from the state", ("active",))
     if KEPT in state.checks:
         return (f"the state asks for `check` {KEPT}, but policy {policy.name} preempts: its "
                 "passes reserve nothing to keep",
-                f"remove `check` from the state, or check {PREEMPTIVE_PASS}")
+                f"remove `check` from the state, or check {PREEMPTIVE_PASS}", ("check",))
     histories = complete_histories(state)
     phases: list[tuple[str, Any]] = [
         *(("running", rj.job) for rj in state.running),
@@ -231,23 +258,29 @@ def state_problem(policy: RuntimePolicy, state: InitialState,
                     f"mechanism {mechanism}: only a job of mechanism {' or '.join(ok)} is "
                     f"{phase}",
                     "put the job where its mechanism can leave it (a suspended job: "
-                    "`mechanism suspend`; a stopped one: `checkpoint` or `malleable`)")
+                    "`mechanism suspend`; a stopped one: `checkpoint` or `malleable`)",
+                    (*job_path(state, job.index), "id"))
         if histories[job.index].preemptions and mechanism == "none":
             return (f"job {job.id} was preempted {histories[job.index].preemptions} times, "
                     f"but policy {policy.name} gives it mechanism none: it is never "
-                    "preempted", "give it `preemptions: 0`, or a mechanism that preempts")
+                    "preempted", "give it `preemptions: 0`, or a mechanism that preempts",
+                    (*job_path(state, job.index), "preemptions"))
     if rules.resident is not None:
         resident = [0] * state.capacities[0]
-        for index in (*(rj.job.index for rj in state.running),
-                      *(job.index for job in state.suspended)):
+        holders = (*(rj.job.index for rj in state.running),
+                   *(job.index for job in state.suspended))
+        for index in holders:
             for p in histories[index].processors:
                 resident[p] += 1
         most = max(resident, default=0)
         if most > rules.resident:
-            return (f"processor {resident.index(most)} holds the processes of {most} jobs "
-                    f"in the state, more than policy {policy.name}'s `resident` "
-                    f"{rules.resident}",
-                    "give the suspended jobs other processors, or fewer of them")
+            p = resident.index(most)
+            # the last job in the file with processes on it: the one past the limit
+            last = [i for i in holders if p in histories[i].processors][-1]
+            return (f"processor {p} holds the processes of {most} jobs in the state, more "
+                    f"than policy {policy.name}'s `resident` {rules.resident}",
+                    "give the suspended jobs other processors, or fewer of them",
+                    (*job_path(state, last), "processors"))
     return None
 
 
@@ -697,9 +730,21 @@ class _Loop:
             self.actions.append(Action("resume", life.job.id, life.processors))
 
     def _seconds(self, fn: Any, life: JobLife, what: str) -> int:
-        """A cost in whole seconds: floored, at least 0."""
+        """A cost in whole seconds: floored, at least 0. A cost that would end its phase
+        past MAX_TIME (10^15 s, the times schedc holds exactly: a float metric of a later
+        one would be wrong, or overflow) stops the run, naming the job and the clause; a
+        constant one is refused before (rule 4 of dsl/params.py)."""
         value = call_policy(self.policy, fn, life, self.view, what)  # type: ignore[arg-type]
-        return max(0, math.floor(value))
+        seconds = max(0, math.floor(value))
+        now = self.view.now
+        if seconds and seconds > MAX_TIME - now:
+            shown = f"{seconds:,}" if seconds <= MAX_TIME else f"{float(value):.6g}" if (
+                seconds < 2 ** 1000) else f"at least 10^{len(str(seconds)) - 1:,}"
+            raise MonitorViolation(
+                f"t={now}: policy {self.policy.name}: `{what}` is {shown} s for job "
+                f"{life.job.id}: its {what.split()[-1]} would end past 10^15 s, the times "
+                "schedc holds exactly (docs/reference/limits.md)")
+        return seconds
 
     def _dispatch(self, index: int, life: JobLife) -> None:
         self.version[index] += 1

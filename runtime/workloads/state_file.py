@@ -234,6 +234,35 @@ def complete_histories(state: InitialState) -> dict[int, History]:
     return out
 
 
+def job_path(state: InitialState, index: int) -> tuple[str, int]:
+    """Where job ``index`` is written in ``state``: its list and its place in it."""
+    lists = (("running", tuple(rj.job for rj in state.running)), ("queue", state.queue),
+             ("suspended", state.suspended), ("stopped", state.stopped),
+             ("arrivals", state.arrivals))
+    for name, jobs in lists:
+        if index < len(jobs):
+            return name, index
+        index -= len(jobs)
+    raise IndexError(f"the state has no job of index {index}")
+
+
+def located_in_state(state: InitialState, message: str, help: str,
+                     at: Sequence[str | int]) -> WorkloadError:
+    """An error with ``state`` that a policy finds (``preemptive.state_error``), at ``at`` (a
+    path into its JSON: the longest part of it the file has) when the state was read from a
+    file, else naming the state only."""
+    text = None
+    if not state.source.startswith("<"):
+        try:
+            text = read_source(state.source, "state").decode("utf-8", errors="replace")
+        except (OSError, WorkloadError):  # gone since it was read: no place to show
+            text = None
+    where = _Where(at)
+    while text is not None and where and json_offset(text, where) is None:
+        where = _Where(where[:-1])
+    return _Reader(state.source, state.resources, text).fail(message, help, where)
+
+
 def load_state(path: str, resources: tuple[str, ...] = ("cpus",)) -> InitialState:
     """Read and check a state file for a machine with ``resources``."""
     name = str(path)

@@ -24,8 +24,9 @@ from schedc.runtime.engine.preemptive import (
 )
 from schedc.runtime.jobs import Job
 from schedc.runtime.replay import replay_stop
-from schedc.runtime.run import OptionError, RunOptions, run_policy
+from schedc.runtime.run import RunOptions, run_policy
 from schedc.runtime.workloads.state_file import InitialState, state_from_data
+from schedc.runtime.workloads.workload import WorkloadError
 from tests.support.repo import ROOT
 
 # first fit in submit order; a job suspends running ones that ask for more cpus than it
@@ -249,9 +250,10 @@ def test_a_state_the_policy_cannot_replay(tmp_path: Path, source: str, data: dic
                                           message: str, help: str) -> None:
     file = tmp_path / "p.pol"
     file.write_text(source)
-    with pytest.raises(OptionError) as info:
+    with pytest.raises(WorkloadError) as info:  # located in the state file
         run_policy(file, options=RunOptions(state=write(tmp_path, data)))
     assert message in info.value.message and help in (info.value.help or "")
+    assert info.value.line is not None and info.value.col is not None
     ir = compile_source(source, "<test>")
     stop = replay_stop(ir, data)
     assert stop.kind is None and message in stop.message
