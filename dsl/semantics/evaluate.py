@@ -10,19 +10,27 @@ from attrs import evolve, field, frozen
 from schedc.dsl import ir
 from schedc.dsl.semantics import numbers as nm
 from schedc.dsl.semantics.numbers import EvaluationError
-from schedc.dsl.semantics.pass_state import JobView, PassState, RunningView, is_running
+from schedc.dsl.semantics.pass_state import (
+    ActiveView,
+    JobView,
+    PassState,
+    RunningView,
+    is_active,
+    is_running,
+)
 
 __all__ = ["Env", "EvaluationError", "evaluate"]
 
 
 @frozen
 class Env:
-    """What an expression can read: `job`, the pass state, param values, aggregate vars."""
+    """What an expression can read: `job`, the pass state, param values, aggregate vars (and
+    a preemptive policy's active jobs: `job`, `cand`, `victim` bound to an ``ActiveView``)."""
 
     state: PassState
-    job: JobView | None = None
+    job: JobView | ActiveView | None = None
     params: Mapping[str, object] = field(factory=dict)
-    vars: Mapping[str, JobView | RunningView | int] = field(factory=dict)
+    vars: Mapping[str, JobView | RunningView | ActiveView | int] = field(factory=dict)
     rigid: bool = False  # `job.size` is `job.procs` without a state lookup
 
     def bind(self, var: str, value) -> Env:
@@ -46,11 +54,36 @@ def _job(env: Env, var: str):
     return env.job if var == "job" else env.vars[var]
 
 
+def _job_of(obj) -> tuple[JobView, bool]:
+    """The job a variable is bound to, and whether it is a running one (with a start)."""
+    if is_active(obj):  # a preemptive policy's: `wait` and `xfactor` taken at now
+        return obj.job, False
+    if is_running(obj):
+        return obj.job, True
+    return obj, False
+
+
+def _active_attr(life: ActiveView, attr: str, now: int):
+    match attr:
+        case "acquired":
+            return life.acquired_at(now)
+        case "since_start":
+            return life.since_start(now)
+        case "preemptions":
+            return life.preemptions.total()
+        case "suspended":
+            return life.phase == "suspended"
+        case "progress":
+            return life.progress_at(now)
+    raise AssertionError(attr)
+
+
 def _job_attr(e: ir.JobAttr, env: Env):
     obj = _job(env, e.var)
-    running = is_running(obj)
-    job: JobView = obj.job if running else obj
     now = env.state.now
+    if e.attr in ir.ACTIVE_ATTRS:
+        return _active_attr(obj, e.attr, now)
+    job, running = _job_of(obj)
     match e.attr:
         case ("id" | "submit" | "estimate" | "procs" | "area" | "work" | "user" | "group"
               | "executable" | "queue" | "partition"):
@@ -114,8 +147,7 @@ def _value(e: ir.Expr, env: Env):
         case ir.JobAttr():
             return _job_attr(e, env)
         case ir.Request(var=var, resource=r):
-            obj = _job(env, var)
-            job = obj.job if is_running(obj) else obj
+            job = _job_of(_job(env, var))[0]
             return job.request[r if isinstance(r, int) else env.vars[r]]
         case ir.MachineAttr(attr=a, resource_index=k):
             return _resource(a, k, env.state)

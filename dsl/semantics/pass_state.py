@@ -1,14 +1,16 @@
 """What a policy's formulas read in a pass: the job, the machine and the queue.
 
 The language owns this interface; the runtime's ``Job`` and ``RunningJob``
-(``runtime/jobs.py``) implement the two protocols, and the simulator keeps one
-``PassState`` up to date as jobs start. The symbolic twin is ``dsl/verify/symbolic.py``'s
-``SymState``.
+(``runtime/jobs.py``) implement the first two protocols, its ``JobLife``
+(``runtime/engine/lifecycle.py``) the third, and the simulator keeps one ``PassState`` up to
+date as jobs start. The symbolic twin is ``dsl/verify/symbolic.py``'s ``SymState``.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Protocol
 
 from attrs import define, field
@@ -49,8 +51,29 @@ class RunningView(Protocol):
     alloc: tuple[int, ...]
 
 
+class ActiveView(Protocol):
+    """A job of a preemptive policy as its formulas read it (a variable of kind "active":
+    the `job` of its order keys, `keep`, costs and `size`, `cand` and `victim` of its rule):
+    the job and what it has run so far (``ir.ACTIVE_ATTRS``). Every value is exact, as the
+    verifier's: ints, and the fraction of its work done as a ``Fraction``."""
+
+    job: JobView
+    phase: str  # "suspended" for `job.suspended`
+    preemptions: Counter[str]  # per kind; `job.preemptions` is their total
+
+    def acquired_at(self, now: int) -> int: ...
+    def since_start(self, now: int) -> int: ...
+    def progress_at(self, now: int) -> Fraction: ...
+
+
+def is_active(obj: object) -> bool:
+    """Whether a variable is bound to an active job of a preemptive policy."""
+    return hasattr(obj, "progress_at")
+
+
 def is_running(obj: object) -> bool:
-    """Whether an aggregate variable is bound to a running job (else a queued one)."""
+    """Whether an aggregate variable is bound to a running job (else a queued one; an active
+    job has ``alloc`` too: ask ``is_active`` first)."""
     return hasattr(obj, "alloc")
 
 

@@ -150,7 +150,8 @@ class _Gen:
                     "since_start": f"{life}.since_start(state.now)",
                     "preemptions": f"{life}.preemptions.total()",
                     "suspended": f"({life}.phase == 'suspended')",
-                    "progress": f"float({life}.progress_at(state.now))"}[e.attr]
+                    # exact (a Fraction), the very number the proof reasons about
+                    "progress": f"{life}.progress_at(state.now)"}[e.attr]
         job, start = self._job(e.var)
         since = start if start is not None else "state.now"
         match e.attr:

@@ -17,6 +17,8 @@ REAL_CONSTS = st.sampled_from([Fraction(0), Fraction(1, 2), Fraction(3, 10), Fra
     st.integers(-10_000, 10_000).map(lambda n: Fraction(n, 100))
 INT_ATTRS = ["id", "submit", "estimate", "procs", "wait", "area", *ir.LABEL_ATTRS]
 RUN_ATTRS = ["start", "elapsed", "remaining", "end"]
+# what an active job of a preemptive policy has run so far, by type (``ir.ACTIVE_ATTRS``)
+ACTIVE_INT = ["acquired", "since_start", "preemptions"]
 
 
 @st.composite
@@ -87,26 +89,34 @@ def expr(draw, typ: str, depth: int = 3, vars: tuple = ()):
 
 
 def leaf(typ: str, vars: tuple):
+    # the jobs a formula is of: `job`, or the active ones in ``vars`` (a preemptive policy's
+    # `job`, or `cand` and `victim`), which have what they have run so far too
+    active = [v for v, d in vars if d == "active"]
+    owners = active or ["job"]
     if typ == "bool":
         return st.one_of(st.booleans().map(lambda b: ir.Const(b, "bool")),
-                         st.just(ir.ParamRef("flag", "bool")))
+                         st.just(ir.ParamRef("flag", "bool")),
+                         *(st.just(ir.JobAttr(v, "suspended", "bool")) for v in active))
     if typ == "real":
         opts = [
             REAL_CONSTS.map(lambda v: ir.Const(v, "real")),
             st.just(ir.ParamRef("f", "real")),
-            st.just(ir.JobAttr("job", "xfactor", "real")),
+            *(st.just(ir.JobAttr(v, a, "real")) for v in owners
+              for a in ("xfactor", *(["progress"] if active else []))),
             st.builds(lambda a, k: ir.MachineAttr(a, k, "real"),
                       st.sampled_from(ir.REAL_MACHINE_ATTRS), st.integers(0, 1)),
         ]
-        opts += [st.just(ir.JobAttr(v, "xfactor", "real")) for v, d in vars if d != "resources"]
+        opts += [st.just(ir.JobAttr(v, "xfactor", "real")) for v, d in vars
+                 if d not in ("resources", "active")]
         opts += [st.sampled_from(ir.REAL_MACHINE_ATTRS).map(
             lambda a, v=v: ir.ResourceAttr(v, a, "real")) for v, d in vars if d == "resources"]
         return st.one_of(opts)
     opts = [
         st.integers(-50, 50).map(lambda v: ir.Const(v, "int")),
         st.just(ir.ParamRef("k", "int")),
-        st.sampled_from(INT_ATTRS).map(lambda a: ir.JobAttr("job", a, "int")),
-        st.integers(0, 1).map(lambda k: ir.Request("job", k)),
+        *(st.sampled_from(INT_ATTRS + (ACTIVE_INT if active else [])).map(
+            lambda a, v=v: ir.JobAttr(v, a, "int")) for v in owners),
+        *(st.integers(0, 1).map(lambda k, v=v: ir.Request(v, k)) for v in owners),
         st.builds(lambda a, k: ir.MachineAttr(a, k, "int"),
                   st.sampled_from(["capacity", "free", "used"]), st.integers(0, 1)),
         st.sampled_from(["now", "queue.count", "running.count"]).map(ir.StateAttr),
@@ -115,8 +125,8 @@ def leaf(typ: str, vars: tuple):
         if d == "resources":
             opts.append(st.sampled_from(["capacity", "free", "used"]).map(
                 lambda a, v=v: ir.ResourceAttr(v, a, "int")))
-            opts.append(st.just(ir.Request("job", v)))
-        else:
+            opts.extend(st.just(ir.Request(o, v)) for o in owners)
+        elif d != "active":
             attrs = INT_ATTRS + (RUN_ATTRS if d == "running" else [])
             opts.append(st.sampled_from(attrs).map(lambda a, v=v: ir.JobAttr(v, a, "int")))
             opts.append(st.integers(0, 1).map(lambda k, v=v: ir.Request(v, k)))

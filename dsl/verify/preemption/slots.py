@@ -174,21 +174,23 @@ class PreemptiveState:
         self.params = param_terms(policy, self.assume)
         self.view = SymState(now=self.now, capacity=self.capacity, used=self.capacity,
                              queue=(), running=())
-        self.limit = self._constant(rules.limit)
-        self.resident = self._constant(rules.resident)
-        self.delta = self._constant(rules.subset)  # `subset DELTA`
+        # where what a formula needs is obliged: the constants and the mechanisms are
+        # evaluated in every state (the mechanisms at each job's submission)
+        self.pass_runs: z3.BoolRef = z3.BoolVal(True)
+        self.limit = self._constant(rules.limit, "`limit preemptions`")
+        self.resident = self._constant(rules.resident, "`resident`")
+        self.delta = self._constant(rules.subset, "`subset`")  # `subset DELTA`
         if self.delta is not None:
             self.assume("`subset` is at least 1 (`run` refuses less)", self.delta >= 1)
         # `leftover efficient when COND`: efficient where COND holds (params only), else equal
         self.efficient: z3.BoolRef = z3.BoolVal(rules.leftover == "efficient")
         if rules.leftover == "efficient" and rules.leftover_when is not None:
-            self.efficient = self.evaluate(rules.leftover_when, z3.BoolVal(True))
+            self.efficient = self._defined(rules.leftover_when, "`leftover efficient when`")
         labels = ir.labels_read(policy)
         # `job.progress` adds a term and its assumptions per slot (nonlinear: only if read)
         self.reads_progress = any(isinstance(n, ir.JobAttr) and n.attr == "progress"
                                   for e in pass_formulas(policy) for n in ir.walk(e))
         total = waiting + running
-        self.pass_runs: z3.BoolRef = z3.BoolVal(True)  # a mechanism's: at submission
         self.slots = tuple(self._slot(n, labels) for n in range(total))
         # the simulator passes only when some job waits (``preemptive._pass``): nothing the
         # pass evaluates is evaluated else
@@ -249,12 +251,21 @@ class PreemptiveState:
         self.obligations.extend(Obligation(o.kind, z3.And(guard, self.pass_runs, o.guard),
                                            o.safe, o.span, o.text) for o in obligations)
 
-    def _constant(self, e: ir.Expr | None) -> z3.ArithRef | None:
+    def _constant(self, e: ir.Expr | None, what: str) -> z3.ArithRef | None:
         """A constant clause (`limit`, `resident`: params allowed), as ``int()`` reads it."""
         if e is None:
             return None
-        v = self.evaluate(e, z3.BoolVal(True))
+        v = self._defined(e, what)
         return v if z3.is_int(v) else z3.ToInt(v)
+
+    def _defined(self, e: ir.Expr, what: str) -> z3.ExprRef:
+        """A constant clause's term (params only), assumed defined: `run` refuses the params
+        it fails for, located (``runtime/engine/from_ir.py``), as out-of-domain ones."""
+        v, made = self.evaluate_later(e)
+        for o in made:
+            self.assume(f"{what} has a value (`run` refuses params it fails for)",
+                        z3.Not(o.violated()))
+        return v
 
     # -- the slots -----------------------------------------------------------------------------
 
