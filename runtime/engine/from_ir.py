@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from attrs import evolve
 
 from schedc.dsl import ir
 from schedc.dsl.binding import bind as bind_params
-from schedc.dsl.semantics.evaluate import Env, evaluate
+from schedc.dsl.diagnostics import Diagnostic, DiagnosticError, read_line
+from schedc.dsl.number_text import show
+from schedc.dsl.semantics.evaluate import Env, EvaluationError, evaluate
 from schedc.dsl.semantics.pass_state import CONSTANT_STATE
 from schedc.dsl.semantics.python_code import compile_functions
 from schedc.dsl.tuning import candidate_policies, params_for
@@ -150,14 +153,36 @@ def _preemption_bodies(p: ir.Preemption, bodies: dict[str, ir.Expr | tuple[ir.Ex
 
 def _rules(p: ir.Preemption, fns: Mapping[str, Callable], values: Mapping[str, object],
            reads_jobs: bool = True) -> PreemptionRules:
-    def constant(e: ir.Expr | None) -> int | None:
-        return None if e is None else int(evaluate(e, Env(CONSTANT_STATE, params=values)))
+    def fixed(e: ir.Expr, what: str) -> Any:
+        """A constant clause's value (params only); params it has no value for are refused
+        here, located, as out-of-domain ones are (``verify`` assumes it has one)."""
+        try:
+            return evaluate(e, Env(CONSTANT_STATE, params=values))
+        except EvaluationError as err:
+            span = e.span or p.span
+            read = sorted({n.name for n in ir.walk(e) if isinstance(n, ir.ParamRef)})
+            given = ", ".join(f"{n}={show(values[n])}" for n in read)
+            raise DiagnosticError([Diagnostic.at(
+                span, f"{what} has no value with {given or 'no params'}: {err}",
+                help="give the params values it is defined for (or declare their domains "
+                     "so that it is)", source=read_line(span))]) from None
 
-    rules = [(m.kind, fns.get(f"mechanism_{i}")) for i, m in enumerate(p.mechanisms)]
+    def constant(e: ir.Expr | None, what: str) -> int | None:
+        return None if e is None else int(fixed(e, what))
+
+    rules = [(m.kind, fns.get(f"mechanism_{i}"), m.span) for i, m in enumerate(p.mechanisms)]
 
     def mechanism(job: Job) -> Mechanism:
-        for kind, when in rules:
-            if when is None or when(job, CONSTANT_STATE):
+        """The first clause whose condition holds for ``job`` (of the job and params only:
+        the same at any instant); a condition that fails names its clause."""
+        for kind, when, span in rules:
+            try:
+                holds = when is None or when(job, CONSTANT_STATE)
+            except EvaluationError as err:
+                where = f" ({span.location()})" if span is not None else ""
+                raise EvaluationError(f"the condition of `mechanism {kind}`{where}: "
+                                      f"{err}") from err
+            if holds:
                 return kind  # type: ignore[return-value]
         return "none"
 
@@ -168,15 +193,16 @@ def _rules(p: ir.Preemption, fns: Mapping[str, Callable], values: Mapping[str, o
         extra["split"] = SplitRule(fns.get("rule_cand"), fns.get("rule_victim"),
                                    split["checks"])
     leftover = p.leftover
-    if leftover == "efficient" and p.leftover_when is not None and not evaluate(
-            p.leftover_when, Env(CONSTANT_STATE, params=values)):
+    if leftover == "efficient" and p.leftover_when is not None and not fixed(
+            p.leftover_when, "`leftover efficient when`"):
         leftover = "equal"
-    subset = constant(p.subset)
+    subset = constant(p.subset, "`subset`")
     # each constant setting lies in its range (`subset` >= 1...): rule 4 of dsl/params.py,
     # checked when the params were bound
     return PreemptionRules(mechanism=mechanism, select=p.rule is None,
-                           limit=constant(p.limit), resident=constant(p.resident),
-                           quantum=constant(p.quantum), size=fns.get("size"),
+                           limit=constant(p.limit, "`limit preemptions`"),
+                           resident=constant(p.resident, "`resident`"),
+                           quantum=constant(p.quantum, "`quantum`"), size=fns.get("size"),
                            leftover=leftover, subset=subset, reads_jobs=reads_jobs,
                            **extra)
 

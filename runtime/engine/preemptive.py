@@ -68,6 +68,7 @@ from typing import Any, Literal
 from attrs import frozen
 
 from schedc.dsl.number_text import MAX_TIME
+from schedc.dsl.semantics.numbers import EvaluationError
 from schedc.dsl.verify.vocabulary import KEPT, PREEMPTIVE_PASS
 from schedc.runtime.engine.adaptive import committed, fill, give_leftover
 from schedc.runtime.engine.lifecycle import HOLDS_CPUS, JobLife, Mechanism
@@ -77,7 +78,7 @@ from schedc.runtime.engine.preemptive_books import Books
 from schedc.runtime.engine.preemptive_checks import FirstPassChecks
 from schedc.runtime.engine.schedule import JobRecord, Preempted, PreemptionTotals, Schedule
 from schedc.runtime.engine.simulator import machine_for
-from schedc.runtime.jobs import RunningJob
+from schedc.runtime.jobs import Job, RunningJob
 from schedc.runtime.workloads.state_file import (
     InitialState,
     complete_histories,
@@ -251,7 +252,10 @@ def _state_problem(policy: RuntimePolicy, state: InitialState,
     allowed: dict[str, tuple[Mechanism, ...]] = {
         "suspended": ("suspend",), "stopped": ("checkpoint", "malleable")}
     for phase, job in phases:
-        mechanism = rules.mechanism(job)
+        try:
+            mechanism = rules.mechanism(job)
+        except EvaluationError:  # the run stops where it meets the job (`well-defined`)
+            continue
         ok = allowed.get(phase)
         if ok is not None and mechanism not in ok:
             return (f"job {job.id} is {phase} in the state, but policy {policy.name} gives it "
@@ -335,8 +339,6 @@ class _Loop:
         self.stalled = 0  # preemptions since the last completion
         self.stall_since = 0  # the last completion's time
         self.view = PassState(now=0, queue=[], running=[], capacity=cap, used=self.used)
-        # each job's mechanism, chosen once (as at its submission: it reads the job only)
-        self.mechanisms = [rules.mechanism(job) for job in workload.jobs]
         self.sizes: dict[int, int] = {}  # `size`: per job, its value in this pass
         # per job, its order key when it reads nothing but the job (`job.size` reads the
         # running jobs): then the same in every pass
@@ -380,7 +382,7 @@ class _Loop:
                     happened = True
             while nxt < len(arrivals) and arrivals[nxt].submit == now:
                 job = arrivals[nxt]
-                self.lives[job.index] = self._watched(JobLife(job, self.mechanisms[job.index]))
+                self.lives[job.index] = self._watched(JobLife(job, self._mechanism(job, now)))
                 self.waiting.append(job.index)
                 nxt += 1
                 happened = True
@@ -406,11 +408,10 @@ class _Loop:
         pass there (a timer event); the indices of the jobs placed."""
         now = initial.now
         histories = complete_histories(initial)
-        mechanisms = self.mechanisms
 
         def restored(job: Any, phase: Any) -> JobLife:
             h = histories[job.index]
-            life = JobLife.restore(job, mechanisms[job.index], phase, now,
+            life = JobLife.restore(job, self._mechanism(job, now), phase, now,
                                    processors=h.processors, size=h.size, acquired=h.acquired,
                                    preemptions=h.preemptions, progress=h.progress,
                                    last_start=h.last_start)
@@ -429,7 +430,7 @@ class _Loop:
             if job.index in histories:
                 restored(job, "pending")
             else:
-                self.lives[job.index] = self._watched(JobLife(job, mechanisms[job.index]))
+                self.lives[job.index] = self._watched(JobLife(job, self._mechanism(job, now)))
         for job in initial.suspended:
             life = restored(job, "suspended")
             for p in life.processors:  # its processes, memory and other resources stay
@@ -446,6 +447,13 @@ class _Loop:
         self.timer_at = now  # the state's pass: a timer, so that it is an event
         heapq.heappush(self.events, (now, _TIMER, -1, 0, len(self.events)))
         return {*(rj.job.index for rj in initial.running), *self.waiting}
+
+    def _mechanism(self, job: Job, now: int) -> Mechanism:
+        """``job``'s mechanism, chosen once: at its submission (a state's job: at the state's
+        instant), under the monitor (a condition that fails stops the run: `well-defined`)."""
+        self.view.now = now  # the instant the stop names
+        return call_policy(self.policy, lambda j, _: self.rules.mechanism(j), job, self.view,
+                           "mechanism")
 
     def _watched(self, life: JobLife) -> JobLife:
         """``life``, its moves told to the monitor's books."""
