@@ -38,7 +38,8 @@ class Env:
 
 
 def evaluate(expr: ir.Expr, env: Env):
-    """The value of ``expr``: int, float (for "real") or bool; raises EvaluationError."""
+    """The value of ``expr``: int, an exact ``Fraction`` (for "real") or bool; raises
+    EvaluationError."""
     try:
         return _eval(expr, env)
     except (ArithmeticError, ValueError) as err:  # e.g. float overflow

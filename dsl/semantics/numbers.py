@@ -11,6 +11,9 @@ proof. Only the two irrational functions round, each to a function of its exact 
 `sqrt(x)` is the square root rounded to 53 significant bits (the correctly rounded double
 for every x a double can hold: Python's ``math.sqrt``), `log(x)` is Python's ``math.log``
 of numerator minus that of denominator; both results are exact rationals from then on.
+What a preemptive policy's job has done is exact too: `job.progress` is the ``Fraction`` its
+life keeps (``runtime/engine/lifecycle.py``), never a float (a float made
+`progress * estimate - since_start` negative where the proof has 0).
 """
 
 from __future__ import annotations
