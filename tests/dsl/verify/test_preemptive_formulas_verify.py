@@ -11,6 +11,7 @@ from schedc.dsl import compile_source
 from schedc.dsl.verify.prover import verify_policy
 from schedc.dsl.verify.verdict import Bounds
 from schedc.runtime.replay import replay_stop, replayer
+from tests.support.failing_formulas import FAILING
 
 SMALL = Bounds(2, 2, 4, preemptive=(2, 2))
 HEAD = "policy p {\n  order job.submit asc\n  reserve 0\n  backfill first_fit\n"
@@ -20,6 +21,15 @@ def well_defined(text: str):
     policy = compile_source(text, "t.pol")
     (v,) = verify_policy(policy, SMALL, only=["well-defined"], replay=replayer(policy))
     return policy, v
+
+
+@pytest.mark.parametrize("what", FAILING)
+def test_a_formula_that_can_fail_is_violated_and_replays(what: str) -> None:
+    """Wherever the pass (or a job's submission) evaluates it, as the run stops there."""
+    policy, v = well_defined(FAILING[what])
+    assert v.status == "violated", v.reason
+    stop = replay_stop(policy, v.counterexample)
+    assert stop.kind == "well-defined" and "division by zero" in stop.message
 
 
 def test_a_mechanism_condition_that_can_fail_is_violated_and_replays() -> None:

@@ -15,13 +15,7 @@ from schedc.runtime.engine.preemptive import simulate_preemptive
 from schedc.runtime.jobs import Job
 from schedc.runtime.replay import replay_stop
 from schedc.runtime.workloads.workload import Workload
-
-HEAD = "policy p {\n  order job.submit asc\n  reserve 0\n  backfill first_fit\n"
-FAILS = "10 / (job.procs - 1)"  # no value for a job of one cpu
-
-
-def policy(*clauses: str, params: str = "") -> str:
-    return params + HEAD + "".join(f"  {c}\n" for c in clauses) + "}\n"
+from tests.support.failing_formulas import FAILING, policy
 
 
 def workload(*jobs: tuple[int, int, int, int], cpus: int = 2) -> Workload:
@@ -36,42 +30,37 @@ def run(text: str, load: Workload, params: dict[str, str] | None = None):
     return simulate_preemptive(runtime, runtime.preemption, load)
 
 
-# Job 1 (1 cpu) starts at 0; job 2 (2 cpus) arrives at 10 and waits for it: every formula
-# is evaluated for job 1 by t=10 (those of a waiting job at 0, of a running one at 10)
+# Job 1 (1 cpu) starts at 0; job 2 (2 cpus) arrives at 10 and waits for it (or, first in
+# the order, preempts it until 15): every formula is evaluated for job 1 by then
 TWO = workload((0, 100, 100, 1), (10, 5, 5, 2))
-CASES = {
-    "mechanism": (policy(f"mechanism suspend when {FAILS} > 1", "mechanism none",
-                         "preempt by order"), "t=0: policy p: mechanism failed for job 1"),
-    "keep": (policy("mechanism suspend", f"keep {FAILS} > 1", "preempt by order"),
-             "t=10: policy p: keep failed for job 1"),
-    "order key": (policy("mechanism suspend", "preempt by order").replace(
-        "job.submit asc", f"{FAILS} asc"), "t=0: policy p: order key failed for job 1"),
-    "cost dispatch": (policy("mechanism suspend", f"cost dispatch {FAILS}",
-                             "preempt by order"), "t=0: policy p: cost dispatch failed for job 1"),
-    "victims order": (policy("mechanism suspend",
-                             f"victims order {FAILS.replace('job', 'victim')} asc",
-                             "preempt when cand.procs > victim.procs"),
-                      "t=10: policy p: victims order failed for job 1"),
-    "the preemption rule": (policy("mechanism suspend",
-                                   "preempt when victim.estimate / (victim.procs - 1) > 0"),
-                            "t=10: policy p: the preemption rule failed for jobs 2 and 1"),
-    "size": (policy("mechanism checkpoint", "preempt by order", f"size ceil({FAILS})"),
-             "t=0: policy p: size failed for job 1"),
+STOPS = {
+    "mechanism": "t=0: policy p: mechanism failed for job 1",
+    "keep": "t=10: policy p: keep failed for job 1",
+    "order key": "t=0: policy p: order key failed for job 1",
+    "cost dispatch": "t=0: policy p: cost dispatch failed for job 1",
+    "cost resume": "t=15: policy p: cost resume failed for job 1",
+    "cost checkpoint": "t=10: policy p: cost checkpoint failed for job 1",
+    "victims order": "t=10: policy p: victims order failed for job 1",
+    "the preemption rule": "t=10: policy p: the preemption rule failed for jobs 2 and 1",
+    "size": "t=0: policy p: size failed for job 1",
 }
 
 
-@pytest.mark.parametrize("what", CASES)
+def test_every_place_a_formula_is_evaluated_is_covered() -> None:
+    assert set(STOPS) == set(FAILING)
+
+
+@pytest.mark.parametrize("what", STOPS)
 def test_a_formula_that_fails_stops_the_run_where_it_is_evaluated(what: str) -> None:
-    text, where = CASES[what]
     with pytest.raises(MonitorViolation) as stop:
-        run(text, TWO)
+        run(FAILING[what], TWO)
     assert stop.value.kind == "well-defined"
-    assert str(stop.value).startswith(where), str(stop.value)
+    assert str(stop.value).startswith(STOPS[what]), str(stop.value)
 
 
 def test_a_mechanism_names_its_clause() -> None:
     with pytest.raises(MonitorViolation) as stop:
-        run(CASES["mechanism"][0], TWO)
+        run(FAILING["mechanism"], TWO)
     assert "the condition of `mechanism suspend` (t.pol:5:3): division by zero" in str(
         stop.value)
 
@@ -82,7 +71,7 @@ def test_a_mechanism_that_fails_in_a_state_stops_its_replay() -> None:
     state = {"now": 0, "capacity": {"cpus": 2},
              "queue": [{"id": 1, "submit": 0, "estimate": 5, "run_time": 5,
                         "request": {"cpus": 1}}]}
-    stop = replay_stop(compile_source(CASES["mechanism"][0], "t.pol"), state)
+    stop = replay_stop(compile_source(FAILING["mechanism"], "t.pol"), state)
     assert stop.kind == "well-defined" and "t=0" in stop.message
 
 
@@ -114,7 +103,7 @@ def test_progress_is_exact_for_a_job_at_its_request() -> None:
 
 def test_the_cli_stops_a_failing_mechanism_with_exit_1(tmp_path, capsys) -> None:
     pol = tmp_path / "crash.pol"
-    pol.write_text(CASES["mechanism"][0])
+    pol.write_text(FAILING["mechanism"])
     jobs = tmp_path / "jobs.csv"
     jobs.write_text("# capacity cpus=2\nid,submit,run_time,estimate,cpus\n1,0,100,100,2\n"
                     "2,10,5,5,1\n")
