@@ -105,7 +105,7 @@ def read_swf(
             cols, numbers = _columns_slow(name, text, lenient, skipped)
             lines = _Lines(name, text, numbers, lenient)
             double = header.get("Preemption", "").lower() == "double"
-            cols, numbers, parts = _Parts(lines, cols, double).group(skipped)
+            cols, numbers, parts = _Parts(lines, cols, double, capacity[0]).group(skipped)
             lines = attrs.evolve(lines, numbers=numbers)
         jobs, runs, unrequested, status = _admit(cols, resources, capacity, skipped, lines)
         if parts:  # the histories of the jobs admitted
@@ -332,8 +332,8 @@ class _Parts:
     """The careful path's rows with each job recorded in parts made one row (see the module
     doc): ``group`` gives the new columns, each row's line, and the parts of each job."""
 
-    def __init__(self, lines: _Lines, cols: list[list[int]], double: bool) -> None:
-        self.lines, self.cols, self.double = lines, cols, double
+    def __init__(self, lines: _Lines, cols: list[list[int]], double: bool, cpus: int) -> None:
+        self.lines, self.cols, self.double, self.cpus = lines, cols, double, cpus
         self.numbers = lines.numbers
         self.troubles: list[_Trouble] = []
 
@@ -380,6 +380,14 @@ class _Parts:
         """The troubles of one job's parts (and summary)."""
         cols = self.cols
         everything = (*rows, *(() if summary is None else (summary,)))
+        self._check_parts(jid, rows, summary, everything)
+        if last is not None and len(rows) == 1 and summary is None:
+            self._trouble(rows[0], F_STATUS,
+                          f"job {jid}: its only part is a last part (status "
+                          f"{cols[_STATUS][rows[0]]}), with no part of status 2 before it",
+                          "a job that ran in one stretch is one line of status 1 (completed) "
+                          "or 0 (failed); a log that begins in the middle of a job starts this "
+                          "way: pass --lenient to keep such jobs as recorded", None, ())
         if last is None:
             self._trouble(rows[-1], F_STATUS,
                           f"job {jid}: its last part (status 2) is to be continued, but no "
@@ -419,6 +427,55 @@ class _Parts:
                           "a completed job's last part has status 3, a failed one's status 4: "
                           "correct the summary or the part",
                           "summary disagrees with its parts", everything)
+
+    def _check_parts(self, jid: int, rows: list[int], summary: int | None,
+                     everything: tuple[int, ...]) -> None:
+        """Each part on its own and against the one before: its times known (-1) or at
+        least 0, the job's submit time, no more processors than the machine (where the job
+        fits it: else the job is skipped as any other), no overlap with the part before."""
+        cols = self.cols
+        first = rows[0] if summary is None else summary
+        whose = (f"its first part's (line {self.numbers[first]})" if summary is None else
+                 f"its summary's (line {self.numbers[first]})")
+        fits = self._procs(first) <= self.cpus
+        before: tuple[int, int] | None = None  # the previous part's row and its end
+        for i in rows:
+            wait = self._wait(i)
+            for field, value, what in ((F_RUN, cols[_RUN][i], "run time"),
+                                       (F_WAIT, wait, "wait time")):
+                if value < -1:
+                    self._trouble(i, field, f"job {jid}: this part's {what} is {value}",
+                                  f"a part's {what} is at least 0, or -1 when unknown",
+                                  "part with a negative time", everything)
+            if cols[_SUBMIT][i] != cols[_SUBMIT][first]:
+                self._trouble(i, F_SUBMIT, f"job {jid}: this part's submit time "
+                              f"{cols[_SUBMIT][i]} is not {whose}, {cols[_SUBMIT][first]}",
+                              "each part of a job gives the job's submit time; its wait time "
+                              "says when the part started", "parts disagree on the submit "
+                              "time", everything)
+            if fits and self._procs(i) > self.cpus:
+                field = F_PROCS if cols[_PROCS][i] >= 1 else F_REQ_PROCS
+                self._trouble(i, field, f"job {jid}: this part ran on {self._procs(i)} "
+                              f"processors, more than the machine's {self.cpus}",
+                              "a part records processors the job held: at most the machine's "
+                              "(`; MaxProcs`, or --capacity cpus=N)", "part larger than the "
+                              "machine", everything)
+            if wait < 0 or cols[_RUN][i] < 0 or cols[_SUBMIT][i] < 0:
+                before = None  # its times unknown: the next part is compared with none
+                continue
+            start = cols[_SUBMIT][i] + wait
+            if before is not None and start < before[1]:
+                self._trouble(i, F_WAIT, f"job {jid}: this part starts at {start}, before its "
+                              f"previous part (line {self.numbers[before[0]]}) ends at "
+                              f"{before[1]}", "a job runs one part at a time, in the file's "
+                              "order: its wait time (field 3) says when the part started",
+                              "overlapping parts", everything)
+            before = (i, start + cols[_RUN][i])
+
+    def _wait(self, i: int) -> int:
+        """A part's wait time (field 3: read for parts only), -1 where unknown."""
+        value = read_int(self.lines.text[self.numbers[i] - 1].split()[F_WAIT])
+        return -1 if value is None else value
 
     def _procs(self, i: int) -> int:
         """A row's processors by the readers' rule: allocated (field 5), else requested."""
@@ -492,9 +549,8 @@ class _Parts:
 
     def _part(self, i: int) -> Part:
         lineno = self.numbers[i]
-        fields = self.lines.text[lineno - 1].split()
-        wait, submit = read_int(fields[F_WAIT]), self.cols[_SUBMIT][i]
-        known = wait is not None and wait >= 0 and submit >= 0
+        wait, submit = self._wait(i), self.cols[_SUBMIT][i]
+        known = wait >= 0 and submit >= 0
         return Part(line=lineno, start=submit + wait if known else None,
                     run=self.cols[_RUN][i], procs=self._procs(i), status=self.cols[_STATUS][i])
 

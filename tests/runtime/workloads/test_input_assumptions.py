@@ -151,13 +151,13 @@ def test_a_double_trace_is_read_by_its_summary_lines(capsys, tmp_path) -> None:
     # without a summary (3) is read from its parts (`test_swf_partial.py`)
     lines = [swf_line(1, 0, run=100), swf_line(1, 0, run=40, status=2),
              swf_line(1, 0, run=60, status=3), swf_line(2, 10, run=50),
-             swf_line(3, 20, run=30, status=4)]
+             swf_line(3, 20, run=10, status=2), swf_line(3, 20, run=20, status=4)]
     path = write(tmp_path, "t.swf", lines, SWF_HEADER + "; Preemption: Double\n")
     workload = load_workload(path)
     assert [(j.id, j.run_time) for j in workload.jobs] == [(1, 20), (2, 20), (3, 20)]
     assert workload.recorded_runs == (100, 50, 30)
     assert workload.recorded_status == (1, 1, 0)
-    assert workload.skipped == {} and workload.part_counts() == (2, 3, 0)
+    assert workload.skipped == {} and workload.part_counts() == (2, 4, 0)
 
 
 def test_swf_skip_rules_come_first(capsys, tmp_path) -> None:

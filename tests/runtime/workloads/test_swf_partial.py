@@ -47,9 +47,10 @@ def located(path: Path, lineno: int, field: int, message: str, help: str = "") -
 
 
 def test_parts_only_make_one_job_at_its_first_line(tmp_path) -> None:
-    # job 1 runs 40 s, is stopped, runs 60 s more (status 2 then 3); job 3's only part failed
+    # job 1 runs 40 s, is stopped, runs 60 s more (status 2 then 3); job 3's last part failed
     lines = [ln(1, 0, 5, 40, status=2, user=7), ln(2, 10, 0, 50, procs=2, req_time=100),
-             ln(1, 0, 100, 60, status=3, user=7), ln(3, 20, 1, 30, procs=1, status=4)]
+             ln(1, 0, 100, 60, status=3, user=7), ln(3, 20, 1, 10, procs=1, status=2),
+             ln(3, 20, 20, 20, procs=1, status=4)]
     workload = load_workload(write(tmp_path, lines))
     assert workload.jobs == (
         Job(1, 0, 0, 100, 500, (4,), user=7),  # submit, size, labels: its first part's
@@ -60,9 +61,10 @@ def test_parts_only_make_one_job_at_its_first_line(tmp_path) -> None:
     assert workload.parts == {
         1: (Part(line=3, start=5, run=40, procs=4, status=2),
             Part(line=5, start=100, run=60, procs=4, status=3)),
-        3: (Part(line=6, start=21, run=30, procs=1, status=4),)}
+        3: (Part(line=6, start=21, run=10, procs=1, status=2),
+            Part(line=7, start=40, run=20, procs=1, status=4))}
     assert workload.parts[1][1].end == 160
-    assert workload.part_counts() == (2, 3, 0)
+    assert workload.part_counts() == (2, 4, 0)
     assert workload.skipped == {}
 
 
@@ -222,3 +224,66 @@ def test_workload_info_says_how_many_jobs_came_from_parts(tmp_path, capsys) -> N
                  "--json"]) == 0
     facts = json.loads(capsys.readouterr().out)
     assert facts["partial_executions"] == {"jobs": 0, "parts": 0, "jobs_without_last_part": 0}
+
+
+# --- parts that cannot be (issue 44): each located at its field, or skipped under --lenient
+
+@pytest.mark.parametrize(("lines", "header", "at", "message", "reason"), [
+    ([ln(1, 0, 0, 40, status=2), ln(1, 0, 50, -10, status=3)], HEADER, (4, swf.F_RUN),
+     "job 1: this part's run time is -10", "part with a negative time"),
+    ([ln(1, 0, 0, 40, status=2), ln(1, 0, -5, 60, status=3)], HEADER, (4, swf.F_WAIT),
+     "job 1: this part's wait time is -5", "part with a negative time"),
+    ([ln(1, 0, 0, 100, procs=8), ln(1, 0, 0, 40, procs=99, status=2),
+      ln(1, 0, 50, 60, procs=8, status=3)], DOUBLE, (5, swf.F_PROCS),
+     "job 1: this part ran on 99 processors, more than the machine's 16",
+     "part larger than the machine"),
+    ([ln(1, 10, 0, 100), ln(1, 10, 0, 40, status=2), ln(1, 12, 48, 60, status=3)], DOUBLE,
+     (6, swf.F_SUBMIT), "job 1: this part's submit time 12 is not its summary's (line 4), 10",
+     "parts disagree on the submit time"),
+    ([ln(1, 10, 0, 40, status=2), ln(1, 11, 50, 60, status=3)], HEADER, (4, swf.F_SUBMIT),
+     "job 1: this part's submit time 11 is not its first part's (line 3), 10",
+     "parts disagree on the submit time"),
+    ([ln(1, 0, 0, 40, status=2), ln(1, 0, 30, 60, status=3)], HEADER, (4, swf.F_WAIT),
+     "job 1: this part starts at 30, before its previous part (line 3) ends at 40",
+     "overlapping parts"),
+])
+def test_a_part_that_cannot_be_is_located_and_lenient_skips_its_job(
+        tmp_path, lines, header, at, message, reason) -> None:
+    path = write(tmp_path, [*lines, ln(2, 100, 0, 5)], header)
+    located(path, *at, message, "--lenient to skip and count such jobs")
+    workload = load_workload(path, lenient=True)
+    assert [j.id for j in workload.jobs] == [2] and workload.skipped == {reason: 1}
+    assert workload.parts == {}
+
+
+def test_a_lone_last_part_is_located_and_lenient_keeps_it(tmp_path) -> None:
+    path = write(tmp_path, [ln(1, 0, 0, 5), ln(2, 3, 1, 30, procs=1, status=3)])
+    err = located(path, 4, swf.F_STATUS, "job 2: its only part is a last part (status 3), "
+                  "with no part of status 2 before it", "pass --lenient to keep such jobs")
+    assert "(or pass --lenient to skip" not in (err.help or "")
+    workload = load_workload(path, lenient=True)
+    assert workload.jobs[1] == Job(2, 1, 3, 30, 500, (1,)) and workload.skipped == {}
+    assert workload.recorded_status == (1, 1)
+
+
+def test_what_the_standard_allows_is_read(tmp_path) -> None:
+    """-1 is unknown (SWF): a part whose wait is unknown has no start and is compared with
+    no other; a part of unknown run time leaves its job's unknown (then skipped as any job
+    with no run time); parts may touch; under `; Preemption: Double` one summary and one
+    last part is a job that ran once, and a job too wide for the machine is skipped."""
+    lines = [ln(1, 0, 0, 40, status=2), ln(1, 0, -1, 60, status=2), ln(1, 0, 40, 10, status=3),
+             ln(2, 5, 0, 10, status=2), ln(2, 5, -1, -1, status=3),
+             ln(3, 6, 0, 7), ln(3, 6, 0, 7, status=3),
+             ln(4, 7, 0, 9, procs=99), ln(4, 7, 0, 9, procs=99, status=3)]
+    workload = load_workload(write(tmp_path, lines, DOUBLE))
+    assert [j.id for j in workload.jobs] == [1, 3]
+    assert workload.skipped == {"run time < 0": 1, "cpus request > capacity": 1}
+    assert [p.start for p in workload.parts[1]] == [0, None, 40]
+
+
+def test_cli_exit_2_at_a_bad_part(tmp_path, capsys) -> None:
+    path = write(tmp_path, [ln(1, 0, 0, 40, status=2), ln(1, 0, 30, 60, status=3)])
+    assert main(["workload", "info", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"--> {path}:4:" in err and "overlapping" not in err and "starts at 30" in err
+    assert "help:" in err and "Traceback" not in err
