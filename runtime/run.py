@@ -144,10 +144,15 @@ class PreparedRun:
                                else {"cluster": self.cluster})
         schedule, wall = _simulate(self.policy, self.workload, self.options,
                                    Path(where or "").name, **how)
+        from schedc.runtime.run_warnings import departure_warnings
+
+        # a preemptive run's passes outside what schedc verify's proofs assume
+        warnings = (*self.warnings, *departure_warnings(schedule.departures,
+                                                        self.policy_file))
         return RunResult(policy_file=self.policy_file, policy=self.policy,
                          workload=self.workload, schedule=schedule,
                          cluster=self.cluster.describe() if self.cluster else None,
-                         wall=wall, provenance=self.provenance, warnings=self.warnings,
+                         wall=wall, provenance=self.provenance, warnings=warnings,
                          measure=self.options.metric_options())
 
 

@@ -4,7 +4,8 @@ result is still exact, only likely not the one the user wanted."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from schedc.dsl.diagnostics import Diagnostic
 from schedc.dsl.number_text import show
@@ -24,7 +25,44 @@ def run_warnings(policy: ir.Policy, workload: Workload) -> tuple[Diagnostic, ...
     if workload.time_unit != 1:
         out.append(_unit(workload))
     out.extend(workload_warnings(workload))
+    if policy.preemption is not None and workload.jobs:
+        out.extend(_machine(policy, workload))
     return tuple(out)
+
+
+def _machine(policy: ir.Policy, workload: Workload) -> list[Diagnostic]:
+    """A preemptive run on more processors than `schedc verify` proves for by default: the
+    run does not know the P a user verified with, so it names the bound it leaves."""
+    from schedc.dsl.verify.vocabulary import MAX_PROCESSORS, PROCESSORS
+
+    cpus = policy.machine.resources[0].capacity or workload.capacities[0]
+    if cpus <= PROCESSORS:
+        return []
+    reach = (f"verify with --processors {cpus} to cover it" if cpus <= MAX_PROCESSORS else
+             f"no bound of `schedc verify` reaches it (--processors takes at most "
+             f"{MAX_PROCESSORS}): its preemptive verdicts are proved for smaller machines only")
+    return [Diagnostic(
+        f"the machine has {cpus:,} cpus: a verdict of `schedc verify` that says \"proved for "
+        "machines of at most P processors\" (--processors, default "
+        f"{PROCESSORS}) does not cover this run unless P >= {cpus:,}",
+        file=policy.file or None, help=reach, severity="warning")]
+
+
+# what to do about a run's pass outside a preemptive proof's assumptions, by kind
+# (``runtime/engine/preemptive_checks.py``)
+_DEPARTURE_HELP = {
+    "scope": "passes from such states are not proved: with zero `cost dispatch`, `cost "
+             "resume` and `cost checkpoint` none is in flight and no claim waits",
+    "overrun": "verify with --overrun extend to cover jobs that outlive their estimates, or "
+               "run with --overrun estimate (the default) or kill",
+}
+
+
+def departure_warnings(departures: Sequence[Any], file: str | None) -> tuple[Diagnostic, ...]:
+    """A preemptive run's passes outside what `schedc verify`'s proofs assume (the
+    ``Schedule``'s ``departures``), each kind once, as warnings on the policy's ``file``."""
+    return tuple(Diagnostic(d.message, file=file or None, help=_DEPARTURE_HELP[d.kind],
+                            severity="warning") for d in departures)
 
 
 def workload_warnings(workload: Workload) -> list[Diagnostic]:

@@ -75,7 +75,7 @@ from schedc.runtime.engine.lifecycle import HOLDS_CPUS, JobLife, Mechanism
 from schedc.runtime.engine.monitor import MonitorViolation, call_policy
 from schedc.runtime.engine.policy import PassState, PreemptionRules, RuntimePolicy, never
 from schedc.runtime.engine.preemptive_books import Books
-from schedc.runtime.engine.preemptive_checks import FirstPassChecks
+from schedc.runtime.engine.preemptive_checks import Assumptions, FirstPassChecks
 from schedc.runtime.engine.schedule import JobRecord, Preempted, PreemptionTotals, Schedule
 from schedc.runtime.engine.simulator import machine_for
 from schedc.runtime.jobs import Job, RunningJob
@@ -178,7 +178,13 @@ def simulate_preemptive(policy: RuntimePolicy, rules: PreemptionRules, workload:
         if problem is not None:
             raise ValueError(f"{problem[0]} ({problem[1]})")
         machine_for(policy, workload, initial)  # the state's machine and jobs, or an error
-    return _Loop(policy, rules, workload, monitor, progress, stall, on_pass).run(initial)
+    loop = _Loop(policy, rules, workload, monitor, progress, stall, on_pass)
+    try:
+        return loop.run(initial)
+    except MonitorViolation as exc:  # say where the run had left the proofs' assumptions
+        if loop.assumed is not None:
+            loop.assumed.note(exc)
+        raise
 
 
 def state_problem(policy: RuntimePolicy, state: InitialState,
@@ -301,6 +307,8 @@ class _Loop:
         self.actions: list[Action] = []
         # a replayed state's first pass, checked for what `schedc verify` proves of it
         self.first_checks: FirstPassChecks | None = None
+        # what schedc verify's proofs assume of each pass's state, checked as it starts
+        self.assumed = Assumptions(self) if monitor else None
         # the open victims of a rule's step 3 (by index) with their processors, and those
         self._open_masks: list[tuple[int, int]] = []
         self._open_bits = 0
@@ -503,6 +511,8 @@ class _Loop:
         checks, self.first_checks = self.first_checks, None
         if checks is not None:
             checks.before(now)
+        if self.assumed is not None:
+            self.assumed.before(now)
         touched: set[int] = set()  # started, resumed or preempted in this pass
         running_before = set(self.running)
         if self.claims:  # 0. claims
@@ -521,6 +531,8 @@ class _Loop:
                 checks.after(now, actions)
                 self.recording = self.on_pass is not None
         if self.monitor:
+            if self.assumed is not None:
+                self.assumed.look()  # before the books count the moves
             self._check(now)
         quantum = self.rules.quantum
         if quantum and self.waiting and (self.timer_at is None or self.timer_at > now + quantum):
@@ -1235,7 +1247,9 @@ class _Loop:
                             passes=self.passes, workload=self.workload,
                             preempted=tuple(preempted), processors=tuple(processors),
                             preemption_totals=PreemptionTotals(self.held_idle,
-                                                               self.most_resident))
+                                                               self.most_resident),
+                            departures=(() if self.assumed is None
+                                        else tuple(self.assumed.found.values())))
         lives = tuple(life for life in self.lives if life is not None)
         return PreemptiveRun(schedule, lives, self.preemptions)
 

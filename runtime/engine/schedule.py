@@ -56,6 +56,18 @@ class PreemptionTotals:
     most_resident: int  # the most jobs with processes on one processor at any time
 
 
+@frozen(slots=True)
+class Departure:
+    """The first pass of a preemptive run that starts from a state schedc verify's proofs do
+    not cover (``preemptive_checks.Assumptions``): which assumption (``kind``), when, the
+    job, and the sentence a run warning says."""
+
+    kind: str
+    time: int
+    job: int
+    message: str
+
+
 @frozen
 class Schedule:
     records: tuple[JobRecord, ...]  # file order: records[i].job is workload.jobs[i]
@@ -72,6 +84,8 @@ class Schedule:
     # and its end its completion); None: every job ran from start to end
     preempted: tuple[Preempted, ...] | None = None
     preemption_totals: PreemptionTotals | None = None
+    # a preemptive run's passes outside what schedc verify's proofs assume, each kind once
+    departures: tuple[Departure, ...] = ()
 
     def ran(self) -> list[int]:
         """Per record, the seconds the job ran (end - start unless it was preempted)."""
