@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 import z3
 
+from schedc.dsl.verify.budget import check as in_time
 from schedc.dsl.verify.pass_encoding.assumptions import InputSteps
 from schedc.dsl.verify.pass_encoding.record import SizedEstimate
 from schedc.dsl.verify.pass_encoding.state import Terms, z3_sum
@@ -172,6 +173,7 @@ class PlanSteps(InputSteps):
         """Step s's update of the plan: the use at each checkpoint after it is the use before
         plus ``terms_at(point, resource)`` (a start's and a reservation's allocation where
         they hold it). Twin: `PassWalk.start` in runtime/engine/walk.py."""
+        in_time()  # the property's time limit (``budget.py``), between steps
         use = self.use
         for i in range(self.N + 1):
             for k in range(self.K):
@@ -221,6 +223,7 @@ class PlanSteps(InputSteps):
         """Job a (on ``alloc`` for ``est``, by default its walk's) fits the plan of the walk
         before it from any time t >= now on: the use at t summed in full (t need not be a
         checkpoint), then the reservation starts inside."""
+        in_time()  # a reservation tests one time after another: the most of a large pass
         alloc = self.alloc_walk[a] if alloc is None else alloc
         end = t + (self.est_walk[a] if est is None else est)
         started_walk, reserved, res_time = self.started_walk, self.reserved, self.res_time

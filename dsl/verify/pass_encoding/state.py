@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 import z3
 
 from schedc.dsl import ir
+from schedc.dsl.verify.budget import check as in_time
 from schedc.dsl.verify.pass_encoding.record import (
     Assumption,
     ChoiceEstimate,
@@ -133,6 +134,7 @@ class EncoderState:
         return self._uses_log
 
     def assume(self, name: str, formula) -> None:
+        in_time()  # the property's time limit (``budget.py``): the inputs' loops assume
         self.assumptions.append(Assumption(name, z3.simplify(z3.And(formula))
                                            if isinstance(formula, list) else formula))
 

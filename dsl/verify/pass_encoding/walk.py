@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import z3
 
+from schedc.dsl.verify.budget import check as in_time
 from schedc.dsl.verify.pass_encoding.record import SizeResult, Start, Unsupported
 from schedc.dsl.verify.pass_encoding.sizes import SizeSteps
 from schedc.dsl.verify.pass_encoding.state import z3_sum
@@ -55,6 +56,7 @@ class WalkSteps(SizeSteps):
         or is reserved; with the exact equations, whether the walk reaches it at all (the
         early stop, `backfill none`'s block, the candidates left to `best`).
         Twin: `PassWalk.visit` in runtime/engine/walk.py."""
+        in_time()  # the property's time limit (``budget.py``), between steps
         job, definitions, now = self.queue[a], self.definitions, self.now
         started_walk, reserved, res_time = self.started_walk, self.reserved, self.res_time
         visited, candidate, kind = self.visited, self.candidate, self.kind

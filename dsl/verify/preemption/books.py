@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import z3
 
 from schedc.dsl import ir
+from schedc.dsl.verify.budget import check as in_time
 from schedc.dsl.verify.preemption.slots import (
     CHECKPOINT,
     MALLEABLE,
@@ -51,6 +52,7 @@ class Books:
         P, K, slots = st.P, st.K, st.slots
         self.owner: list[z3.ArithRef] = []
         for p in range(P):
+            in_time()  # the property's time limit (``budget.py``), between steps
             o: z3.ArithRef = z3.IntVal(FREE)
             for s in slots:
                 o = z3.If(z3.And(s.is_(RUNNING), s.procs[p]), s.n, o)
@@ -101,6 +103,7 @@ class Books:
 
     def settle(self) -> None:
         """Rename the books to fresh constants defined as their terms."""
+        in_time()
         name = self.st.name
         self.owner = [name(t) for t in self.owner]
         self.claim_of = [name(t) for t in self.claim_of]
@@ -140,6 +143,7 @@ class Books:
               size: z3.ArithRef) -> None:
         """A pending or stopped job starts on ``procs``, its ``size`` of them
         (``preemptive._start``)."""
+        in_time()
         st = self.st
         self.seconds(st.policy.preemption.dispatch, cond, s)  # type: ignore[union-attr]
         n, job = size, s.job
@@ -169,6 +173,7 @@ class Books:
                        size: z3.ArithRef) -> None:
         """Start (resume) on ``procs`` (a start: ``size`` of them) if they and the other
         resources are free, else claim them (``preemptive._claim_or_start``)."""
+        in_time()
         st = self.st
         suspended = s.phase == SUSPENDED
         free_now = z3.And([z3.Implies(b, self.owner[p] == FREE) for p, b in enumerate(procs)])
@@ -197,6 +202,7 @@ class Books:
 
     def preempt(self, v: Slot, cond: z3.BoolRef) -> None:
         """Running job ``v`` is preempted by its mechanism (``preemptive._preempt``)."""
+        in_time()
         st = self.st
         rules = st.policy.preemption
         assert rules is not None

@@ -18,6 +18,7 @@ import z3
 from attrs import frozen
 
 from schedc.dsl import ir
+from schedc.dsl.verify.budget import check as in_time
 from schedc.dsl.verify.preemption.adaptive import committed, fill, give_leftover
 from schedc.dsl.verify.preemption.books import CHECKPOINTING, FREE, Books, bits_if
 from schedc.dsl.verify.preemption.slots import (
@@ -95,6 +96,7 @@ class _Pass:
         # each slot's protection, evaluated where the simulator does (``_preemptible``)
         self.preemptible: list[z3.BoolRef] = []
         for s in slots:
+            in_time()
             could = z3.And(s.is_(RUNNING), s.mech != NONE, self.under_limit(s))
             kept: z3.BoolRef = z3.BoolVal(False)
             if self.rules.keep is not None:
@@ -120,6 +122,7 @@ class _Pass:
     def assume_sorted(self, slots: Sequence[Slot], member: Sequence[z3.BoolRef],
                       keys: Sequence[Sequence[z3.ExprRef]], what: str) -> None:
         for i in range(len(slots)):
+            in_time()  # the property's time limit (``budget.py``), between steps
             for j in range(i + 1, len(slots)):
                 self.st.assume(what, z3.Implies(z3.And(member[i], member[j]),
                                                 lex_less(keys[i], keys[j])))
@@ -180,7 +183,7 @@ class _RulePass(_Pass):
         keys = [self.order_key(s, s.present) for s in waiting]
         self.assume_sorted(waiting, [s.present for s in waiting], keys,
                            "the waiting slots are in the policy's order")
-        for s in waiting:  # 1. resume
+        for s in waiting:  # 1. resume (each transition checks the time limit)
             books.resume(s, z3.And(s.is_(SUSPENDED), *(
                 z3.Implies(b, z3.And(books.owner[p] == FREE, books.claim_of[p] == FREE))
                 for p, b in enumerate(s.procs))))
@@ -226,6 +229,7 @@ class _RulePass(_Pass):
         self.assume_sorted(running, open_, vkeys, "the running slots that may be preempted "
                            "are in the victims' order")
         for s in waiting:
+            in_time()
             active = z3.And(s.present, z3.Not(books.touched[s.n]), z3.Or(open_))
             by_suspended, success_s = self.for_suspended(s, active, running, open_)
             by_waiting, success_p = self.for_waiting(s, active, running, open_)
@@ -272,6 +276,7 @@ class _RulePass(_Pass):
             values.append(value)
             made.append(obligations)
         for r, v in enumerate(running):
+            in_time()
             earlier = [z3.Implies(z3.And(holder[q], running[q].index < v.index), values[q])
                        for q in range(len(running)) if q != r]
             st.oblige(made[r], z3.And(cand, ok, holder[r], *earlier))
@@ -292,6 +297,7 @@ class _RulePass(_Pass):
         done: z3.BoolRef = z3.BoolVal(False)
         chosen: list[z3.BoolRef] = []
         for r, v in enumerate(running):
+            in_time()
             ask = z3.And(cand, pre, open_[r], z3.Not(done))
             pick = z3.And(ask, st.evaluate(rule, ask, cand=s, victim=v))
             chosen.append(pick)
@@ -299,11 +305,13 @@ class _RulePass(_Pass):
                 z3.BoolVal(False)] * (len(running) - r - 1))))
         success = z3.And(cand, pre, done)
         for r in reversed(range(len(running))):
+            in_time()
             without = [z3.BoolVal(False) if q == r else c for q, c in enumerate(chosen)]
             drop = z3.And(success, chosen[r], self.fits_after(s, n, running, without))
             chosen[r] = z3.And(chosen[r], z3.Not(drop))
         out = [z3.And(success, c) for c in chosen]
         for r in range(len(running)):
+            in_time()
             without = [z3.BoolVal(False) if q == r else c for q, c in enumerate(out)]
             self.needed.append((out[r], z3.Not(self.fits_after(s, n, running, without))))
         return out, success
@@ -355,6 +363,7 @@ class _OrderPass(_Pass):
         strict: z3.BoolRef = z3.BoolVal(False)
         selected = []
         for s, m in zip(slots, member, strict=True):
+            in_time()
             own = z3.Or(s.phase == RUNNING, s.phase == SUSPENDED)
             visit = z3.And(m, z3.Or(own, z3.Not(strict)))
             keeps = z3.Or(s.phase == SUSPENDED, s.mech == SUSPEND)  # needs nothing more

@@ -30,6 +30,7 @@ import z3
 from attrs import frozen
 
 from schedc.dsl import ir
+from schedc.dsl.verify.budget import check as in_time
 from schedc.dsl.verify.pass_encoding.assumptions import param_terms
 from schedc.dsl.verify.pass_encoding.record import Unsupported
 from schedc.dsl.verify.symbolic import (
@@ -203,6 +204,7 @@ class PreemptiveState:
     # -- formulas ------------------------------------------------------------------------------
 
     def assume(self, text: str, formula: Any) -> None:
+        in_time()  # the property's time limit (``budget.py``): the state's loops assume
         if isinstance(formula, list | tuple):
             formula = z3.And(*formula) if formula else z3.BoolVal(True)
         self.assumptions.append((text, formula))
