@@ -22,6 +22,11 @@ stops for (category `preemptive`, its state as evidence) or a violation no repla
 (`preemptive-counterexample`) is a disagreement, counted with the rigid ones; their verdicts,
 replays and disagreements are also printed, and written to summary.json ("preemptive"),
 apart. The default rate is 0, so that a seed names the policy of earlier campaigns.
+
+Every verified policy's verdicts go through a vacuity check of their own
+(tests/support/vacuity.py): a property proved although its assumptions admit no state in
+which a job waits is a disagreement (category `vacuous-proof`), counted and printed with
+the number of policies checked and of verdicts the prover itself called vacuous.
 """
 
 from __future__ import annotations
@@ -156,6 +161,10 @@ def _print(f: dict, results: list[PolicyResult]) -> None:
               f"a property not proved), {pre['disagreements']} disagreements "
               f"{pre['seeds_disagreeing']}")
         _verdict_table("preemptive", pre["verdicts"])
+    vac = f["vacuity"]
+    print(f"\nvacuity check: {vac['policies_checked']} policies' verdicts, "
+          f"{vac['proved_but_vacuous']} proved of no state (failures), "
+          f"{vac['vacuous_verdicts']} verdicts vacuous")
     print(f"\ndisagreements: {f['disagreements']} in {f['policies_disagreeing']} policies"
           f" (and {f['beyond_stated_bounds']} stops beyond the bounds a proof states)")
     for cat, n in f["by_category"].items():
@@ -166,9 +175,10 @@ def _print(f: dict, results: list[PolicyResult]) -> None:
 
 
 def _verdict_table(title: str, verdicts: dict) -> None:
-    print(f"\n{title:<25} proved  violated  unknown")
+    print(f"\n{title:<25} proved  violated  vacuous  unknown")
     for prop, row in verdicts.items():
-        print(f"  {prop:<25} {row['proved']:>4} {row['violated']:>9} {row['unknown']:>8}")
+        print(f"  {prop:<25} {row['proved']:>4} {row['violated']:>9} "
+              f"{row.get('vacuous', 0):>8} {row['unknown']:>8}")
 
 
 def _write(out: Path, results: list[PolicyResult], figures: dict,

@@ -67,13 +67,21 @@ from attrs import frozen
 
 from schedc.dsl import ir
 from schedc.dsl.diagnostics import Span
-from schedc.dsl.verify.checker import REPLAY_TRIES, Progress, Replay
+from schedc.dsl.verify.checker import (
+    REPLAY_TRIES,
+    WAITING,
+    Progress,
+    Replay,
+    least_clash,
+    located,
+    undecided,
+)
 from schedc.dsl.verify.counterexample import counterexample
 from schedc.dsl.verify.pass_encoding.encoder import PassEncoder
 from schedc.dsl.verify.pass_encoding.record import SymbolicPass, Unsupported
 from schedc.dsl.verify.properties import completes
 from schedc.dsl.verify.symbolic import FreshNames, SymJob, sym_eval
-from schedc.dsl.verify.verdict import Bounds, Limits, Verdict
+from schedc.dsl.verify.verdict import Bounds, Limits, Verdict, vacuous
 from schedc.dsl.verify.vocabulary import KEPT, PREEMPTION_RESERVES_NOTHING
 from schedc.dsl.verify.z3context import fresh_context
 
@@ -190,12 +198,29 @@ class _Run:
         self.policy, self.bounds, self.limits, self.bound = policy, bounds, limits, bound
         self.replay, self.progress = replay, progress
         self.deadline = time.perf_counter() + limits.timeout_ms / 1000
+        self.first: SymbolicPass  # the first pass the proof's checks are of (``prove``)
 
     def verdict(self) -> Verdict:
         proof = self.prove()
         if proof.holds:
-            return self.proved(proof.core)
+            return self.unless_vacuous(self.proved(proof.core))
         return self.search(proof.why)
+
+    def unless_vacuous(self, verdict: Verdict) -> Verdict:
+        """The proof's verdict, unless the first pass's assumptions and a waiting job admit
+        no state (vacuous, naming the clash; unknown if Z3 cannot tell): the three checks
+        are of that pass and of the states it leads to (its equations left out, as
+        ``Checker.vacuity`` says why)."""
+        first = self.first
+        found = least_clash([*((a.name, a.formula) for a in first.assumptions),
+                             (WAITING, first.queue[0].present)], self.limits)
+        if found.clash:
+            return vacuous(verdict, located(self.policy, found.clash))
+        if found.unknown is not None:
+            return attrs.evolve(verdict, status="unknown", caveats=(), core=(),
+                                reason=undecided(found.unknown))
+        return verdict
+
 
     # -- the proof ----------------------------------------------------------------------------
 
@@ -208,7 +233,7 @@ class _Run:
         if blocked is not None:
             return _Outcome(False, blocked)
         N, R = self.bounds.queued, self.bounds.running
-        first = _encode(self.policy, Bounds(N, R), full=True, earliest=False)
+        first = self.first = _encode(self.policy, Bounds(N, R), full=True, earliest=False)
         core: set[str] = set()
         for check in (self.head, self.arrivals_after, self.next_pass):
             outcome = check(first)

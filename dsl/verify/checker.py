@@ -11,18 +11,26 @@ driven to prove or refute it can be read, and changed, one without the other.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
 import z3
+from attrs import frozen
 
 from schedc.dsl import ir
 from schedc.dsl.diagnostics import Span
 from schedc.dsl.verify.counterexample import counterexample, same_state, small_model
 from schedc.dsl.verify.pass_encoding.encoder import TAILS, encode_pass
 from schedc.dsl.verify.pass_encoding.record import SymbolicPass
-from schedc.dsl.verify.verdict import Bounds, Limits, Verdict, unknown_reason
+from schedc.dsl.verify.verdict import (
+    Assumed,
+    Bounds,
+    Limits,
+    Verdict,
+    unknown_reason,
+    vacuous,
+)
 
 # How the simulator's replay of a counterexample state stopped: (the property its monitor stop
 # refutes, or None if it did not stop for one; what it said). ``runtime/replay.py`` makes it.
@@ -37,6 +45,15 @@ BEYOND = 4
 MAX_QUEUED = 64
 
 Property = Callable[[SymbolicPass], z3.BoolRef]
+
+# What a vacuity check adds to a proof's assumptions: a pass with no waiting job decides
+# nothing (every property holds of it), so a proof must cover some state where one waits
+WAITING = "at least one job waits"
+# a preemptive pass's equations (its books at each step), tracked as one assumption: they
+# define fresh terms from the inputs (each state has its pass), so they clash with nothing
+# unless the encoding is wrong
+EQUATIONS = "the encoded pass's equations"
+
 
 
 class Checker:
@@ -63,6 +80,8 @@ class Checker:
         # and it spares a later proof the induction (an invariant on `machine.util` need
         # not re-derive that no step overcommits).
         self._facts: dict[int, list[tuple[z3.BoolRef, tuple[str, ...]]]] = {}
+        # each encoded pass's vacuity check (``vacuity``), made once for all its proofs
+        self._vacuity: dict[int, Vacuity] = {}
 
     def prove(self, sym: SymbolicPass, name: str,
               lemmas: list[tuple[str, int | None, Property]],
@@ -94,6 +113,38 @@ class Checker:
             self.learn(sym, formula, core)
         return Verdict(name, "proved", time.perf_counter() - started, self.bound,
                        location=location, core=tuple(sorted(cores)), reason=note)
+
+    def unless_vacuous(self, verdict: Verdict, sym: SymbolicPass) -> Verdict:
+        """``verdict``, proved on ``sym``, unless the pass's assumptions admit no state in
+        which a job waits (then vacuous, naming the clash) or Z3 cannot tell (unknown). A
+        proof by the exact passes (a failed lemma) has ``sym``'s assumptions too: the same
+        encoder on the same bounds."""
+        if verdict.status != "proved":
+            return verdict
+        found = self.vacuity(sym)
+        if found.clash:
+            return vacuous(verdict, located(self.policy, found.clash))
+        if found.unknown is not None:
+            return attrs.evolve(verdict, status="unknown", caveats=(), core=(),
+                                reason=undecided(found.unknown))
+        return verdict
+
+    def vacuity(self, sym: SymbolicPass) -> Vacuity:
+        """Whether ``sym``'s assumptions and a waiting job admit a state: one check per pass,
+        on a solver of its own (a property's checks never share one with it), a least clash
+        only when there is none. The pass's equations are left out: they define what the
+        pass computes from any state (every state has an encoded pass, which
+        ``tests/support/pass_fuzz.py`` checks on random states), and with them the check
+        is as hard as a counterexample search (43 million units where a `backfill best`
+        score multiplies utilisations; tens of thousands without). An unknown is not kept:
+        the next property asks again, so that no verdict depends on another's."""
+        if id(sym) in self._vacuity:
+            return self._vacuity[id(sym)]
+        found = least_clash([*((a.name, a.formula) for a in sym.assumptions),
+                             (WAITING, sym.queue[0].present)], self.limits)
+        if found.unknown is None:
+            self._vacuity[id(sym)] = found
+        return found
 
     def start(self, name: str) -> None:
         """A property starts: its time limit runs from now, over all of its checks, on a
@@ -320,6 +371,67 @@ class Checker:
             f"Z3 finds states that violate it in the verifier's model, but the simulator "
             f"does not fail on the {len(misses)} tried (the first: {misses[0]})" if misses
             else "Z3 finds a violation but no counterexample state to replay"))
+
+
+@frozen
+class Vacuity:
+    """A vacuity check: the names of the assumptions that admit no state together (an unsat
+    core), none if some state satisfies them all; or why Z3 could not tell."""
+
+    clash: tuple[str, ...] = ()
+    unknown: str | None = None
+
+
+def least_clash(named: Sequence[tuple[str, z3.BoolRef]], limits: Limits) -> Vacuity:
+    """Whether the assumptions ``named`` (name, formula; a name may repeat: one assumption
+    of many slots) admit a state; if not, a clash no assumption of which can be left out:
+    Z3's unsat core over the names, then each name dropped in turn while the rest still
+    clash (a check each; made only where a proof is vacuous)."""
+    names = list(dict.fromkeys(name for name, _ in named))
+    solver = z3.Solver()
+    solver.set("rlimit", limits.rlimit)
+    solver.set("timeout", limits.timeout_ms)
+    for i, name in enumerate(names):
+        solver.add(z3.Implies(z3.Bool(f"vacuity_{i}"), z3.And(
+            [f for n, f in named if n == name])))
+    result = solver.check(*(z3.Bool(f"vacuity_{i}") for i in range(len(names))))
+    if result == z3.sat:
+        return Vacuity()
+    if result == z3.unknown:
+        return Vacuity(unknown=solver.reason_unknown())
+    core = sorted(int(str(t).split("_")[1]) for t in solver.unsat_core())
+    for i in list(core):
+        rest = [z3.Bool(f"vacuity_{j}") for j in core if j != i]
+        if solver.check(*rest) == z3.unsat:  # the others clash without it
+            core.remove(i)
+    return Vacuity(clash=tuple(names[i] for i in core))
+
+
+def located(policy: ir.Policy, names: Sequence[str]) -> tuple[Assumed, ...]:
+    """Each assumption with where the policy states it: a param's domain at its declaration,
+    the `limit`, `resident` and `subset` clauses of a preemptive policy at their values;
+    the encoding's own facts have no source."""
+    rules = policy.preemption
+    clauses = {} if rules is None else {"limit": rules.limit, "resident": rules.resident,
+                                         "subset": rules.subset}
+
+    def where(name: str) -> Span | None:
+        for p in policy.params:
+            if name.startswith(f"param `{p.name}` "):
+                return p.span
+        for clause, expr in clauses.items():
+            if f"`{clause}`" in name and expr is not None:
+                return expr.span
+        return None
+
+    return tuple(Assumed(name, where(name)) for name in names)
+
+
+def undecided(why: str) -> str:
+    """The reason of a proof whose assumptions Z3 could not show to admit a state."""
+    return (f"proved, but Z3 could not tell whether the proof's assumptions admit a state in "
+            f"which a job waits ({why}): a proof of no state would be vacuous; raise --rlimit "
+            "or --timeout")
 
 
 def _searched(searched: dict[bool, tuple[int, int]]) -> str:

@@ -21,6 +21,7 @@ proof.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 
 import attrs
@@ -141,11 +142,16 @@ def _verify(policy: ir.Policy, bounds: Bounds, limits: Limits, only: Iterable[st
     checker.prepare(sym)
     verdicts: list[Verdict] = []
 
-    def measured(name: str, verdict: Callable[[], Verdict]) -> None:
+    def measured(name: str, verdict: Callable[[], Verdict], on: SymbolicPass | None = None
+                 ) -> None:
         checker.start(name)  # the time limit is the property's, all its checks together
         # Z3's resource count of the whole context (its own: the same on any machine)
-        spent = context_work()
-        verdicts.append(attrs.evolve(verdict(), work=context_work() - spent))
+        spent, clock = context_work(), time.perf_counter()
+        # proved, unless the assumptions of its pass (``on``, default the step facts' pass)
+        # admit no state where a job waits: one check per pass, after the property's own
+        found = checker.unless_vacuous(verdict(), sym if on is None else on)
+        verdicts.append(attrs.evolve(found, work=context_work() - spent,
+                                     seconds=time.perf_counter() - clock))
 
     # The facts every check on the pass may use, learned first and whatever properties are
     # asked: a verdict must not depend on which others were asked (nor their order)
@@ -186,7 +192,7 @@ def _verify(policy: ir.Policy, bounds: Bounds, limits: Limits, only: Iterable[st
                            kept=kept)
         measured("progress", lambda: checker.prove(
             idle, "progress", [("", None, after_the_pass(makes_progress))],
-            location=policy.backfill.span, idle=True))
+            location=policy.backfill.span, idle=True), on=idle)
     for inv in invariants:
         if wanted is None or "invariant" in wanted:
             measured(f"invariant `{inv.inv.text}`", lambda inv=inv: checker.prove(

@@ -10,6 +10,7 @@ from urllib.parse import quote
 
 from attrs import frozen
 
+from schedc.dsl.diagnostics import Span
 from schedc.dsl.ir import LABEL_ATTRS
 from schedc.dsl.verify.verdict import Verdict
 
@@ -61,6 +62,10 @@ def verdict_json(v: Verdict) -> dict[str, Any]:
         # verdict of each candidate
         **({"candidate": v.candidate, "candidates": dict(v.candidates)} if v.candidates
            else {}),
+        # vacuous: the assumptions that admit no state together, where the policy states them
+        **({"clash": [{"assumption": a.text,
+                       "location": a.location.location() if a.location else None}
+                      for a in v.clash]} if v.clash else {}),
         # a property the policy waives (`waive PROPERTY "REASON"`): the reason and the clause;
         # not violated or unknown but proved, the warning that the clause is stale
         **({"expected": v.expected,
@@ -163,28 +168,24 @@ def to_sarif(reports: Sequence[PolicyReport], version: str, root: Path | None = 
         for v in r.verdicts:
             if v.status == "proved" and not v.caveats and not v.stale_waiver:
                 continue
-            # a stale `waive`'s: the clause (an excused verdict's failing operation, else the
-            # clause)
-            span = v.expected_at if v.stale_waiver else v.location or v.expected_at
-            location: dict[str, Any] = {"artifactLocation": artifact(r.file, root)}
-            if span:
-                location = {"artifactLocation": artifact(span.file, root),
-                            "region": {"startLine": span.line,
-                                       "startColumn": span.col,
-                                       "endLine": span.end_line,
-                                       "endColumn": span.end_col}}
+            # a vacuous verdict's: where the policy states each clashing assumption; a stale
+            # `waive`'s: the clause (an excused verdict's failing operation, else the clause)
+            spans = [a.location for a in v.clash if a.location] or [
+                v.expected_at if v.stale_waiver else v.location or v.expected_at]
+            locations = [{"physicalLocation": _physical(span, r.file, root)} for span in spans]
             results.append({
                 "ruleId": _rule_id(v),
                 # a waived property's failure a note, a stale `waive` a warning
                 "level": "note" if v.excused else "warning" if v.stale_waiver else {
-                    "violated": "error", "unknown": "warning"}.get(v.status, "note"),
+                    "violated": "error", "vacuous": "error",
+                    "unknown": "warning"}.get(v.status, "note"),
                 "message": {"text": f"policy {r.policy}: {v.property} {v.status}"
                                     + (f": {v.reason}" if v.reason and v.status != "proved"
                                        else f": {'; '.join(v.caveats)}" if v.caveats
                                        else "")
                                     + (f"; {expected_note(v)}" if v.excused else
                                        f"; {stale_warning(v)}" if v.stale_waiver else "")},
-                "locations": [{"physicalLocation": location}],
+                "locations": locations,
                 "properties": {"bound": v.bound, "counterexample": v.counterexample,
                                **({"candidate": v.candidate} if v.candidate else {})},
             })
@@ -205,7 +206,17 @@ def to_sarif(reports: Sequence[PolicyReport], version: str, root: Path | None = 
     return json.dumps(sarif, indent=2) + "\n"
 
 
-STYLE = {"proved": "green", "violated": "bold red", "unknown": "yellow"}
+def _physical(span: Span | None, file: str, root: Path) -> dict[str, Any]:
+    """A SARIF physicalLocation: the span's region, else the policy file itself."""
+    if span is None:
+        return {"artifactLocation": artifact(file, root)}
+    return {"artifactLocation": artifact(span.file, root),
+            "region": {"startLine": span.line, "startColumn": span.col,
+                       "endLine": span.end_line, "endColumn": span.end_col}}
+
+
+STYLE = {"proved": "green", "violated": "bold red", "unknown": "yellow",
+         "vacuous": "bold magenta"}
 
 
 def print_terminal(reports: Sequence[PolicyReport], console) -> None:

@@ -1,7 +1,7 @@
 """Verifying a self-tuning dynP policy (papers/001): any pass it makes is one of its
 candidates' passes (with its own invariants added), so it has a property iff every
 candidate has it. Each candidate is proved on its own; the tuned verdict of a property is
-the worst of the candidates' (violated, then unknown), names the candidate it comes from,
+the worst of the candidates' (violated, vacuous, unknown), names the candidate it comes from,
 and keeps that candidate's counterexample (it replays with that candidate's pass)."""
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from schedc.dsl import ir
 from schedc.dsl.tuning import candidate_policies
 from schedc.dsl.verify.verdict import Verdict, with_waivers
 
-_RANK = {"violated": 0, "unknown": 1, "proved": 2}
+# the worst first: a vacuous proof is a defect of the policy, as a violation is
+_RANK = {"violated": 0, "vacuous": 1, "unknown": 2, "proved": 3}
 
 
 def verify_tuned(policy: ir.Policy, verify_one: Callable[[ir.Policy], list[Verdict]]

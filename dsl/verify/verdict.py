@@ -108,7 +108,20 @@ class Limits:
         return cls(rlimit, int(timeout_s * 1000))
 
 
-Status = Literal["proved", "violated", "unknown"]  # a verdict's
+# a verdict's; vacuous: "proved", but its assumptions admit no state where a job waits
+Status = Literal["proved", "violated", "unknown", "vacuous"]
+
+
+@frozen
+class Assumed:
+    """One assumption of a proof, as a vacuous verdict names it: its text, and where the
+    policy states it (a param's declaration, a clause), if it does."""
+
+    text: str
+    location: Span | None = None
+
+    def shown(self) -> str:
+        return f"{self.text} ({self.location.location()})" if self.location else self.text
 
 
 @frozen
@@ -133,6 +146,8 @@ class Verdict:
     # candidate's status, in the order written
     candidate: str | None = None
     candidates: tuple[tuple[str, str], ...] = ()
+    # vacuous: the assumptions that together admit no state (an unsat core), each located
+    clash: tuple[Assumed, ...] = ()
     # the policy does not promise this property (`waive PROPERTY "REASON"`): the reason, and
     # where the clause is. Violated or unknown, the verdict leaves the exit status alone;
     # proved, the report warns that the clause is stale
@@ -157,6 +172,21 @@ def with_waivers(verdicts: Sequence[Verdict], waivers: Sequence[ir.Waiver]) -> l
     return [attrs.evolve(v, expected=by_name[v.property].reason,
                          expected_at=by_name[v.property].span)
             if v.expected is None and v.property in by_name else v for v in verdicts]
+
+
+def vacuous(verdict: Verdict, clash: tuple[Assumed, ...],
+            fix: str = "change the values the policy allows") -> Verdict:
+    """``verdict`` (proved) made vacuous: its assumptions ``clash`` admit no state in which a
+    job waits, so the proof says nothing of any pass the simulator makes. It points at the
+    first of them the policy states (else where it pointed)."""
+    named = "; ".join(a.shown() for a in clash)
+    # a clause (`limit`, ...) before a param's declaration: the value to change is there
+    located = sorted((a for a in clash if a.location), key=lambda a: a.text.startswith("param"))
+    where = located[0].location if located else verdict.location
+    return attrs.evolve(
+        verdict, status="vacuous", clash=clash, caveats=(), core=(), location=where,
+        reason=("no state in which a job waits meets the proof's assumptions, so it proves "
+                f"nothing; these clash: {named} ({fix})"))
 
 
 def unknown_reason(why: str, at: tuple[int, int], limits: Limits, seconds: float = 0.0,

@@ -23,8 +23,9 @@ current). `schedc COMMAND --help` prints the same text.
 # What each exit status means, for every command (the codes are `runtime/cli/errors.py`'s)
 EXIT_STATUSES = (
     (errors.EXIT_OK, "success: every run, check or proof went through"),
-    (errors.EXIT_VIOLATION, "a finding: a property violated (`verify`), the runtime monitor "
-     "stopped a run, or a sweep with failed runs"),
+    (errors.EXIT_VIOLATION, "a finding: a property violated or a proof vacuous (`verify`: "
+     "its assumptions admit no state in which a job waits), the runtime monitor stopped a "
+     "run, or a sweep with failed runs"),
     (errors.EXIT_USER_ERROR, "a mistake in the input or the options: a diagnostic at its "
      "place (file:line:col), nothing written"),
     (errors.EXIT_UNKNOWN, "`verify`: no violation, but some verdict unknown (a limit hit)"),

@@ -125,7 +125,8 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write(text)
     # a property the policy waives fails nothing, violated or unknown: it is no promise
     statuses = {v.status for r in reports for v in r.verdicts if not v.excused}
-    if "violated" in statuses:
+    # a vacuous proof is a defect of the policy, as a violation is (no limit changes it)
+    if statuses & {"violated", "vacuous"}:
         return EXIT_VIOLATION
     return EXIT_UNKNOWN if "unknown" in statuses else EXIT_OK
 
@@ -365,8 +366,9 @@ def add_parser(commands: Any) -> None:
         "(reservation-safety), an idle machine starts a job (progress), "
         "and every `invariant`; and, across two passes, that a reserved job is never "
         "reserved later at the next pass (reservations-kept; policies that reserve). "
-        "Exit status: 0 all proved, 1 a property violated, 2 a user "
-        "error, 3 some verdict unknown.")
+        "Exit status: 0 all proved, 1 a property violated or a proof vacuous (its "
+        "assumptions admit no state in which a job waits), 2 a user error, 3 some verdict "
+        "unknown.")
     verify.add_argument("files", nargs="+", metavar="FILE", help=".pol file(s)")
     verify.add_argument("--policy", help="which policy of the file (if it defines several)")
     verify.add_argument("--queued", type=int, metavar="N",

@@ -339,6 +339,13 @@ def verify_one(seed: int, states: int = 8, bounds: tuple[int, int] = (2, 2),
             tally[f"{v.property} {v.status}"] += 1
         if v.status == "unknown" and "replay does not stop" in (v.reason or ""):
             out.append(Disagreement(seed, text, {}, f"{v.property}: {v.reason}"))
+    # every verdict's vacuity, checked apart from the prover (tests/support/vacuity.py)
+    from tests.support.vacuity import vacuous_proofs
+
+    for prop in vacuous_proofs(policy_ir, verdicts, Bounds(*bounds, PROCESSORS,
+                                                             preemptive=bounds)):
+        out.append(Disagreement(seed, text, {}, f"{prop} is proved, but its assumptions "
+                                "admit no state in which a job waits"))
     proved = {v.property for v in verdicts if v.status == "proved"}
     rules = to_runtime(policy_ir, {}).preemption
     rng = random.Random(seed * 104729 + 7)

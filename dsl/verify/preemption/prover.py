@@ -18,7 +18,18 @@ import z3
 
 from schedc.dsl import ir
 from schedc.dsl.number_text import json_number
-from schedc.dsl.verify.checker import REPLAY_TRIES, Progress, Replay, context_work
+from schedc.dsl.verify.checker import (
+    EQUATIONS,
+    REPLAY_TRIES,
+    WAITING,
+    Progress,
+    Replay,
+    Vacuity,
+    context_work,
+    least_clash,
+    located,
+    undecided,
+)
 from schedc.dsl.verify.counterexample import model_value
 from schedc.dsl.verify.preemption.books import ACTIONS, NO_ACTION
 from schedc.dsl.verify.preemption.passes import PreemptivePass, encode_preemptive
@@ -32,7 +43,7 @@ from schedc.dsl.verify.preemption.slots import (
     Unencodable,
     count,
 )
-from schedc.dsl.verify.verdict import Bounds, Limits, Verdict
+from schedc.dsl.verify.verdict import Bounds, Limits, Verdict, vacuous
 from schedc.dsl.verify.vocabulary import (
     PREEMPTIVE_PASS,
     PREEMPTIVE_PROPERTIES,
@@ -40,6 +51,8 @@ from schedc.dsl.verify.vocabulary import (
     RLIMIT,
 )
 
+# what a proof of a property other than well-defined and size-bounds assumes (``_check``)
+RUNS_THROUGH = "the pass runs through (no formula fails, no size is out of range)"
 # what every verdict leaves out
 SCOPE = ("states where no dispatch or checkpoint is in flight and no claim waits (the pass "
          "after such a state makes them: those are encoded)")
@@ -83,14 +96,64 @@ def verify_preemptive(policy: ir.Policy, bounds: Bounds, limits: Limits,
         return [Verdict(n, "unknown", 0.0, bound, location=policy.preemption.span,  # type: ignore[union-attr]
                         reason=reason) for n in wanted]
     verdicts = []
+    vacuity: dict[bool, Vacuity] = {}  # by whether the proof assumed the pass runs through
     for name in wanted:
         if progress is not None:
             progress(name, None)
         before = context_work()
         verdict = _check(sym, name, bound, limits, replay)
+        if verdict.status == "proved":
+            verdict = _unless_vacuous(sym, verdict, limits, vacuity)
         # Z3's resource units the property took (the same on any machine)
         verdicts.append(attrs.evolve(verdict, work=context_work() - before))
     return verdicts
+
+
+def _unless_vacuous(sym: PreemptivePass, verdict: Verdict, limits: Limits,
+                    done: dict[bool, Vacuity]) -> Verdict:
+    """``verdict`` (proved), unless the assumptions its proof used (``_check``'s base), and
+    a waiting job (the simulator passes only then: ``pass_runs``), admit no state: then
+    vacuous, naming the clash (or unknown if Z3 cannot tell). One check per set of
+    assumptions, shared by the properties that use it."""
+    through = _runs_through_assumed(verdict.property)
+    if through not in done:
+        done[through] = _vacuity(sym, through, limits)
+    found = done[through]
+    if found.clash:
+        return vacuous(verdict, located(sym.state.policy, found.clash), *(
+            ["every pass where a job waits stops: see well-defined and size-bounds"]
+            if RUNS_THROUGH in found.clash else []))
+    if found.unknown is not None:
+        return attrs.evolve(verdict, status="unknown", caveats=(),
+                            reason=undecided(found.unknown))
+    return verdict
+
+
+def _vacuity(sym: PreemptivePass, through: bool, limits: Limits) -> Vacuity:
+    """Whether the pass's assumptions, its equations, a waiting job (and, with ``through``,
+    a pass that runs through) admit a state: first on the fast solver of the proofs (no
+    core), then, only if they do not, the least clash on a tracking one."""
+    st = sym.state
+    named = [*st.assumptions, (EQUATIONS, z3.And(st.definitions)), (WAITING, st.pass_runs)]
+    if through:
+        named.append((RUNS_THROUGH, runs_through(sym)))
+    rlimit = PREEMPTIVE_RLIMIT if limits.rlimit == RLIMIT else limits.rlimit
+    solver = _solver()
+    solver.set("rlimit", rlimit)
+    solver.set("timeout", limits.timeout_ms)
+    solver.add(*(f for _, f in named))
+    result = solver.check()
+    if result == z3.sat:
+        return Vacuity()
+    if result == z3.unknown:
+        return Vacuity(unknown=str(solver.reason_unknown()))
+    return least_clash(named, attrs.evolve(limits, rlimit=rlimit))
+
+
+def _runs_through_assumed(name: str) -> bool:
+    """Whether the proof of property ``name`` assumes that the pass runs through (no formula
+    fails, no size is out of range: ``_check``); well-defined and size-bounds prove it."""
+    return name not in ("well-defined", "size-bounds")
 
 
 def _check(sym: PreemptivePass, name: str, bound: str, limits: Limits,
@@ -102,7 +165,7 @@ def _check(sym: PreemptivePass, name: str, bound: str, limits: Limits,
     st = sym.state
     deadline = started + limits.timeout_ms / 1000
     base = [*(f for _, f in st.assumptions), *st.definitions]
-    if name not in ("well-defined", "size-bounds"):
+    if _runs_through_assumed(name):
         base.append(runs_through(sym))
     location = st.policy.preemption.span  # type: ignore[union-attr]
     rlimit = PREEMPTIVE_RLIMIT if limits.rlimit == RLIMIT else limits.rlimit

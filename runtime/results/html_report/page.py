@@ -46,10 +46,12 @@ figure svg { max-width: 100%; height: auto; display: block; }
 .s-proved { color: #176f2c; font-weight: 600; }
 .s-violated { color: #b3261e; font-weight: 600; }
 .s-unknown { color: #8a6100; font-weight: 600; }
+.s-vacuous { color: #8e2483; font-weight: 600; }
 .verdict { border-left: 4px solid #d6dbe0; padding: .1em .8em; margin: .8em 0; }
 .v-violated { border-color: #b3261e; }
 .v-unknown { border-color: #d4a017; }
 .v-proved { border-color: #2e9b4a; }
+.v-vacuous { border-color: #8e2483; }
 @media print {
   body { max-width: none; margin: 0; font-size: 11pt; }
   nav { display: none; }
@@ -66,9 +68,10 @@ class VerdictEntry:
     `verify.py`; the page knows nothing of Z3)."""
 
     property: str
-    status: str  # proved | violated | unknown
+    status: str  # proved | violated | vacuous | unknown
     detail: str = ""  # the reason, with the location when there is one
-    assumptions: tuple[str, ...] = ()  # proved: the assumptions the proof used
+    # proved: the assumptions the proof used; vacuous: those that clash
+    assumptions: tuple[str, ...] = ()
     caveats: tuple[str, ...] = ()
     candidates: tuple[tuple[str, str], ...] = ()  # a dynP policy's: (candidate, status)
     candidate: str | None = None  # the candidate a verdict not proved comes from
@@ -283,7 +286,9 @@ def _verdict_detail(v: VerdictEntry) -> str:
             f'<code>{_e(c)}</code> <span class="s-{_e(s)}">{_e(s)}</span>'
             for c, s in v.candidates) + "</p>\n")
     if v.assumptions:
-        parts.append("<p>assumptions used:</p><ul>" + "".join(
+        used = ("assumptions that clash (no state meets them all):" if v.status == "vacuous"
+                else "assumptions used:")
+        parts.append(f"<p>{used}</p><ul>" + "".join(
             f"<li>{_e(a)}</li>" for a in v.assumptions) + "</ul>\n")
     if v.caveats:
         parts.append("<p>within limits:</p><ul>" + "".join(

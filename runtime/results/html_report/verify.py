@@ -1,7 +1,8 @@
 """The page of a verification (`schedc verify --report`): per policy, every property's
-verdict (proved with the assumptions used, violated with its counterexample, unknown with
-the reason), a dynP policy's per candidate, each counterexample's state inline with the file
-it was written to, the command that replays it and what the simulator's monitor said."""
+verdict (proved with the assumptions used, violated with its counterexample, vacuous with
+the assumptions that clash, unknown with the reason), a dynP policy's per candidate, each
+counterexample's state inline with the file it was written to, the command that replays it
+and what the simulator's monitor said."""
 
 from __future__ import annotations
 
@@ -46,8 +47,8 @@ def verify_page(reports: Sequence[PolicyReport], run: VerifyRun,
     statuses = [f"{v.status} (expected)" if v.excused else v.status
                 for r in reports for v in r.verdicts]
     counts = ", ".join(f"{statuses.count(s)} {s}"
-                       for s in ("proved", "violated", "unknown", "violated (expected)",
-                                 "unknown (expected)")
+                       for s in ("proved", "violated", "vacuous", "unknown",
+                                 "violated (expected)", "unknown (expected)")
                        if s in statuses)
     names = ", ".join(r.policy for r in reports)
     page = Page(f"Verification of {names}")
@@ -82,7 +83,9 @@ def _entry(r: PolicyReport, v: Verdict, state_file: str | None, monitor: str | N
             "STATE.json  (the state above saved as STATE.json, without its \"pass\")")
     return VerdictEntry(
         property=v.property, status=v.status, detail=detail,
-        assumptions=tuple(v.core) if v.status == "proved" else (),
+        # proved: the assumptions the proof used; vacuous: those that clash, located
+        assumptions=tuple(v.core) if v.status == "proved" else tuple(
+            a.shown() for a in v.clash),
         caveats=tuple(v.caveats), candidates=tuple(v.candidates), candidate=v.candidate,
         counterexample=v.counterexample, state_file=state_file, replay=replay,
         monitor=monitor, excused=v.excused,

@@ -24,6 +24,7 @@ from schedc.runtime.workloads.state_file import (
     state_from_data,
 )
 from schedc.runtime.workloads.workload import Workload, WorkloadError
+from tests.support.vacuity import VACUOUS, vacuous_proofs
 
 from .budget import Outcome, run_simulation, stop_property
 from .generate import GenConfig, generate, is_preemptive
@@ -117,6 +118,12 @@ class _Harness:
         self.verdicts = tuple(VerdictRecord(v.property, v.status, round(v.seconds, 3),
                                             v.reason, v.caveats) for v in verdicts)
         self.status = {v.property: v.status for v in verdicts}
+        # every verdict's vacuity, checked apart from the prover: a proof of no state fails
+        for prop in vacuous_proofs(self.policy, verdicts, Bounds(n, r)):
+            ev = Evidence("the vacuity check (tests/support/vacuity.py)", {},
+                          f"{prop} is proved, but its assumptions admit no state in which a "
+                          "job waits")
+            self.found[("vacuous", prop)] = Disagreement("vacuous", VACUOUS, prop, ev)
         return verdicts
 
     def cases(self) -> list[_Case]:

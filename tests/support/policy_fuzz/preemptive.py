@@ -13,6 +13,7 @@ import time
 from collections import Counter
 
 from schedc.dsl import DiagnosticError, render_diagnostics
+from tests.support.vacuity import VACUOUS
 
 from .records import Disagreement, Evidence, HarnessConfig, PolicyResult, VerdictRecord
 
@@ -73,6 +74,10 @@ def _verdicts(tally: Counter) -> tuple[VerdictRecord, ...]:
 def _record(what: str, state: dict, properties: list[str]) -> Disagreement:
     """``verify_one``'s disagreement as the harness's: with a state, a proved property its
     replay stops for; without, a violation whose counterexample did not replay."""
+    if " is proved, but its assumptions admit no state" in what:  # the vacuity check's
+        prop = what.split(" is proved, but", 1)[0]
+        ev = Evidence("the vacuity check (tests/support/vacuity.py)", {}, what)
+        return Disagreement("vacuous", VACUOUS, prop, ev)
     if state:
         prop = what.split(" is proved, but", 1)[0]
         waiting = sum(len(state.get(k, [])) for k in ("queue", "suspended", "stopped"))

@@ -55,11 +55,12 @@ STATED_BOUNDS = "beyond-stated-bounds"
 
 @frozen
 class Disagreement:
-    kind: str  # proved-but-stopped | counterexample | crash
+    kind: str  # proved-but-stopped | counterexample | crash | vacuous
     # constant-vs-bound | real-arithmetic | bounds | input-assumption | counterexample |
     # counterexample-masked (the replay stops first for another property, also not proved) |
     # outside-pass | crash | other; a preemptive policy's: preemptive (a proved property a
-    # replayed state stops for) | preemptive-counterexample (a violation no replay confirms)
+    # replayed state stops for) | preemptive-counterexample (a violation no replay confirms);
+    # either's vacuous-proof (proved, but its assumptions admit no state: tests/support/vacuity)
     category: str
     property: str
     evidence: Evidence
@@ -72,7 +73,7 @@ class Stop:
 
     source: str
     property: str
-    verdict: str  # proved | violated | unknown | "" (no verdict: a crash)
+    verdict: str  # proved | violated | vacuous | unknown | "" (no verdict: a crash)
     message: str
 
 

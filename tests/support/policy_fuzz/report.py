@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from schedc.runtime.workloads.state_file import param_text
+from tests.support.vacuity import VACUOUS
 
 from .records import STATED_BOUNDS, Disagreement, HarnessConfig, PolicyResult
 
@@ -122,6 +123,12 @@ def tally(results: Sequence[PolicyResult]) -> dict[str, Any]:
         "policies_disagreeing": len({id(r) for r in results for d in r.disagreements
                                      if d.category != STATED_BOUNDS}),
         "beyond_stated_bounds": categories.get(STATED_BOUNDS, 0),
+        # the vacuity check ran on every verified policy's verdicts: proofs of no state the
+        # prover called proved (failures, also in by_category), and those it called vacuous
+        "vacuity": {"policies_checked": sum(bool(r.verdicts) for r in results),
+                    "proved_but_vacuous": categories.get(VACUOUS, 0),
+                    "vacuous_verdicts": sum(v.status == "vacuous" for r in results
+                                            for v in r.verdicts)},
         "by_category": dict(sorted(categories.items())),
         "simulations": sum(r.simulations for r in rigid),
         "out_of_budget": sum(r.out_of_budget for r in rigid),
@@ -134,7 +141,7 @@ def tally(results: Sequence[PolicyResult]) -> dict[str, Any]:
 def _count_verdicts(table: dict[str, dict[str, int]], r: PolicyResult) -> None:
     for v in r.verdicts:
         name = "invariant" if v.property.startswith("invariant") else v.property
-        row = table.setdefault(name, {"proved": 0, "violated": 0, "unknown": 0})
+        row = table.setdefault(name, {"proved": 0, "violated": 0, "vacuous": 0, "unknown": 0})
         row[v.status] = row.get(v.status, 0) + 1
 
 
