@@ -263,7 +263,7 @@ class Waiver:
     """`waive PROPERTY "REASON"`: a property of `schedc verify` the policy does not promise,
     and why. Verify still checks it: a violation is expected, a proof is a warning."""
 
-    property: str  # one of dsl/verify/vocabulary.py's WAIVABLE
+    property: str  # a property `schedc verify` checks of the policy (lowering/policies.py)
     reason: str
     span: Span | None = _span()
 
