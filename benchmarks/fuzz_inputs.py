@@ -1,7 +1,7 @@
-"""Long campaigns of damaged inputs: policies, workloads, state files and sweep specs mutated
-at random and run through the CLI in process (tests/support/input_fuzz.py). Prints, per
-kind, how many runs ended in each exit status, and every run that crashed, with its input
-kept for replay.
+"""Long campaigns of damaged inputs: policies, workloads, state files, preemptive settings,
+partial executions and sweep specs mutated at random and run through the CLI in process
+(tests/support/input_fuzz.py). Prints, per kind, how many runs ended in each exit status,
+and every run that crashed, with its input kept for replay.
 
     python -m benchmarks.fuzz_inputs --runs 2000 --seed 7 --keep /tmp/fuzz
     python -m benchmarks.fuzz_inputs --limits --runs 300   # also inputs past the limits
@@ -19,8 +19,10 @@ from pathlib import Path
 
 from tests.support.input_fuzz import (
     limits_campaign,
+    parts_campaign,
     plot_campaign,
     policy_campaign,
+    preemptive_campaign,
     state_campaign,
     sweep_campaign,
     workload_campaign,
@@ -44,11 +46,16 @@ def main() -> int:
     examples = sorted((ROOT / "examples").glob("*.pol"))
     runnable = [ROOT / "examples" / f"{name}.pol" for name in RUNNABLE]
     planning = [ROOT / "examples" / f"{name}.pol" for name in PLANNING]
+    preemptive = sorted((ROOT / "examples" / "preemption").glob("*.pol"))
     folder = args.keep or Path(tempfile.mkdtemp(prefix="schedc-fuzz-"))
     crashes = 0
     campaigns = [
         ("policies", policy_campaign(examples, _sub(folder, "p"), args.runs, args.seed)),
         ("workloads", workload_campaign(runnable, _sub(folder, "w"), args.runs, args.seed)),
+        ("preemptive settings", preemptive_campaign(preemptive, _sub(folder, "ps"), args.runs,
+                                                    args.seed)),
+        ("partial executions", parts_campaign(runnable, _sub(folder, "pe"), args.runs,
+                                              args.seed)),
         ("states", state_campaign(runnable + planning, _sub(folder, "s"), args.runs, args.seed,
                                   optimal=0.2)),
         ("sweeps", sweep_campaign(ROOT / "examples" / "depth2.pol",

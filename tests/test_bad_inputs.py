@@ -12,8 +12,10 @@ import pytest
 
 from tests.support.input_fuzz import (
     SWF,
+    parts_campaign,
     plot_campaign,
     policy_campaign,
+    preemptive_campaign,
     run_cli,
     state_campaign,
     sweep_campaign,
@@ -43,6 +45,19 @@ def test_damaged_policies(tmp_path: Path, seed: int) -> None:
 @pytest.mark.parametrize("seed", [1, 2])
 def test_damaged_workloads(tmp_path: Path, seed: int) -> None:
     assert no_crash(workload_campaign(RUNNABLE, tmp_path, runs=30, seed=seed)) == 30
+
+
+PREEMPTIVE = sorted((ROOT / "examples" / "preemption").glob("*.pol"))
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_preemptive_settings_out_of_range(tmp_path: Path, seed: int) -> None:
+    assert no_crash(preemptive_campaign(PREEMPTIVE, tmp_path, runs=20, seed=seed)) >= 20
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_damaged_partial_executions(tmp_path: Path, seed: int) -> None:
+    assert no_crash(parts_campaign(RUNNABLE, tmp_path, runs=25, seed=seed)) == 25
 
 
 def test_damaged_state_files(tmp_path: Path) -> None:

@@ -61,6 +61,34 @@ CSV = ("# time-unit 1/100 s\n# capacity cpus=8 memory=64\n"
            for i in range(1, 20)))
 
 
+# A log of a preemptive machine (`; Preemption: Double`): jobs 2 and 4 have a summary line
+# and their parts (status 2, then 3 or 4), job 5 its parts only; fields 2-5 and 11 of a
+# part are what a mutation of ``parts_campaign`` damages
+PARTS_SWF = "; MaxProcs: 8\n; Preemption: Double\n" + "".join(
+    f"{j} {s} {w} {r} {p} -1 -1 {p} 200 -1 {st} 1 1 1 1 -1 -1 -1\n" for j, s, w, r, p, st in (
+        (1, 0, 0, 50, 4, 1), (2, 5, 0, 90, 4, 1), (2, 5, 0, 40, 4, 2), (2, 5, 60, 50, 2, 3),
+        (3, 8, 2, 30, 2, 1), (4, 9, 1, 60, 8, 0), (4, 9, 1, 20, 8, 2), (4, 9, 40, 40, 8, 4),
+        (5, 12, 0, 10, 1, 2), (5, 12, 15, 10, 1, 2), (5, 12, 30, 5, 1, 3)))
+PART_FIELDS = (1, 2, 3, 4, 7, 10)  # submit, wait, run, procs, requested procs, status
+PART_VALUES = ("-10", "-5", "-1", "0", "1", "2", "3", "4", "5", "12", "99", "1000000",
+               "1000000000000001", "x")
+# Preemptive settings at and past their ranges (issue 44), the params that put them there,
+# and values bound at `run`
+SETTING_LINES = (
+    "limit preemptions -lim", "limit preemptions lim - 2", "limit preemptions 0",
+    "limit preemptions -3", "limit preemptions lim", "resident -lim", "resident 0",
+    "resident -1", "resident lim", "quantum -5", "quantum 0", "quantum lim",
+    "quantum 1000000000000001", "subset 0", "subset lim - 1", "cost dispatch 1e308",
+    "cost checkpoint 1e308", "cost dispatch 1e16", "cost resume c", "cost resume -1",
+    "cost dispatch job.estimate * 1e300", "cost checkpoint job.procs * c",
+)  # (a cost just within 10^15 s beside a `quantum` makes ~10^12 timed passes: no bound yet)
+SETTING_PARAMS = ("param lim: int in [1, 10] = 3\n", "param lim: int = 3\n",
+                  "param lim: int in [-2, 2] = 0\n", "param lim: int in [0, 100000] = 5\n")
+SETTING_VALUES = ("lim=-1", "lim=0", "lim=1", "lim=99999999999999999999", "c=1e300",
+                  "c=-1", "c=1/3", "c=2e15", "c=10")
+_SETTING = re.compile(r"^\s*(limit|resident|quantum|subset|cost\s+\w+)\b.*$", re.M)
+
+
 def _state_job(jid: int, submit: int, procs: int, est: int, **extra) -> dict:
     return {"id": jid, "submit": submit, "estimate": est, "run_time": est,
             "request": {"cpus": procs}, **extra}
@@ -229,6 +257,74 @@ def workload_campaign(policies: list[Path], folder: Path, runs: int,
             argv[0] = "compare"
             argv.insert(2, str(rng.choice(policies)) + rng.choice(("", ":easy", ":nope", ":")))
         yield run_cli(argv)
+
+
+def mutate_setting(text: str, rng: random.Random) -> str:
+    """A preemptive policy with a setting of ``SETTING_LINES`` in place of its own of that
+    kind (a clause given twice is another error), and the params it may read."""
+    line = rng.choice(SETTING_LINES)
+    kind = " ".join(line.split()[:2]) if line.startswith("cost") else line.split()[0]
+    text = _SETTING.sub(lambda m: "" if m.group(1).split() == kind.split() else m.group(0),
+                        text)
+    end = text.rindex("}")
+    return (rng.choice(SETTING_PARAMS) + "param c: real = 5\n" + text[:end]
+            + f"  {line}\n" + text[end:])
+
+
+def preemptive_campaign(examples: list[Path], folder: Path, runs: int,
+                        seed: int) -> Iterator[Outcome]:
+    """Preemptive examples with settings out of range (over their params' domains, or for
+    the values bound): each checked and, if it checks, run on a small trace with params
+    that may put a setting out of range."""
+    rng = random.Random(seed)
+    sources = [p.read_text() for p in examples]
+    trace = folder / "t.swf"
+    trace.write_text(SWF)
+    for n in range(runs):
+        policy = folder / f"s{n}.pol"
+        policy.write_text(mutate_setting(rng.choice(sources), rng))
+        checked = run_cli(["check", str(policy)])
+        yield checked
+        if checked.code == 0:
+            argv = ["run", str(policy), "--workload", str(trace)]
+            for _ in range(rng.randint(0, 2)):
+                argv += ["--param", rng.choice(SETTING_VALUES)]
+            yield run_cli(argv)
+
+
+def mutate_parts(rng: random.Random) -> str:
+    """``PARTS_SWF`` with fields of its parts (and summaries) damaged, lines repeated or
+    dropped, or its `; Preemption: Double` header gone."""
+    lines = PARTS_SWF.split("\n")
+    for _ in range(rng.randint(1, 3)):
+        at = rng.randrange(2, len(lines) - 1)
+        roll = rng.random()
+        if roll < 0.75:
+            fields = lines[at].split(" ")
+            fields[rng.choice(PART_FIELDS)] = rng.choice(PART_VALUES)
+            lines[at] = " ".join(fields)
+        elif roll < 0.85:
+            lines.insert(at, lines[rng.randrange(2, len(lines) - 1)])
+        elif roll < 0.95:
+            del lines[at]
+        else:
+            lines[1] = rng.choice(("", "; Preemption: Yes", "; Preemption: No"))
+    return "\n".join(lines)
+
+
+def parts_campaign(policies: list[Path], folder: Path, runs: int,
+                   seed: int) -> Iterator[Outcome]:
+    """Damaged partial executions, read by `workload info` or run, sometimes --lenient."""
+    rng = random.Random(seed)
+    for n in range(runs):
+        workload = folder / f"parts{n}.swf"
+        workload.write_text(mutate_parts(rng))
+        lenient = ["--lenient"] if rng.random() < 0.3 else []
+        if rng.random() < 0.5:
+            yield run_cli(["workload", "info", str(workload), *lenient])
+        else:
+            yield run_cli(["run", str(rng.choice(policies)), "--workload", str(workload),
+                           *lenient])
 
 
 OPTIMAL_OPTIONS = ((), ("--metric", "sldwa"), ("--plan",), ("--json",), ("--workers", "1"),
