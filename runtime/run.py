@@ -31,6 +31,9 @@ if TYPE_CHECKING:
     from schedc.runtime.workloads.workload import Workload
 
 BUNDLED_TRACE = "KTH-SP2-1996-2.1-cln.swf.gz"
+# The passes after which a preemptive run stops (`--max-passes`'s default): far above any
+# example's, a few minutes of a run whose quantum makes a pass every second
+MAX_PASSES = 10_000_000
 
 # What `simulate` calls as jobs end: (jobs ended, jobs in all)
 Progress = Callable[[int, int], None]
@@ -101,6 +104,9 @@ class RunOptions:
     # What the scheduler is told of the jobs (papers/003's knowledge cases, `dsl/knowledge.py`):
     # none, demand, speedup or both; a policy that reads what is withheld is refused
     knowledge: str = "both"
+    # A preemptive run stops past this many passes (``preemptive.PassLimit``; None: never).
+    # A result that comes back is the same whatever the bound: the provenance leaves it out
+    max_passes: int | None = MAX_PASSES
 
     def metric_options(self) -> MetricOptions:
         from schedc.runtime.results.metrics import MetricOptions
@@ -427,8 +433,8 @@ def _simulate(policy: RuntimePolicy, workload: Workload, options: RunOptions, wh
             from schedc.runtime.engine.preemptive import simulate_preemptive
 
             schedule = simulate_preemptive(policy, policy.preemption, workload,
-                                           progress=update, initial=how.get("initial")
-                                           ).schedule
+                                           progress=update, initial=how.get("initial"),
+                                           max_passes=options.max_passes).schedule
         else:
             schedule = simulate(policy, workload, progress=update, **how)
         return schedule, time.perf_counter() - started

@@ -15,7 +15,7 @@ from schedc.runtime.run import OptionError
 EXIT_OK = 0
 EXIT_VIOLATION = 1
 EXIT_USER_ERROR = 2
-EXIT_UNKNOWN = 3  # `verify`: some verdict unknown
+EXIT_UNKNOWN = 3  # `verify`: some verdict unknown; `run`, `compare`: stopped at --max-passes
 EXIT_INTERNAL = 70  # a bug of schedc's (EX_SOFTWARE of sysexits.h)
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a pipe's writer that was cut off
 
@@ -86,6 +86,13 @@ def handled(command: Callable[[argparse.Namespace], int], args: argparse.Namespa
     except _cluster_error() as error:
         report([Diagnostic(str(error), help=error.help)])
         return EXIT_USER_ERROR
+    except _pass_limit() as error:  # a bound the user set (or its default), not a fault
+        report([Diagnostic(
+            f"policy {error.policy} stopped at t={error.now}: it reached --max-passes "
+            f"{error.limit:,} with {error.completed:,} of {error.jobs:,} jobs completed; "
+            "nothing written", help="give a larger --max-passes N, or 0 for no bound (a small "
+            "`quantum` makes a pass every quantum while a job waits)")])
+        return EXIT_UNKNOWN
     except _monitor_violation() as error:  # a policy bug, not a user mistake
         err(f"runtime monitor: {error}")
         return EXIT_VIOLATION
@@ -119,6 +126,12 @@ def _output_error() -> type[OSError]:
     from schedc.runtime.atomicio import OutputError
 
     return OutputError
+
+
+def _pass_limit() -> type[Exception]:
+    from schedc.runtime.engine.preemptive import PassLimit
+
+    return PassLimit
 
 
 def _monitor_violation() -> type[Exception]:

@@ -9,6 +9,7 @@ import math
 
 from schedc.dsl.knowledge import DEFAULT as KNOWLEDGE_DEFAULT
 from schedc.dsl.knowledge import KNOWLEDGE
+from schedc.runtime.run import MAX_PASSES
 from schedc.runtime.workloads.overrun import DEFAULT as OVERRUN_DEFAULT
 from schedc.runtime.workloads.overrun import MODES as OVERRUN_MODES
 
@@ -33,6 +34,17 @@ def positive(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not at least 1")
+    return value
+
+
+def passes(text: str) -> int:
+    """`--max-passes`'s value: a whole number of at least 0 (0: no bound)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is negative (0: no bound)")
     return value
 
 
@@ -111,6 +123,11 @@ def add_simulation_options(sub: argparse.ArgumentParser, several: bool = False,
                          help=f"leave the {end} jobs (in submit order) out of the metrics, "
                          f"still simulated: N jobs, or a duration (90s, 30min, 12h, 2d: those "
                          f"submitted within it of the {end} submit)")
+    sub.add_argument("--max-passes", type=passes, default=MAX_PASSES, metavar="N",
+                     help="stop a preemptive run after N scheduling passes, with exit status "
+                     f"3 and nothing written (default {MAX_PASSES:,}; 0: no bound); a "
+                     "preemptive policy makes a pass at every arrival and end, and every "
+                     "`quantum` while a job waits")
     if json:  # run and compare (not plot, whose output is the figure)
         sub.add_argument("--json", action="store_true", help="print results as JSON")
         sub.add_argument("--report", metavar="FILE.html",

@@ -28,7 +28,8 @@ EXIT_STATUSES = (
      "run, or a sweep with failed runs"),
     (errors.EXIT_USER_ERROR, "a mistake in the input or the options: a diagnostic at its "
      "place (file:line:col), nothing written"),
-    (errors.EXIT_UNKNOWN, "`verify`: no violation, but some verdict unknown (a limit hit)"),
+    (errors.EXIT_UNKNOWN, "`verify`: no violation, but some verdict unknown (a limit hit); "
+     "`run`, `compare`, `plot`: a preemptive run stopped at `--max-passes`, nothing written"),
     (errors.EXIT_INTERNAL, "a bug in schedc (`SCHEDC_DEBUG=1` shows the traceback): please "
      "report it"),
     (130, "interrupted (Ctrl-C); a sweep keeps every run that ended"),

@@ -146,7 +146,8 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         bsld_tau=args.bsld_tau, warmup=args.warmup, cooldown=args.cooldown,
         background_load=args.background_load, load_seed=args.load_seed, state=state or None,
         progress=_progress_bars(args), command=getattr(args, "argv", None),
-        all_labels=bool(getattr(args, "swf_out", None)))  # else only the labels it reads
+        all_labels=bool(getattr(args, "swf_out", None)),  # else only the labels it reads
+        max_passes=args.max_passes or None)
 
 
 def _check_state_options(args: argparse.Namespace) -> None:

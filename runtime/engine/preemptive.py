@@ -93,6 +93,17 @@ WAITING = ("pending", "suspended", "stopped")  # the phases of ``_Loop.waiting``
 STALL_PREEMPTIONS = 100_000
 
 
+class PassLimit(Exception):
+    """A run stopped at the bound on its passes (``simulate_preemptive``'s ``max_passes``,
+    `schedc run --max-passes`): a bound the user set, not a fault of the policy."""
+
+    def __init__(self, policy: str, limit: int, now: int, completed: int, jobs: int) -> None:
+        super().__init__(f"policy {policy} stopped at t={now} after {limit:,} passes, "
+                         f"{completed:,} of {jobs:,} jobs completed")
+        self.policy, self.limit, self.now = policy, limit, now
+        self.completed, self.jobs = completed, jobs
+
+
 ActionKind = Literal["start", "resume", "claim", "suspend", "checkpoint", "requeue"]
 
 
@@ -151,11 +162,11 @@ def simulate_preemptive(policy: RuntimePolicy, rules: PreemptionRules, workload:
                         *, monitor: bool = True,
                         progress: Callable[[int, int], None] | None = None,
                         stall: int = STALL_PREEMPTIONS, initial: InitialState | None = None,
-                        on_pass: Callable[[int, tuple[Action, ...]], None] | None = None
-                        ) -> PreemptiveRun:
+                        on_pass: Callable[[int, tuple[Action, ...]], None] | None = None,
+                        max_passes: int | None = None) -> PreemptiveRun:
     """Replay ``workload`` under ``policy`` and ``rules`` (the module's doc); ``progress``
     gets (jobs completed, jobs) about a hundred times; ``stall`` preemptions with no job
-    completed stop the run as a livelock.
+    completed stop the run as a livelock; a pass past ``max_passes`` raises ``PassLimit``.
 
     With ``initial`` (``state_file.py``, ``workload`` holding its jobs at their indices, as
     ``initial.workload`` does) the machine starts at ``initial.now`` with the state's jobs in
@@ -179,6 +190,7 @@ def simulate_preemptive(policy: RuntimePolicy, rules: PreemptionRules, workload:
             raise ValueError(f"{problem[0]} ({problem[1]})")
         machine_for(policy, workload, initial)  # the state's machine and jobs, or an error
     loop = _Loop(policy, rules, workload, monitor, progress, stall, on_pass)
+    loop.max_passes = max_passes
     try:
         return loop.run(initial)
     except MonitorViolation as exc:  # say where the run had left the proofs' assumptions
@@ -341,6 +353,7 @@ class _Loop:
         self.version = [0] * len(workload.jobs)
         self.timer_at: int | None = None
         self.passes = self.preemptions = 0
+        self.max_passes: int | None = None  # a pass past it stops the run (``PassLimit``)
         # processor-seconds claimed while free (held idle for a claim), up to ``idle_at``;
         # the most jobs resident on one processor
         self.held_idle = self.idle_claimed = self.idle_at = self.most_resident = 0
@@ -504,6 +517,9 @@ class _Loop:
         if not self.waiting:
             return
         self.passes += 1
+        if self.max_passes is not None and self.passes > self.max_passes:
+            raise PassLimit(self.policy.name, self.max_passes, now, self.completed,
+                            len(self.lives))
         self.view.now = now
         self.sizes.clear()
         self.cand_sides.clear()
