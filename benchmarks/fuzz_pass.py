@@ -29,7 +29,11 @@ pinned to each must admit it and have the simulator's first pass as its only out
 job and processor by processor (or both stop). Their policies, states, the actions their
 first passes took and their mismatches are printed, and written to summary.json
 ("preemptive"), apart from the rigid ones; each mismatch is written as the rigid ones are.
-The default rate is 0, so that a seed names the policy of earlier campaigns.
+The default rate is 0, so that a seed names the policy of earlier campaigns. The classes of
+issue 44 are drawn onto them as in fuzz_verify.py (--kind-rates; their counts printed): a
+policy `check` must refuse is checked for a located refusal only; the others are encoded
+with their P and `--overrun`. These checks give no verdicts, so no vacuity check: a state
+the encoding does not admit is a mismatch (the pass-level form of a vacuous proof).
 """
 
 from __future__ import annotations
@@ -43,7 +47,13 @@ import time
 from pathlib import Path
 
 from tests.support.pass_fuzz import PolicyCheck, check_policy, check_reachable, tally
-from tests.support.policy_fuzz import MORE_PATTERNS, PATTERNS, GenConfig, is_preemptive
+from tests.support.policy_fuzz import (
+    MORE_PATTERNS,
+    PATTERNS,
+    GenConfig,
+    KindRates,
+    is_preemptive,
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,12 +89,17 @@ def main(argv: list[str] | None = None) -> int:
                         "the policies of earlier campaigns)")
     p.add_argument("--preemptive-states", type=int, metavar="N",
                    help="random states a preemptive policy (default: --states)")
+    p.add_argument("--kind-rates", metavar="KIND=P,...", default="",
+                   help="the chance of each class of issue 44 drawn onto a preemptive policy, "
+                        "as fuzz_verify.py takes it (`none`: the policies of earlier "
+                        "campaigns)")
     args = p.parse_args(argv)
     started = time.perf_counter()
     seeds = range(args.seed, args.seed + args.count)
     gen = GenConfig(tuned_rate=args.tuned_rate, slack_rate=args.slack_rate,
                     kept_rate=args.kept_rate, preemptive_rate=args.preemptive_rate,
-                    patterns=tuple(args.patterns.split(",")) if args.patterns else PATTERNS)
+                    patterns=tuple(args.patterns.split(",")) if args.patterns else PATTERNS,
+                    preemptive_kinds=KindRates.parse(args.kind_rates))
     pre_states = args.preemptive_states or args.states
     # a preemptive seed is checked on random states (check_policy dispatches it), also
     # with --reachable
@@ -99,7 +114,8 @@ def main(argv: list[str] | None = None) -> int:
                                  "slack_rate": args.slack_rate, "kept_rate": args.kept_rate,
                                  "patterns": list(gen.patterns), "queued": args.queued,
                                  "preemptive_rate": args.preemptive_rate,
-                                 "preemptive_states_each": pre_states}
+                                 "preemptive_states_each": pre_states,
+                                 "preemptive_kind_rates": gen.preemptive_kinds.as_dict()}
     for check in checks:
         for m in check.mismatches:
             kind = "preemptive " if check.preemptive else ""
@@ -120,6 +136,9 @@ def main(argv: list[str] | None = None) -> int:
               f"{pre['stops']}; its actions: " + ", ".join(
                   f"{kind} {n}" for kind, n in pre["actions"].items()))
         print(f"  mismatches: {len(pre['mismatches'])} {pre['mismatches']}")
+        rates = figures["preemptive_kind_rates"]
+        print("  kinds drawn (issue 44): " + ", ".join(
+            f"{k} {n} (rate {rates[k]})" for k, n in pre["kinds"].items()))
     print(f"mismatches: {len(figures['mismatches'])} {figures['mismatches']}")
     print(f"time: {figures['seconds']} s")
     if args.out:

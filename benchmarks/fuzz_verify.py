@@ -23,6 +23,17 @@ stops for (category `preemptive`, its state as evidence) or a violation no repla
 replays and disagreements are also printed, and written to summary.json ("preemptive"),
 apart. The default rate is 0, so that a seed names the policy of earlier campaigns.
 
+The classes of issue 44 are drawn onto each preemptive policy at the rates of --kind-rates
+(tests/support/policy_fuzz/kinds.py; `none`: the policies of earlier campaigns): a param
+making `limit preemptions`, `resident` or `quantum` non-positive (`check` must refuse the
+policy at the clause, or `run --param` the value: category `bad-setting`), `job.progress`
+under `sqrt`, division and comparisons, a `mechanism ... when` that can fail, proofs and runs
+under `--overrun extend`, machines of P = 4 to 16 processors (N = R = 1 above P = 8). Each
+verified policy is also run on 4 small workloads (at most N and R jobs), half with jobs past
+their estimates under `--overrun extend`: a stop for a proved property, unless the monitor
+noted first that the run left the proofs' assumptions, is a disagreement (`preemptive-run`).
+The summary counts the kinds drawn and the machines.
+
 Every verified policy's verdicts go through a vacuity check of their own
 (tests/support/vacuity.py): a property proved although its assumptions admit no state in
 which a job waits is a disagreement (category `vacuous-proof`), counted and printed with
@@ -40,23 +51,27 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from tests.support.policy_fuzz import (
+    KINDS,
     MORE_PATTERNS,
     PATTERNS,
     STATED_BOUNDS,
     GenConfig,
     HarnessConfig,
+    KindRates,
     PolicyResult,
     fuzz_seed,
     tally,
     write_evidence,
 )
+from tests.support.policy_fuzz.preemptive import RUNS
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     gen = GenConfig(patterns=tuple(args.patterns.split(",")) if args.patterns else PATTERNS,
                     tuned_rate=args.tuned_rate, slack_rate=args.slack_rate,
-                    kept_rate=args.kept_rate, preemptive_rate=args.preemptive_rate)
+                    kept_rate=args.kept_rate, preemptive_rate=args.preemptive_rate,
+                    preemptive_kinds=KindRates.parse(args.kind_rates))
     cfg = HarnessConfig(bounds=(args.queued, args.running), rlimit=args.rlimit,
                         triage=not args.no_triage,
                         preemptive_bounds=(args.preemptive_queued, args.preemptive_running),
@@ -72,7 +87,9 @@ def main(argv: list[str] | None = None) -> int:
                 "slack_rate": gen.slack_rate, "kept_rate": gen.kept_rate,
                 "preemptive_rate": gen.preemptive_rate,
                 "preemptive_bounds": list(cfg.preemptive_bounds),
-                "preemptive_states": cfg.preemptive_states}
+                "preemptive_states": cfg.preemptive_states,
+                "preemptive_kind_rates": gen.preemptive_kinds.as_dict(),
+                "preemptive_runs_each": RUNS}
     _print(figures, results)
     if args.out:
         _write(Path(args.out), results, figures, cfg)
@@ -113,6 +130,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--preemptive-states", type=int, default=8,
                    help="random states replayed against a preemptive policy's proofs "
                         "(default 8)")
+    p.add_argument("--kind-rates", metavar="KIND=P,...", default="",
+                   help="the chance of each class of issue 44 drawn onto a preemptive policy "
+                        f"(tests/support/policy_fuzz/kinds.py: {', '.join(KINDS)}; default "
+                        + ", ".join(f"{k}={v}" for k, v in KindRates().as_dict().items())
+                        + "); `none`: the preemptive policies of earlier campaigns")
     p.add_argument("--no-triage", action="store_true", help="skip shrinking and classifying")
     p.add_argument("--quiet", action="store_true", help="no line per policy")
     return p
@@ -149,17 +171,22 @@ def _print(f: dict, results: list[PolicyResult]) -> None:
           f"{f['first_seed']}..{f['first_seed'] + f['count'] - 1}: {f['rigid_policies']} rigid "
           f"(bounds N={f['bounds'][0]} R={f['bounds'][1]}, rlimit {f['rlimit']:,}), "
           f"{pre['policies']} preemptive (N={f['preemptive_bounds'][0]} "
-          f"R={f['preemptive_bounds'][1]} P=8), {f['jobs']} processes")
+          f"R={f['preemptive_bounds'][1]}, N=R=1 above P=8), {f['jobs']} processes")
     print(f"time: {f['seconds']} s ({f['seconds'] / max(1, f['policies']):.2f} s a policy)")
     if f["rigid_policies"]:
         print(f"simulations: {f['simulations']} ({f['out_of_budget']} out of budget); "
               f"monitor stops agreeing with a verdict: {f['agreed_stops']}")
         _verdict_table("verdicts", f["verdicts"])
     if pre["policies"]:
-        print(f"\npreemptive: {pre['policies']} policies ({pre['skipped']} not encoded), "
-              f"{pre['replays']} states replayed ({pre['replay_stops_agreeing']} stopped for "
-              f"a property not proved), {pre['disagreements']} disagreements "
-              f"{pre['seeds_disagreeing']}")
+        print(f"\npreemptive: {pre['policies']} policies ({pre['skipped']} not encoded, "
+              f"{pre['refused_by_check']} refused by check as they must be), "
+              f"{pre['replays']} states replayed and workloads run "
+              f"({pre['replay_stops_agreeing']} states stopped for a property not proved), "
+              f"{pre['disagreements']} disagreements {pre['seeds_disagreeing']}")
+        rates = f["preemptive_kind_rates"]
+        print("kinds drawn (issue 44): " + ", ".join(
+            f"{k} {n} (rate {rates[k]})" for k, n in pre["kinds"].items()))
+        print("machines: " + ", ".join(f"P={p}: {n}" for p, n in pre["processors"].items()))
         _verdict_table("preemptive", pre["verdicts"])
     vac = f["vacuity"]
     print(f"\nvacuity check: {vac['policies_checked']} policies' verdicts, "

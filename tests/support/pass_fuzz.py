@@ -58,7 +58,9 @@ from tests.support.pass_agreement import (
     without_invariants,
 )
 from tests.support.policy_fuzz import GenConfig, generate, is_preemptive, param_settings
-from tests.support.preemptive_agreement import agree_one, encodable_policy
+from tests.support.policy_fuzz.kinds import KINDS, KindRates, preemptive_case
+from tests.support.policy_fuzz.preemptive import unlocated
+from tests.support.preemptive_agreement import agree_one
 
 QUEUED, RUNNING = 3, 2  # the encoded pass's slots (a state fills at most these)
 LABELS = ("user", "group", "executable", "queue", "partition")
@@ -82,6 +84,7 @@ class PolicyCheck:
     preemptive: bool = False  # a preemptive policy (``check_preemptive``)
     # a preemptive policy's: what the first passes of its states did (action kind -> jobs)
     actions: dict[str, int] = field(factory=dict)
+    kinds: tuple[str, ...] = ()  # a preemptive policy's classes of issue 44 (``kinds.py``)
 
 
 def _inexact(policy: ir.Policy) -> str | None:
@@ -171,7 +174,7 @@ def check_policy(seed: int, states: int = 20, config: GenConfig | None = None,
     """The generated policy of ``seed`` on ``states`` random states (a preemptive one, if
     ``config.preemptive_rate`` draws it: ``check_preemptive``)."""
     if is_preemptive(seed, config):
-        return check_preemptive(seed, states)
+        return check_preemptive(seed, states, (config or GenConfig()).preemptive_kinds)
     generated = generate(seed, config)
     return check_text(generated.text, seed, states, generated.name, queued)
 
@@ -230,28 +233,48 @@ def check_text(text: str, seed: int, states: int = 20, name: str | None = None,
 PREEMPTIVE_ACTIONS = ACTIONS[1:]  # start, resume, claim, suspend, checkpoint, requeue
 
 
-def check_preemptive(seed: int, states: int = 4) -> PolicyCheck:
-    """The random preemptive policy of ``seed`` (``preemptive_agreement.encodable_policy``)
-    on ``states`` random states of jobs in every phase, by ``preemptive_agreement.agree_one``:
-    the encoded preemptive pass pinned to each must admit it and have the simulator's first
-    pass as its only outcome, job by job and processor by processor (or both stop). Its
-    ``actions`` count what those first passes did; its mismatch (the first, as agree_one
-    stops there) holds the policy's text and a state `schedc run --state` replays. A policy
-    the encoding does not cover is skipped ("unsupported")."""
+def check_preemptive(seed: int, states: int = 4, rates: KindRates | None = None
+                     ) -> PolicyCheck:
+    """The random preemptive policy of ``seed`` (``preemptive_agreement.encodable_policy``
+    with the classes of issue 44 ``rates`` draws: ``policy_fuzz.kinds``) on ``states``
+    random states of jobs in every phase, by ``preemptive_agreement.agree_one``: the encoded
+    preemptive pass (of the case's P and `--overrun`) pinned to each must admit it and have
+    the simulator's first pass as its only outcome, job by job and processor by processor
+    (or both stop). Its ``actions`` count what those first passes did; its mismatch (the
+    first, as agree_one stops there) holds the policy's text and a state `schedc run
+    --state` replays. A policy the encoding does not cover is skipped ("unsupported"); one
+    `check` must refuse is skipped if refused located ("refused by check"), else a mismatch.
+    Its ``kinds`` are the classes drawn."""
+    case = preemptive_case(seed, rates)
+    kinds = case.kinds
+    try:
+        compile_source(case.text, "<agreement>")
+    except DiagnosticError as exc:
+        problem = unlocated(exc.diagnostics, case.text, case.refused) if case.refused else \
+            f"the generator made an invalid policy: {exc}"
+        if problem is None:
+            return PolicyCheck(seed, "refused by check", 0, 0, (), True, kinds=kinds)
+        return PolicyCheck(seed, None, 0, 0, (Mismatch(seed, case.text, {}, problem),), True,
+                           kinds=kinds)
+    if case.refused is not None:
+        what = f"`check` accepts `{case.refused}` although the params make it non-positive"
+        return PolicyCheck(seed, None, 0, 0, (Mismatch(seed, case.text, {}, what),), True,
+                           kinds=kinds)
     tally: Counter = Counter()
     try:
-        found = agree_one(seed, states, tally)
+        found = agree_one(seed, states, tally, text=case.text, processors=case.processors,
+                          overrun=case.overrun)
     except Exception as exc:  # a simulator or encoder crash: shown, never skipped
         what = f"crash: {type(exc).__name__}: {exc}"
         return PolicyCheck(seed, None, tally["states"], tally["stops"],
-                           (Mismatch(seed, encodable_policy(seed), {}, what),), True,
-                           _actions(tally))
+                           (Mismatch(seed, case.text, {}, what),), True,
+                           _actions(tally), kinds=kinds)
     if found == "skip":
-        return PolicyCheck(seed, "unsupported: not encoded", 0, 0, (), True)
+        return PolicyCheck(seed, "unsupported: not encoded", 0, 0, (), True, kinds=kinds)
     mismatches = () if found is None else (Mismatch(seed, found.policy, found.state,
                                                     found.what),)
     return PolicyCheck(seed, None, tally["states"], tally["stops"], mismatches, True,
-                       _actions(tally))
+                       _actions(tally), kinds=kinds)
 
 
 def _actions(tally: Counter) -> dict[str, int]:
@@ -339,7 +362,9 @@ def tally(checks: Sequence[PolicyCheck]) -> dict[str, Any]:
     return {**figures, "policies": len(checks), "rigid_policies": len(rigid),
             "rigid_mismatches": figures["mismatches"],
             "mismatches": [m.seed for c in checks for m in c.mismatches],
-            "preemptive": _figures(preemptive) | {"actions": actions}}
+            "preemptive": _figures(preemptive) | {
+                "actions": actions,
+                "kinds": {k: sum(k in c.kinds for c in preemptive) for k in KINDS}}}
 
 
 def _figures(checks: Sequence[PolicyCheck]) -> dict[str, Any]:

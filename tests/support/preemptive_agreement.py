@@ -24,6 +24,7 @@ import z3
 from attrs import frozen
 
 from schedc.dsl import compile_source
+from schedc.dsl.semantics.numbers import EvaluationError
 from schedc.dsl.verify.preemption.books import ACTIONS
 from schedc.dsl.verify.preemption.passes import PreemptivePass, encode_preemptive
 from schedc.dsl.verify.preemption.properties import runs_through
@@ -36,6 +37,7 @@ from schedc.dsl.verify.preemption.slots import (
     SUSPENDED,
     Unencodable,
 )
+from schedc.dsl.verify.vocabulary import OVERRUN
 from schedc.dsl.verify.z3context import fresh_context
 from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.engine.monitor import MonitorViolation
@@ -60,35 +62,38 @@ def encodable_policy(seed: int) -> str:
 
 
 def random_state(rng: random.Random, mechanism: Any, limit: int | None,
-                 resident: int | None, most: tuple[int, int] | None = None
-                 ) -> dict[str, Any]:
+                 resident: int | None, most: tuple[int, int] | None = None,
+                 cpus: int = CPUS) -> dict[str, Any]:
     """A state file's data: jobs in phases their mechanisms allow, on processors; ``most``:
-    at most so many waiting and running jobs (a verifier's bounds)."""
+    at most so many waiting and running jobs (a verifier's bounds); a machine of ``cpus``."""
     now = rng.randint(0, 30)
     owner: dict[int, int] = {}  # processor -> running job id
-    residents = [0] * CPUS
+    residents = [0] * cpus
     memory = 0
     lists: dict[int, list[dict[str, Any]]] = {p: [] for p in range(4)}
     for jid in range(rng.randint(1, 7)):
-        procs = rng.choice((rng.randint(1, CPUS), rng.randint(1, 3)))
+        procs = rng.choice((rng.randint(1, cpus), rng.randint(1, 3)))
         estimate = rng.randint(1, 14)
         job: dict[str, Any] = {"id": jid, "submit": rng.randint(0, now), "estimate": estimate,
                                "run_time": estimate,
                                "request": {"cpus": procs, "memory": rng.randint(0, MEMORY // 2)}}
-        mech = mechanism(Job(jid, jid, job["submit"], estimate, estimate,
-                             (procs, job["request"]["memory"])))
+        try:
+            mech = mechanism(Job(jid, jid, job["submit"], estimate, estimate,
+                                 (procs, job["request"]["memory"])))
+        except EvaluationError:  # its mechanism's condition fails: the replay stops there
+            mech = None
         cap = limit if limit is not None else 3
         low = high = procs  # its size range: moldable jobs sometimes
         if rng.random() < 0.3:
-            low, high = rng.randint(1, procs), rng.randint(procs, CPUS)
+            low, high = rng.randint(1, procs), rng.randint(procs, cpus)
             job |= {"min_size": low, "max_size": high, "speedup": "linear"}
         phases = [PENDING]
-        free = [p for p in range(CPUS) if p not in owner and (
+        free = [p for p in range(cpus) if p not in owner and (
             resident is None or residents[p] < resident)]
         fits_memory = memory + job["request"]["memory"] <= MEMORY
         if len(free) >= procs and fits_memory and job["submit"] <= now - 0:
             phases.append(RUNNING)
-        room = [p for p in range(CPUS) if resident is None or residents[p] < resident]
+        room = [p for p in range(cpus) if resident is None or residents[p] < resident]
         if mech == "suspend" and len(room) >= procs and fits_memory and cap >= 1:
             phases.append(SUSPENDED)
         if mech in ("checkpoint", "malleable") and cap >= 1:
@@ -139,7 +144,7 @@ def random_state(rng: random.Random, mechanism: Any, limit: int | None,
             if done:
                 job["progress"] = f"{done.numerator}/{done.denominator}"
         lists[phase].append(job)
-    out: dict[str, Any] = {"now": now, "capacity": {"cpus": CPUS, "memory": MEMORY},
+    out: dict[str, Any] = {"now": now, "capacity": {"cpus": cpus, "memory": MEMORY},
                            "running": lists[RUNNING], "queue": lists[PENDING]}
     if lists[SUSPENDED]:
         out["suspended"] = lists[SUSPENDED]
@@ -254,18 +259,22 @@ def _same_actions(sym: PreemptivePass, expected: dict[int, tuple]) -> z3.BoolRef
     return z3.And(terms)
 
 
-def agree_one(seed: int, states: int = 4, tally: Counter | None = None
-              ) -> Disagreement | None | str:
+def agree_one(seed: int, states: int = 4, tally: Counter | None = None, *,
+              text: str | None = None, processors: int = PROCESSORS,
+              overrun: str = OVERRUN) -> Disagreement | None | str:
     """Check ``states`` random states of the policy of ``seed``; "skip" when the policy
     is not encodable. ``tally`` counts the states and what their first passes did (each
-    action kind, "stops"), to show what a campaign exercised."""
-    text = encodable_policy(seed)
+    action kind, "stops"), to show what a campaign exercised. ``text``: another policy
+    (``policy_fuzz.kinds``), its machine of at most ``processors`` cpus, encoded for the
+    ``overrun`` mode."""
+    text = text if text is not None else encodable_policy(seed)
     policy_ir = compile_source(text, "<agreement>")
     runtime = to_runtime(policy_ir, {})
     rules = runtime.preemption
     rng = random.Random(seed * 7919 + 1)
     for _ in range(states):
-        data = random_state(rng, rules.mechanism, rules.limit, rules.resident)
+        data = random_state(rng, rules.mechanism, rules.limit, rules.resident,
+                            cpus=processors)
         from schedc.runtime.workloads.state_file import state_from_data
 
         try:
@@ -283,7 +292,7 @@ def agree_one(seed: int, states: int = 4, tally: Counter | None = None
         with fresh_context():
             try:
                 sym = encode_preemptive(policy_ir, max(1, waiting), max(1, running),
-                                        PROCESSORS)
+                                        processors, overrun=overrun)
             except Unencodable:
                 return "skip"
             solver = z3.Solver()
@@ -318,19 +327,25 @@ def agree_one(seed: int, states: int = 4, tally: Counter | None = None
 
 
 def verify_one(seed: int, states: int = 8, bounds: tuple[int, int] = (2, 2),
-               tally: Counter | None = None) -> list[Disagreement] | str:
+               tally: Counter | None = None, *, text: str | None = None,
+               processors: int = PROCESSORS, overrun: str = OVERRUN,
+               verdicts_out: list | None = None) -> list[Disagreement] | str:
     """Verify the policy of ``seed`` (its counterexamples replayed, as `schedc verify`
     does), then replay random states within the bounds, each asking for the first pass's
     checks: a proved property the replay stops for, or a violation Z3 finds that no replay
-    confirms, is a disagreement. "skip" when the policy is not encodable."""
+    confirms, is a disagreement. "skip" when the policy is not encodable. ``text``: another
+    policy (``policy_fuzz.kinds``), verified with ``processors`` (its states' machine) and
+    ``overrun``; ``verdicts_out`` receives the verdicts."""
     from schedc.dsl.verify.prover import verify_policy
     from schedc.dsl.verify.verdict import Bounds, Limits
     from schedc.runtime.replay import replay_stop, replayer
 
-    text = encodable_policy(seed)
+    text = text if text is not None else encodable_policy(seed)
     policy_ir = compile_source(text, "<agreement>")
-    verdicts = verify_policy(policy_ir, Bounds(*bounds, PROCESSORS, preemptive=bounds),
-                             Limits(), replay=replayer(policy_ir))
+    bound = Bounds(*bounds, processors, preemptive=bounds, overrun=overrun)
+    verdicts = verify_policy(policy_ir, bound, Limits(), replay=replayer(policy_ir))
+    if verdicts_out is not None:
+        verdicts_out.extend(verdicts)
     if all(v.status == "unknown" and "not encoded" in (v.reason or "") for v in verdicts):
         return "skip"
     out = []
@@ -342,15 +357,15 @@ def verify_one(seed: int, states: int = 8, bounds: tuple[int, int] = (2, 2),
     # every verdict's vacuity, checked apart from the prover (tests/support/vacuity.py)
     from tests.support.vacuity import vacuous_proofs
 
-    for prop in vacuous_proofs(policy_ir, verdicts, Bounds(*bounds, PROCESSORS,
-                                                             preemptive=bounds)):
+    for prop in vacuous_proofs(policy_ir, verdicts, bound):
         out.append(Disagreement(seed, text, {}, f"{prop} is proved, but its assumptions "
                                 "admit no state in which a job waits"))
     proved = {v.property for v in verdicts if v.status == "proved"}
     rules = to_runtime(policy_ir, {}).preemption
     rng = random.Random(seed * 104729 + 7)
     for _ in range(states):
-        data = random_state(rng, rules.mechanism, rules.limit, rules.resident, bounds)
+        data = random_state(rng, rules.mechanism, rules.limit, rules.resident, bounds,
+                            processors)
         data["check"] = ["preemptive-pass"]
         stop = replay_stop(policy_ir, data)
         if tally is not None:

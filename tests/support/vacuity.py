@@ -59,7 +59,8 @@ def _rigid_empty(policy: ir.Policy, bounds: Bounds, idle: bool, resized: bool) -
 
 def _preemptive(policy: ir.Policy, proved: list[str], bounds: Bounds) -> list[str]:
     try:
-        sym = encode_preemptive(policy, *bounds.preemptive, bounds.processors)
+        sym = encode_preemptive(policy, *bounds.preemptive, bounds.processors,
+                                overrun=bounds.overrun)
     except Unencodable:
         return []
     st = sym.state

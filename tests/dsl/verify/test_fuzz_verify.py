@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import random
+from collections import Counter
 from pathlib import Path
 
+import attrs
 import pytest
 
 from schedc.dsl import check_source, compile_source
@@ -23,6 +25,8 @@ from schedc.runtime.cli.main import main
 from schedc.runtime.workloads.load import load_workload
 from schedc.runtime.workloads.workload import WorkloadError
 from tests.support.policy_fuzz import (
+    KINDS,
+    NO_KINDS,
     PATTERNS,
     STATED_BOUNDS,
     GenConfig,
@@ -41,6 +45,7 @@ from tests.support.policy_fuzz import (
     trace_prefix,
     workload_csv,
 )
+from tests.support.policy_fuzz.preemptive import RUNS
 
 # Fixed seeds: CI fuzzes the same policies on every run (about 1-2 s each here).
 CI_SEEDS = tuple(range(1000, 1030))
@@ -296,6 +301,8 @@ def test_queue_rank_and_kept_size_policies_agree(seed: int) -> None:
 
 # --- preemptive policies (`fuzz_verify.py --preemptive-rate P`) ----------------------------
 PREEMPTIVE = GenConfig(preemptive_rate=1)
+# the preemptive policies of campaigns before issue 44: no class of kinds.py drawn
+PLAIN = GenConfig(preemptive_rate=1, preemptive_kinds=NO_KINDS)
 
 
 def test_the_preemptive_rate_leaves_the_rigid_seeds_their_policies() -> None:
@@ -308,7 +315,7 @@ def test_the_preemptive_rate_leaves_the_rigid_seeds_their_policies() -> None:
     assert not any(is_preemptive(s, GenConfig()) for s in range(60))
     assert all(is_preemptive(s, PREEMPTIVE) for s in range(60))
     for seed in range(60):
-        g = generate(seed, low)
+        g = generate(seed, attrs.evolve(low, preemptive_kinds=NO_KINDS))
         if seed in chosen:
             assert g.features == ("preemptive",) and "preempt" in g.text
             assert check_source(g.text).ok
@@ -318,10 +325,11 @@ def test_the_preemptive_rate_leaves_the_rigid_seeds_their_policies() -> None:
 
 @pytest.mark.parametrize("seed", [25, 26])
 def test_preemptive_policies_are_verified_and_replayed(seed: int) -> None:
-    result = fuzz_seed(seed, PREEMPTIVE)
+    result = fuzz_seed(seed, PLAIN)
     assert result.preemptive and result.skipped is None, report(result)
     assert {"capacity", "protected", "mechanism"} <= {v.property for v in result.verdicts}
-    assert result.simulations == HarnessConfig().preemptive_states  # the states replayed
+    # the states replayed, the workloads run
+    assert result.simulations == HarnessConfig().preemptive_states + RUNS
     assert not result.disagreements, report(result)
     figures = tally([result])
     assert figures["policies"] == 1 and figures["rigid_policies"] == 0
@@ -355,3 +363,101 @@ def test_a_preemptive_disagreement_is_recorded_with_its_state() -> None:
     assert figures["disagreements"] == 2 and figures["preemptive"]["disagreements"] == 2
     assert figures["by_category"] == {"preemptive": 1, "preemptive-counterexample": 1}
     assert "[preemptive] proved-but-stopped: progress" in report(result)
+
+
+# --- the classes of issue 44 drawn onto preemptive policies (policy_fuzz/kinds.py) ----------
+# seeds (default rates) that, together, draw every kind: a setting `check` refuses (6), a
+# value only `run --param` refuses with job.progress (39), --overrun extend (16), a machine
+# of 5 processors without a fixed capacity (4), a failing mechanism with job.progress (2)
+KIND_SEEDS = (6, 39, 16, 4, 2)
+
+
+def test_the_kinds_are_drawn_and_each_case_is_what_it_says() -> None:
+    from schedc.dsl import DiagnosticError
+    from schedc.dsl.binding import bind
+    from tests.support.policy_fuzz import preemptive_case
+    from tests.support.policy_fuzz.preemptive import unlocated
+    from tests.support.preemptive_agreement import encodable_policy
+
+    cases = [preemptive_case(s) for s in range(80)]
+    drawn = Counter(k for c in cases for k in c.kinds)
+    assert set(drawn) == set(KINDS)
+    assert {c.processors for c in cases if "machine" in c.kinds} >= {5, 10, 15}
+    assert any(not c.fixed_machine for c in cases) and any(c.bad_values for c in cases)
+    for c in cases:
+        assert 4 <= c.processors <= 16 and c.bounds == ((2, 2) if c.processors <= 8 else (1, 1))
+        assert (c.overrun == "extend") == ("overrun-extend" in c.kinds)
+        if "progress" in c.kinds:
+            assert "progress" in c.text
+        if c.refused is not None:  # `check` refuses it, at the clause
+            with pytest.raises(DiagnosticError) as refused:
+                compile_source(c.text, "<kinds>")
+            assert unlocated(refused.value.diagnostics, c.text, c.refused) is None, c.text
+            continue
+        policy = compile_source(c.text, "<kinds>")
+        for name, value, clause in c.bad_values:  # `run --param` refuses each, at the clause
+            with pytest.raises(DiagnosticError) as bad:
+                bind(policy, {name: value})
+            assert unlocated(bad.value.diagnostics, c.text, clause) is None
+    # no kind drawn: the policy of earlier campaigns, whatever the seed
+    assert all(preemptive_case(s, NO_KINDS).text == encodable_policy(s) for s in range(10))
+
+
+def test_an_unlocated_refusal_is_told_apart() -> None:
+    from schedc.dsl.diagnostics import Diagnostic
+    from tests.support.policy_fuzz.preemptive import unlocated
+
+    text = "policy p {\n  quantum -5\n}\n"
+    at = Diagnostic("`quantum` is -5: it must be from 0 to 10^15", line=2, col=11, help="...")
+    assert unlocated([at], text, "quantum") is None
+    assert "not at `quantum`" in unlocated([attrs.evolve(at, line=1)], text, "quantum")
+    assert "has no help" in unlocated([attrs.evolve(at, help=None)], text, "quantum")
+    assert unlocated([], text, "quantum") == "no error for `quantum`"
+
+
+def test_the_kind_seeds_draw_every_kind() -> None:
+    drawn = {k for s in KIND_SEEDS for k in generate(s, PREEMPTIVE).features}
+    assert drawn == {"preemptive", *KINDS}
+
+
+@pytest.mark.parametrize("seed", KIND_SEEDS)
+def test_preemptive_policies_of_every_kind_agree(seed: int) -> None:
+    result = fuzz_seed(seed, PREEMPTIVE)
+    assert result.compile_error is None, report(result)
+    assert not result.disagreements, report(result)
+    if result.skipped is None:
+        assert result.verdicts and result.simulations == (
+            HarnessConfig().preemptive_states + RUNS)
+    else:  # a setting the domains make non-positive: refused at the clause, as it must be
+        assert result.skipped == "refused by check" and "bad-setting" in result.features
+    pre = tally([result])["preemptive"]
+    assert all(pre["kinds"][k] == (k in result.features) for k in KINDS)
+
+
+def test_a_run_that_stops_for_a_proved_property_is_a_disagreement() -> None:
+    # the runs' check itself: a stop for a property taken as proved, with no departure from
+    # the proofs' assumptions noted, is reported with its workload and the run's options;
+    # the same stop after a departure (a job past its estimate under --overrun extend) is not
+    from tests.support.policy_fuzz import PreemptiveCase
+    from tests.support.policy_fuzz.preemptive import PREEMPTIVE_RUN, _runs
+
+    head = "machine m {\n  resource cpus = 4\n  resource memory = 20\n}\n"
+    body = ("policy fuzz {\n  machine m\n  order 10 / (job.procs - 1) asc\n  reserve 0\n"
+            "  backfill first_fit\n  mechanism suspend\n  preempt by order\n}\n")
+    fails = compile_source(head + body, "<runs>")  # a job of one cpu waits: it stops
+    case = PreemptiveCase(1, head + body, (), 4, (2, 2), "estimate")
+    runs, found = _runs(fails, case, {"well-defined"})
+    assert runs == RUNS and found and found[0].category == PREEMPTIVE_RUN
+    assert found[0].property == "well-defined" and found[0].evidence.workload_csv
+    assert "division by zero" in found[0].evidence.message
+    assert not _runs(fails, case, {"capacity"})[1]
+    # a newer job preempts by the order, once a second, unless the keep fails first
+    overrun = head + body.replace("order 10 / (job.procs - 1) asc",
+                                  "order job.submit desc\n  quantum 1\n"
+                                  "  keep 10 / (job.estimate - job.since_start) > 1")
+    stops: Counter = Counter()
+    found = [d for seed in range(8) for d in _runs(
+        compile_source(overrun, "<runs>"),
+        PreemptiveCase(seed, overrun, (), 4, (2, 2), "extend"), {"well-defined"}, stops)[1]]
+    assert not found, found[0].evidence.message
+    assert stops["stops well-defined"] >= 1 and stops["noted"] == stops["stops well-defined"]

@@ -27,7 +27,7 @@ from tests.support.pass_fuzz import (
     random_workload,
     tally,
 )
-from tests.support.policy_fuzz import GenConfig, generate
+from tests.support.policy_fuzz import KINDS, NO_KINDS, GenConfig, generate
 
 
 @pytest.mark.parametrize("seed", range(11))  # (seed 11: a `sqrt` policy, 2 min)
@@ -160,13 +160,15 @@ def test_queue_rank_policies_agree_on_states_past_the_proofs_slots(seed: int) ->
 
 
 # --- preemptive policies (`fuzz_pass.py --preemptive-rate P`) ------------------------------
+# the preemptive policies of campaigns before issue 44: no class of policy_fuzz/kinds.py drawn
+PLAIN = GenConfig(preemptive_rate=1, preemptive_kinds=NO_KINDS)
 
 
 @pytest.mark.parametrize("seed", [0, 3, 25])
 def test_random_preemptive_policies_agree_pass_by_pass(seed: int) -> None:
     # a seed the rate makes preemptive is checked by preemptive_agreement.agree_one: the
     # encoded preemptive pass pinned to random states of jobs in every phase
-    check = check_policy(seed, states=3, config=GenConfig(preemptive_rate=1))
+    check = check_policy(seed, states=3, config=PLAIN)
     assert check.preemptive and check.skipped is None and check.states == 3
     assert not check.mismatches, check.mismatches[0].what
     assert sum(check.actions.values()) > 0 or check.stops > 0
@@ -177,15 +179,34 @@ def test_preemptive_checks_are_tallied_apart(tmp_path) -> None:
 
     rigid = check_policy(0, states=2)  # rate 0: the seed's rigid policy
     assert not rigid.preemptive
-    preemptive = check_policy(25, states=2, config=GenConfig(preemptive_rate=1))
+    preemptive = check_policy(25, states=2, config=PLAIN)
     figures = tally([rigid, preemptive])
     assert figures["policies"] == 2 and figures["rigid_policies"] == 1
     assert figures["states"] == 2 and figures["preemptive"]["states"] == 2
     assert figures["preemptive"]["actions"] == preemptive.actions
     # the campaign script: summary.json counts them apart
     assert main(["--count", "1", "--seed", "25", "--preemptive-rate", "1", "--states", "2",
-                 "--jobs", "1", "--out", str(tmp_path)]) == 0
+                 "--jobs", "1", "--kind-rates", "none", "--out", str(tmp_path)]) == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["policies"] == 1 and summary["rigid_policies"] == 0
     assert summary["preemptive"]["checked"] == 1 and summary["preemptive"]["states"] == 2
     assert summary["preemptive"]["actions"] == preemptive.actions
+
+
+# seeds (default rates) drawing, together, every class of issue 44 (policy_fuzz/kinds.py):
+# a setting `check` refuses (6), a value only `run` refuses (39), --overrun extend (16), a
+# machine of 5 processors (4), a failing mechanism (2)
+KIND_SEEDS = (6, 39, 16, 4, 2)
+
+
+def test_preemptive_policies_of_every_kind_agree_pass_by_pass() -> None:
+    checks = [check_policy(s, states=2, config=GenConfig(preemptive_rate=1))
+              for s in KIND_SEEDS]
+    for check in checks:
+        assert not check.mismatches, check.mismatches[0].what
+        assert check.skipped in (None, "refused by check")
+    assert {k for c in checks for k in c.kinds} == set(KINDS)
+    refused = [c for c in checks if c.skipped]
+    assert [c.seed for c in refused] == [6] and "bad-setting" in refused[0].kinds
+    kinds = tally(checks)["preemptive"]["kinds"]
+    assert kinds == {k: sum(k in c.kinds for c in checks) for k in KINDS}

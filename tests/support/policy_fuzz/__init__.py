@@ -10,9 +10,11 @@ Lean model:
   arithmetic that is exactly 0 in rationals, counts compared with capacities, inputs the
   verifier assumes away);
 * ``generate(seed, GenConfig(preemptive_rate=P))``: for a share P of the seeds, a random
-  preemptive policy instead (``preemptive_agreement.encodable_policy``), which ``fuzz_seed``
-  checks with ``fuzz_preemptive`` (``preemptive_agreement.verify_one``: verified, then random
-  states replayed against its proofs), its verdicts and disagreements in the same records;
+  preemptive policy instead (``preemptive_agreement.encodable_policy``, with the classes of
+  issue 44 drawn onto it at ``GenConfig.preemptive_kinds``' rates: ``kinds.py``), which
+  ``fuzz_seed`` checks with ``fuzz_preemptive`` (refused where it must be; else
+  ``preemptive_agreement.verify_one``: verified, then random states replayed against its
+  proofs; then small workloads run), its verdicts and disagreements in the same records;
 * ``fuzz_policy(text)``: verifies it with small bounds, simulates it on small random
   workloads and a prefix of the bundled KTH-SP2 trace with param values at both domain
   bounds, replays every counterexample, and reports each disagreement with its evidence
@@ -26,7 +28,8 @@ replays; wall-clock limits are far-away guards only.
 The modules: ``generate`` (the policy generator), ``workloads`` (random workloads, the trace
 prefix, job tables), ``budget`` (simulations under a deterministic budget), ``records`` (the
 harness's configs and results), ``harness`` (``fuzz_seed``, ``fuzz_policy``), ``triage``
-(classifying a failing state), ``preemptive`` (a preemptive policy's check) and ``report``
+(classifying a failing state), ``kinds`` (issue 44's classes drawn onto a preemptive policy),
+``preemptive`` (a preemptive policy's check) and ``report``
 (descriptions, evidence folders, figures). This module re-exports their public names. (The
 functions ``generate`` and ``report`` shadow their modules as attributes of the package:
 `from tests.support.policy_fuzz.generate import _Gen` still works.)
@@ -52,7 +55,14 @@ from .generate import (
     promote,
 )
 from .harness import fuzz_policy, fuzz_seed, param_settings
-from .preemptive import PREEMPTIVE, PREEMPTIVE_COUNTEREXAMPLE, fuzz_preemptive
+from .kinds import KINDS, NO_KINDS, KindRates, PreemptiveCase, preemptive_case
+from .preemptive import (
+    BAD_SETTING,
+    PREEMPTIVE,
+    PREEMPTIVE_COUNTEREXAMPLE,
+    PREEMPTIVE_RUN,
+    fuzz_preemptive,
+)
 from .records import (
     STATED_BOUNDS,
     Disagreement,
@@ -75,7 +85,9 @@ from .workloads import (
 )
 
 __all__ = [
-    "FIXED_CAPACITIES", "JOB_INTS", "LABELS", "MAX_RECHECK", "MORE_PATTERNS", "PATTERNS",
+    "BAD_SETTING", "KINDS", "NO_KINDS", "PREEMPTIVE_RUN", "KindRates", "PreemptiveCase",
+    "preemptive_case", "FIXED_CAPACITIES", "JOB_INTS", "LABELS", "MAX_RECHECK",
+    "MORE_PATTERNS", "PATTERNS",
     "PRELUDE_SIZES", "REAL_POINTS", "RESOURCE_NAMES", "RUNNING_INTS", "SPEEDUPS",
     "STATED_BOUNDS", "Disagreement", "Evidence", "GenConfig", "GeneratedPolicy",
     "HarnessConfig", "OutOfBudget", "Outcome", "PREEMPTIVE", "PREEMPTIVE_COUNTEREXAMPLE",

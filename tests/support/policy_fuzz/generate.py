@@ -12,6 +12,8 @@ from attrs import frozen
 
 from schedc.dsl.ir import DECIDERS, TUNING_METRICS, TUNING_STEPS
 
+from .kinds import KindRates, preemptive_case
+
 # Edge templates (see _Gen.edge_base): where verifier and simulator are likely to part.
 PATTERNS = ("bound", "residue", "count", "ids", "inputs")
 # Drawn only when asked (`--patterns ...,rank`): a seed of the default patterns keeps its
@@ -56,6 +58,10 @@ class GenConfig:
     # one. Decided by a stream of its own (``is_preemptive``): a seed that stays rigid names
     # the same rigid policy at any rate; 0 by default for the same reason as above
     preemptive_rate: float = 0.0
+    # the classes of issue 44 drawn onto a preemptive policy, each at its rate (``kinds.py``:
+    # bad settings, job.progress, failing mechanisms, --overrun extend, P from 4 to 16);
+    # ``kinds.NO_KINDS``: the preemptive policies of earlier campaigns
+    preemptive_kinds: KindRates = KindRates()
 
 
 @frozen
@@ -68,13 +74,12 @@ class GeneratedPolicy:
 
 def generate(seed: int, config: GenConfig | None = None) -> GeneratedPolicy:
     """The policy of ``seed`` (same seed and config, same text): a preemptive one (feature
-    "preemptive", the text of ``preemptive_agreement.encodable_policy(seed)``) if
+    "preemptive" and the kinds drawn, the text of ``kinds.preemptive_case``) if
     ``is_preemptive`` chooses the seed, else a rigid one."""
     config = config or GenConfig()
     if is_preemptive(seed, config):
-        from tests.support.preemptive_agreement import encodable_policy
-
-        return GeneratedPolicy(seed, encodable_policy(seed), ("preemptive",), "fuzz")
+        case = preemptive_case(seed, config.preemptive_kinds)
+        return GeneratedPolicy(seed, case.text, ("preemptive", *case.kinds), "fuzz")
     gen = _Gen(random.Random(seed), config, f"fuzz{seed}")
     return GeneratedPolicy(seed, gen.program(), tuple(sorted(gen.features)), gen.name)
 

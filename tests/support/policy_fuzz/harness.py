@@ -48,7 +48,7 @@ def fuzz_seed(seed: int, gen: GenConfig | None = None,
     """Generate the policy of ``seed`` and fuzz it (a preemptive one, if ``gen``'s
     ``preemptive_rate`` draws it, with ``preemptive.fuzz_preemptive``)."""
     if is_preemptive(seed, gen):
-        return fuzz_preemptive(seed, config)
+        return fuzz_preemptive(seed, config, (gen or GenConfig()).preemptive_kinds)
     g = generate(seed, gen)
     return fuzz_policy(g.text, seed, config, g.features, g.name)
 

@@ -22,7 +22,8 @@ class HarnessConfig:
     triage: bool = True  # extract, shrink and classify each disagreement's failing state
     shrink_runs: int = 60  # replays a shrink may make
     # a preemptive policy (GenConfig.preemptive_rate): verified with N waiting and R running
-    # slots (P = 8 processors, the default Limits), then so many random states within those
+    # slots (P = 8 processors unless its kinds draw another, fewer slots above 8:
+    # ``kinds.bounds_for``; the default Limits), then so many random states within those
     # bounds replayed against its proofs (``preemptive_agreement.verify_one``)
     preemptive_bounds: tuple[int, int] = (2, 2)
     preemptive_states: int = 8
@@ -46,6 +47,7 @@ class Evidence:
     state: dict[str, Any] | None = None  # a state `schedc run --state` replays
     queued: int | None = None  # jobs waiting and running where it failed (state or call)
     running: int | None = None
+    run_flags: str = ""  # more `schedc run` options it needs (`--overrun extend`)
 
 
 # The category of a stop with more jobs than a proof's slots, where the verdict states that
@@ -55,11 +57,13 @@ STATED_BOUNDS = "beyond-stated-bounds"
 
 @frozen
 class Disagreement:
-    kind: str  # proved-but-stopped | counterexample | crash | vacuous
+    kind: str  # proved-but-stopped | counterexample | crash | vacuous | bad-setting
     # constant-vs-bound | real-arithmetic | bounds | input-assumption | counterexample |
     # counterexample-masked (the replay stops first for another property, also not proved) |
     # outside-pass | crash | other; a preemptive policy's: preemptive (a proved property a
-    # replayed state stops for) | preemptive-counterexample (a violation no replay confirms);
+    # replayed state stops for) | preemptive-counterexample (a violation no replay confirms)
+    # | preemptive-run (a proved property a run stops for) | bad-setting (a non-positive
+    # setting let through, or refused unlocated: ``preemptive.py``);
     # either's vacuous-proof (proved, but its assumptions admit no state: tests/support/vacuity)
     category: str
     property: str
@@ -94,7 +98,10 @@ class PolicyResult:
     # a preemptive policy (``preemptive.fuzz_preemptive``): its verdicts carry no times or
     # reasons, ``simulations`` counts its replayed states
     preemptive: bool = False
-    skipped: str | None = None  # why it was not checked (a preemptive policy not encoded)
+    # why it was not checked: a preemptive policy "not encoded", or "refused by check" (as it
+    # must be: a setting the params make non-positive, ``kinds.py``)
+    skipped: str | None = None
+    verify_flags: str = ""  # a preemptive policy's `schedc verify` options (P, --overrun)
 
     @property
     def unknown(self) -> int:

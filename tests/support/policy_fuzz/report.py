@@ -4,6 +4,7 @@ folder, and a campaign's figures (``tally``)."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ from typing import Any
 from schedc.runtime.workloads.state_file import param_text
 from tests.support.vacuity import VACUOUS
 
+from .kinds import KINDS
 from .records import STATED_BOUNDS, Disagreement, HarnessConfig, PolicyResult
 
 
@@ -23,16 +25,21 @@ def evidence_name(d: Disagreement) -> str | None:
 
 def commands(d: Disagreement, config: HarnessConfig | None = None,
              policy: str = "policy.pol", name: str | None = None,
-             preemptive: bool = False) -> list[str]:
+             preemptive: bool = False, verify_flags: str = "") -> list[str]:
     """The `schedc` commands that show the disagreement (run from the evidence folder).
     ``name``: the policy to pick when the file defines several (a dynP policy's);
-    ``preemptive``: a preemptive policy's (its bounds, 8 processors, the default rlimit)."""
+    ``preemptive``: a preemptive policy's (its bounds, ``verify_flags`` or 8 processors, the
+    default rlimit)."""
+    from .kinds import bounds_for
+
     cfg = config or HarnessConfig()
     if name is not None:
         policy += f" --policy {name}"
-    n, r = cfg.preemptive_bounds if preemptive else cfg.bounds
+    flags = verify_flags or "--processors 8"
+    n, r = bounds_for(int(flags.split()[1]), cfg.preemptive_bounds) if preemptive \
+        else cfg.bounds
     verify = f"schedc verify {policy} --queued {n} --running {r} " + (
-        "--processors 8" if preemptive else f"--rlimit {cfg.rlimit}")
+        flags if preemptive else f"--rlimit {cfg.rlimit}")
     ev = d.evidence
     if d.kind == "counterexample":
         verify += " --counterexamples cex"
@@ -40,7 +47,8 @@ def commands(d: Disagreement, config: HarnessConfig | None = None,
         run = f"schedc run {policy} --state state.json"
     elif ev.workload_csv is not None:
         run = f"schedc run {policy} --workload workload.csv" + "".join(
-            f" --param {k}={param_text(v)}" for k, v in sorted(ev.params.items()))
+            f" --param {k}={param_text(v)}" for k, v in sorted(ev.params.items())) + (
+            f" {ev.run_flags}" if ev.run_flags else "")
     else:
         return [verify]
     return [verify, run]
@@ -61,7 +69,8 @@ def describe(result: PolicyResult, d: Disagreement, config: HarnessConfig | None
         lines.append(f"  at the failure: {ev.queued} queued, {ev.running} running")
     several = "tuned" in result.features  # the file defines the candidates too
     lines += [f"  $ {c}" for c in commands(d, config, name=result.name if several else None,
-                                           preemptive=result.preemptive)]
+                                           preemptive=result.preemptive,
+                                           verify_flags=result.verify_flags)]
     if with_policy:
         lines += ["  policy.pol:"] + [f"    {x}" for x in result.text.rstrip().splitlines()]
     if ev.state is not None:
@@ -153,9 +162,16 @@ def _preemptive_tally(results: Sequence[PolicyResult]) -> dict[str, Any]:
     return {
         "policies": len(results),
         "invalid": sum(r.compile_error is not None for r in results),
-        "skipped": sum(r.skipped is not None for r in results),
+        "skipped": sum(r.skipped == "not encoded" for r in results),
+        # refused by `check` as they must be (a setting the params make non-positive)
+        "refused_by_check": sum(r.skipped == "refused by check" for r in results),
+        # the classes of issue 44 drawn (``kinds.py``), policies of each; P of each machine
+        "kinds": {k: sum(k in r.features for r in results) for k in KINDS},
+        "processors": dict(sorted(Counter(int(r.verify_flags.split()[1]) for r in results
+                                          if r.verify_flags).items())),
         "verdicts": verdicts,
         "unknown": sum(r.unknown for r in results),
+        # states replayed and workloads run (``preemptive.RUNS`` each)
         "replays": sum(r.simulations for r in results),
         "replay_stops_agreeing": sum(r.agreed_stops for r in results),
         "disagreements": sum(len(r.disagreements) for r in results),

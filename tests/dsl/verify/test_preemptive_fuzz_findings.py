@@ -1,0 +1,54 @@
+"""What the fuzz campaigns of issue 44 found (benchmarks/fuzz_verify.py --preemptive-rate 1,
+tests/support/policy_fuzz/kinds.py), each minimised to its case. A finding in
+dsl/verify/preemption/ (reworked elsewhere) stays here as an xfail naming the bug."""
+
+from __future__ import annotations
+
+import pytest
+
+from schedc.dsl import compile_source
+from schedc.dsl.verify.prover import verify_policy
+from schedc.dsl.verify.verdict import Bounds, Limits
+from schedc.runtime.replay import replay_stop, replayer
+
+# campaign seed 7 (kinds progress, machine), minimised: a moldable job running on fewer
+# cpus than it asked progresses slower than its estimate says, so the sqrt fails
+SLOW_MOLDABLE = """machine m {
+  resource cpus
+  resource memory = 20
+}
+policy fuzz {
+  mechanism suspend
+  preempt by order
+  keep sqrt(job.progress * job.estimate - job.since_start) < 1
+}
+"""
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "dsl/verify/preemption/prover.py (counterexample): a running moldable job at a size other "
+    "than its request is written without `size`, so the state file refuses it (`1 "
+    "processors for the 2 cpus it holds`) and well-defined comes back unknown ('the replay "
+    "does not stop') instead of violated"))
+def test_a_moldable_job_running_below_its_request_is_a_replayable_counterexample() -> None:
+    policy = compile_source(SLOW_MOLDABLE, "slow.pol")
+    (verdict,) = verify_policy(policy, Bounds(1, 1, 4, preemptive=(1, 1)), Limits(),
+                               only=["well-defined"], replay=replayer(policy))
+    assert verdict.status == "violated", verdict.reason
+    assert replay_stop(policy, verdict.counterexample).kind == "well-defined"
+
+
+def test_the_same_state_with_its_size_replays_to_the_stop() -> None:
+    # the state the counterexample should be: with `size` it is valid and the run stops
+    # where verify says (so the fix is in the decoding, not in the encoding or the run)
+    policy = compile_source(SLOW_MOLDABLE, "slow.pol")
+    state = {"now": 2, "capacity": {"cpus": 4}, "params": {},
+             "running": [{"id": 0, "submit": 0, "estimate": 4, "run_time": 4,
+                          "request": {"cpus": 2}, "min_size": 1, "max_size": 3,
+                          "speedup": "measured(1:9, 2:4)", "start": 0, "processors": [0],
+                          "acquired": 0, "preemptions": 0, "progress": "1/36"}],
+             "queue": [{"id": 1, "submit": 0, "estimate": 2, "run_time": 2,
+                        "request": {"cpus": 1}}], "check": ["preemptive-pass"]}
+    assert "processors for the 2 cpus" in replay_stop(policy, state).message
+    stop = replay_stop(policy, state | {"running": [state["running"][0] | {"size": 1}]})
+    assert stop.kind == "well-defined" and "sqrt of a negative number" in stop.message
