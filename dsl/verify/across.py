@@ -57,7 +57,6 @@ a violation is reported only if that replay stops for this property.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -67,11 +66,15 @@ from attrs import frozen
 
 from schedc.dsl import ir
 from schedc.dsl.diagnostics import Span
+from schedc.dsl.verify.budget import Budget, OutOfTime, running
+from schedc.dsl.verify.budget import add as add_in_time
+from schedc.dsl.verify.budget import check as in_time
 from schedc.dsl.verify.checker import (
     REPLAY_TRIES,
     WAITING,
     Progress,
     Replay,
+    context_work,
     least_clash,
     located,
     undecided,
@@ -128,7 +131,6 @@ def verify_across(policy: ir.Policy, bounds: Bounds | None = None,
              f"K={len(policy.machine.resources)}")
     if progress is not None:
         progress(KEPT, None)
-    started = time.perf_counter()
     if policy.preemption is not None:
         return [Verdict(KEPT, "unknown", 0.0, bound, location=policy.preemption.span,
                         reason=PREEMPTION_RESERVES_NOTHING)]
@@ -136,14 +138,18 @@ def verify_across(policy: ir.Policy, bounds: Bounds | None = None,
         return [Verdict(KEPT, "unknown", 0.0, bound, location=_where(policy), reason=(
             "a dynP policy may switch candidates between the two passes: reservations-kept "
             "is encoded for one pass rule (verify a candidate as a policy of its own)"))]
-    with fresh_context():
-        run = _Run(policy, bounds, limits, bound, replay, progress)
+    # the time limit: the CPU time of all it does (``budget.py``)
+    with fresh_context() as context:
+        budget = Budget(limits.timeout_ms / 1000, context.interrupt)
+        before = context_work()
         try:
-            verdict = run.verdict()
-        except Unsupported as exc:
+            with budget:
+                verdict = _Run(policy, bounds, limits, bound, replay, progress).verdict()
+        except (Unsupported, OutOfTime) as exc:
             verdict = Verdict(KEPT, "unknown", 0.0, bound, location=_where(policy),
                               reason=str(exc))
-    return [attrs.evolve(verdict, seconds=time.perf_counter() - started)]
+        work = context_work() - before  # Z3's resource units: the same on any machine
+    return [attrs.evolve(verdict, seconds=budget.spent(), work=work)]
 
 
 def _where(policy: ir.Policy) -> Span | None:
@@ -197,7 +203,6 @@ class _Run:
                  replay: Replay | None, progress: Progress | None) -> None:
         self.policy, self.bounds, self.limits, self.bound = policy, bounds, limits, bound
         self.replay, self.progress = replay, progress
-        self.deadline = time.perf_counter() + limits.timeout_ms / 1000
         self.first: SymbolicPass  # the first pass the proof's checks are of (``prove``)
 
     def verdict(self) -> Verdict:
@@ -221,7 +226,6 @@ class _Run:
                                 reason=undecided(found.unknown))
         return verdict
 
-
     # -- the proof ----------------------------------------------------------------------------
 
     def proof_blocked(self) -> str | None:
@@ -244,24 +248,20 @@ class _Run:
 
     def solver(self, sym: SymbolicPass) -> z3.Solver:
         solver = z3.Solver()
-        solver.set("rlimit", self.limits.rlimit)
-        solver.set("timeout", self.timeout_ms())
+        solver.set("rlimit", self.limits.rlimit)  # the time limit: ``budget.py``'s
         for i, a in enumerate(sym.assumptions):
             solver.assert_and_track(a.formula, z3.Bool(f"assumption_{i}"))
         return solver
 
-    def timeout_ms(self) -> int:
-        left = int((self.deadline - time.perf_counter()) * 1000)
-        return max(1, min(self.limits.timeout_ms, left))
-
     def unsat(self, sym: SymbolicPass, solver: z3.Solver, why: str) -> _Outcome:
-        solver.set("timeout", self.timeout_ms())
+        in_time()
         result = solver.check()
         if result == z3.unsat:
             used = {sym.assumptions[int(str(t).split("_")[1])].name
                     for t in solver.unsat_core() if str(t).startswith("assumption_")}
             return _Outcome(True, core=tuple(sorted(used)))
         if result == z3.unknown:
+            in_time()  # interrupted by the time limit: out of time
             return _Outcome(False, f"{why} (Z3: {solver.reason_unknown()})")
         return _Outcome(False, why)
 
@@ -272,8 +272,8 @@ class _Run:
         core: set[str] = set()
         for lemma in checks:
             solver.push()
-            solver.add([f for tag, f in sym.definitions.items
-                        if tag is None or tag in lemma.tags])
+            add_in_time(solver, [f for tag, f in sym.definitions.items
+                                 if tag is None or tag in lemma.tags])
             solver.add(*lemma.premises, z3.Not(lemma.claim))
             outcome = self.unsat(sym, solver, why)
             solver.pop()
@@ -286,8 +286,8 @@ class _Run:
         """``premises`` imply ``claim`` by arithmetic alone (no assumption, no equation)."""
         solver = z3.Solver()
         solver.set("rlimit", self.limits.rlimit)
-        solver.set("timeout", self.timeout_ms())
         solver.add(*premises, z3.Not(claim))
+        in_time()
         result = solver.check()
         if result == z3.unsat:
             return _Outcome(True)
@@ -311,6 +311,7 @@ class _Run:
                    for s in range(steps)]
         plan_safe = [c.claim for c in checks]
         for j, d in enumerate(sym.decisions):
+            in_time()  # lemmas for each pair of slots: seconds of Python at N = 64
             before = [z3.Implies(sym.queue[b].present, sym.decisions[b].started)
                       for b in range(j)]
             tags = (j, *(("exact", c) for c in range(j + 1)))
@@ -429,17 +430,21 @@ class _Run:
             two = _TwoPasses(policy, at, ARRIVALS if n > 1 else 1)
             solver = z3.Solver()
             solver.set("rlimit", self.limits.rlimit)
-            solver.add(*two.constraints, two.violated)
-            solver.set("timeout", self.timeout_ms())
+            add_in_time(solver, [*two.constraints, two.violated])
             result = solver.check()
             if result == z3.unsat:
                 cleared = at
                 continue
+            budget = running()
+            if result == z3.unknown and budget is not None and budget.expired():
+                return self.unknown(f"{unproved}; " + budget.reason(
+                    f"in the two-pass counterexample search at N={at[0]}, R={at[1]}")
+                    + _cleared(cleared))
             if result == z3.unknown:
                 return self.unknown(f"{unproved}; the two-pass counterexample search ran out "
-                                    f"of Z3's resource limit or the time limit at N={at[0]}, "
-                                    f"R={at[1]} ({solver.reason_unknown()}): raise --rlimit "
-                                    f"or --timeout" + _cleared(cleared))
+                                    f"of Z3's resource limit at N={at[0]}, R={at[1]} "
+                                    f"({solver.reason_unknown()}): raise --rlimit"
+                                    + _cleared(cleared))
             return self.confirmed(two, unproved, solver.model())
         return self.unknown(f"{unproved}; no two-pass counterexample with up to "
                             f"{cleared[0] if cleared else 0} queued and "
@@ -452,7 +457,7 @@ class _Run:
         excluded: list[z3.BoolRef] = []
         misses: list[str] = []
         for _ in range(REPLAY_TRIES if self.replay is not None else 1):
-            model = _least(two, [two.violated, *excluded], self.limits, self.timeout_ms())
+            model = _least(two, [two.violated, *excluded], self.limits)
             if model is None and not excluded:
                 model = found  # the minimiser gave up: the search's own model
             if model is None:
@@ -844,16 +849,16 @@ MINIMISING_CHECKS = 24
 MINIMISING_SHARE = 4
 
 
-def _least(two: _TwoPasses, constraints: Sequence[z3.BoolRef], limits: Limits,
-           timeout_ms: int) -> z3.ModelRef | None:
+def _least(two: _TwoPasses, constraints: Sequence[z3.BoolRef], limits: Limits
+           ) -> z3.ModelRef | None:
     """A model least in the number of jobs, then in the sum of its numbers, then in the ids
     of the first jobs (each pushed down by galloping, then bisection, as the one-pass least
     counterexample, ``counterexample.py``: within MINIMISING_CHECKS checks, each bounded by
-    the rlimit)."""
+    the rlimit; out of time, the least found so far)."""
     solver = z3.Solver()
     solver.set("rlimit", limits.rlimit)
-    solver.set("timeout", timeout_ms)
-    solver.add(*two.constraints, *constraints)
+    add_in_time(solver, [*two.constraints, *constraints])
+    budget = running()
     if solver.check() != z3.sat:
         return None
     model, checks = solver.model(), 1
@@ -871,6 +876,8 @@ def _least(two: _TwoPasses, constraints: Sequence[z3.BoolRef], limits: Limits,
         while checks < MINIMISING_CHECKS:  # down by galloping, then by bisection
             target = best - step if infeasible is None else (infeasible + best) // 2
             if target < 0 or infeasible is not None and target <= infeasible:
+                break
+            if budget is not None and budget.expired():
                 break
             solver.push()
             solver.add(objective <= target)

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import TracebackType
+from typing import Any
 
 TICK = 0.02  # seconds: how often the watchdog reads the clock once little is left
 
@@ -133,6 +134,16 @@ def check() -> None:
     # the flag the watchdog sets (no clock read: the encoders call this often)
     if budget is not None and budget._expired:
         raise OutOfTime(budget)
+
+
+def add(solver: Any, terms: Sequence[Any], slice_: int = 1000) -> None:
+    """``solver.add(*terms)``, a slice at a time with ``check`` between (z3's Python adds a
+    pass's ten thousands of terms in a good part of a second, which no interrupt stops);
+    the same assertions in the same order."""
+    terms = list(terms)
+    for start in range(0, len(terms), slice_):
+        check()
+        solver.add(*terms[start:start + slice_])
 
 
 def ran_out(seconds: float, doing: str = "") -> str:

@@ -11,7 +11,8 @@ driven to prove or refute it can be read, and changed, one without the other.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import attrs
@@ -20,6 +21,9 @@ from attrs import frozen
 
 from schedc.dsl import ir
 from schedc.dsl.diagnostics import Span
+from schedc.dsl.verify.budget import Budget, OutOfTime
+from schedc.dsl.verify.budget import add as add_in_time
+from schedc.dsl.verify.budget import check as in_time
 from schedc.dsl.verify.counterexample import counterexample, same_state, small_model
 from schedc.dsl.verify.pass_encoding.encoder import TAILS, encode_pass
 from schedc.dsl.verify.pass_encoding.record import SymbolicPass
@@ -55,7 +59,6 @@ WAITING = "at least one job waits"
 EQUATIONS = "the encoded pass's equations"
 
 
-
 class Checker:
     """Runs the solver: lemmas over the step facts, then the exact pass at growing bounds."""
 
@@ -68,7 +71,10 @@ class Checker:
         self.kept = kept
         self.replay = replay
         self.progress = progress
-        self.deadline: float | None = None  # the property's (perf_counter), see `start`
+        # the running property's CPU time (``timed``), and what the properties share of it:
+        # the CPU seconds of the work they all read (``sharing``), counted in each one's
+        self.budget: Budget | None = None
+        self.shared = 0.0
         self.prepare: Callable[[SymbolicPass], object] = lambda s: None  # on each new pass
         self._exact: dict[tuple[int, int, bool, str], SymbolicPass] = {}
         self.searched_past: int | None = None  # the last `_refute`'s search past N
@@ -93,9 +99,11 @@ class Checker:
         the exact pass a failed lemma is searched for (default: the lemma itself). ``learn``:
         the lemmas, once all proved, are premises of the later checks on ``sym`` (only small
         linear ones are worth it: a premise with a sqrt slows every later check)."""
-        started = time.perf_counter()
+        started = time.process_time()
         cores: set[str] = set()
         proved: list[tuple[z3.BoolRef, tuple[str, ...]]] = []
+        if self.budget is not None:
+            self.budget.doing = "while proving it from the step facts"
         for what, step, lemma in lemmas:
             formula = lemma(sym)
             result, core = self.solve(sym, formula, None if sym.exact else step)
@@ -108,10 +116,10 @@ class Checker:
             if verdict is None:  # the exact pass holds it at every bound, the given ones too
                 verdict = Verdict(name, "proved", 0.0, self.bound, location=location,
                                   reason=note, caveats=self._bounded(idle, what))
-            return attrs.evolve(verdict, seconds=time.perf_counter() - started)
+            return attrs.evolve(verdict, seconds=time.process_time() - started)
         for formula, core in proved if learn else []:
             self.learn(sym, formula, core)
-        return Verdict(name, "proved", time.perf_counter() - started, self.bound,
+        return Verdict(name, "proved", time.process_time() - started, self.bound,
                        location=location, core=tuple(sorted(cores)), reason=note)
 
     def unless_vacuous(self, verdict: Verdict, sym: SymbolicPass) -> Verdict:
@@ -147,20 +155,48 @@ class Checker:
         return found
 
     def start(self, name: str) -> None:
-        """A property starts: its time limit runs from now, over all of its checks, on a
-        fresh solver (what the others' checks left in one must not change its verdict)."""
-        self.deadline = time.perf_counter() + self.limits.timeout_ms / 1000
+        """A property starts, on a fresh solver (what the others' checks left in one must
+        not change its verdict)."""
         self._base_of = self._base_solver = None
         if self.progress is not None:
             self.progress(name, None)
 
-    def timeout_ms(self) -> int:
-        """The next check's time limit: what the property has left (at least 1 ms: Z3
-        reads 0 as no limit)."""
-        if self.deadline is None:
-            return self.limits.timeout_ms
-        left = int((self.deadline - time.perf_counter()) * 1000)
-        return max(1, min(self.limits.timeout_ms, left))
+    def timed(self, name: str, compute: Callable[[], Verdict]) -> Verdict:
+        """``compute()``, the verdict of property ``name``, within its time limit: CPU
+        seconds over all it does (``budget.py``), those of the work the properties share
+        (``shared``) counted in. Its ``seconds`` are the CPU seconds it took. Out of time
+        outside a counterexample search (whose verdict says how far it got): unknown, and
+        why."""
+        self.start(name)
+        budget = self.budget = Budget(self.limits.timeout_ms / 1000, z3.main_ctx().interrupt,
+                                      self.shared)
+        try:
+            with budget:
+                verdict = compute()
+        except OutOfTime as exc:
+            verdict = Verdict(name, "unknown", 0.0, self.bound, reason=str(exc))
+        finally:
+            self.budget = None
+        return attrs.evolve(verdict, seconds=budget.spent())
+
+    @contextmanager
+    def sharing(self, doing: str) -> Iterator[Budget]:
+        """A block of the work every property reads (the pass they share, its facts), within
+        the time limit of one property; its CPU seconds are added to ``shared``. Out of time,
+        it raises ``OutOfTime``: every verdict is then unknown."""
+        with Budget(self.limits.timeout_ms / 1000, z3.main_ctx().interrupt,
+                    self.shared) as budget:
+            budget.doing = doing
+            self.budget = budget
+            try:
+                yield budget
+            finally:
+                self.budget = None
+                self.shared = budget.spent()
+
+    def _expired(self) -> bool:
+        """The running property's time ran out."""
+        return self.budget is not None and self.budget.expired()
 
     def learn_lemmas(self, sym: SymbolicPass, lemmas: list[Property],
                      steps: list[int]) -> bool:
@@ -190,14 +226,17 @@ class Checker:
               step: int | None) -> tuple[z3.CheckSatResult, tuple[str, ...]]:
         # One solver per encoded pass holds the assumptions; each check adds its own
         # equations and the negated property in a scope (they are internalised once).
+        if self.budget is not None:
+            self.budget.check()  # out of time: no further check
         solver = self._base(sym)
         solver.push()
         try:
-            solver.add(sym.definitions.all() if step is None
-                       else sym.definitions.for_step(step))
+            add_in_time(solver, sym.definitions.all() if step is None
+                        else sym.definitions.for_step(step))
             solver.add(z3.Not(prop))
-            solver.set("timeout", self.timeout_ms())
             result = solver.check()
+            if result == z3.unknown:
+                in_time()  # interrupted by the time limit: out of time
             if result != z3.unsat:
                 return result, ()
             used: set[str] = set()
@@ -222,10 +261,9 @@ class Checker:
         """The assumptions (tracked, for unsat cores) and ``equations``."""
         solver = z3.Solver()
         solver.set("rlimit", self.limits.rlimit)
-        solver.set("timeout", self.timeout_ms())
         for i, assumption in enumerate(sym.assumptions):
             solver.assert_and_track(assumption.formula, z3.Bool(f"assumption_{i}"))
-        solver.add(equations)
+        add_in_time(solver, equations)
         return solver
 
     def _refute(self, name: str, prop: Property, location: Span | None, failure: str,
@@ -252,7 +290,7 @@ class Checker:
         if idle:  # progress: a start among the first N is a start (see `_bounded`)
             return None
         for n in range(N + 1, min(N + BEYOND, MAX_QUEUED) + 1):
-            if self.timeout_ms() <= 1:
+            if self._expired():
                 break
             outcome = self._search_at(name, prop, (n, R), False, idle, location, failure,
                                       searched, beyond=True)
@@ -272,6 +310,9 @@ class Checker:
         replays, else unknown, saying why)."""
         if self.progress is not None:
             self.progress(name, bounds)
+        if self.budget is not None:
+            self.budget.doing = f"while searching for a counterexample at N={bounds[0]}, " \
+                f"R={bounds[1]}"
         # any further queued jobs (sound: it decides), then copies of one (a state to show)
         for tail in TAILS:
             sym = self._exact_pass(bounds, idle, tail)
@@ -281,18 +322,18 @@ class Checker:
                                               for j in (*sym.running, *sym.queue)))
             solver = self._solver(sym, sym.definitions.all())
             solver.add(violated)
-            spent, clock = _rlimit_count(solver), time.perf_counter()
+            spent, clock = _rlimit_count(solver), time.process_time()
             result = solver.check()
             if result == z3.unsat and tail == "any":
                 searched[rigid] = bounds
                 return None  # it holds at these bounds, whatever waits after the slots
             if result == z3.unknown:
                 # the property's time ran out, however Z3 names a check it stopped
-                why = ("timeout" if self.timeout_ms() == 1 else solver.reason_unknown())
+                why = "timeout" if self._expired() else solver.reason_unknown()
                 return Verdict(name, "unknown", 0.0, self.bound, location=location,
                                reason=unknown_reason(
                                    why, bounds, self.limits,
-                                   time.perf_counter() - clock,
+                                   time.process_time() - clock,
                                    _rlimit_count(solver) - spent) + _searched(searched))
             if result == z3.unsat:  # only a tail of different jobs breaks it
                 return Verdict(name, "unknown", 0.0, self.bound, location=location,
@@ -328,10 +369,11 @@ class Checker:
 
     def _exact_pass(self, bounds: tuple[int, int], idle: bool, tail: str) -> SymbolicPass:
         key = (*bounds, idle, tail)
-        if key not in self._exact:
-            self._exact[key] = encode_pass(self.policy, Bounds(*bounds), idle=idle, tail=tail,
-                                           resized=self.resized, kept=self.kept)
-            self.prepare(self._exact[key])
+        if key not in self._exact:  # kept once whole (a property out of time leaves none)
+            sym = encode_pass(self.policy, Bounds(*bounds), idle=idle, tail=tail,
+                              resized=self.resized, kept=self.kept)
+            self.prepare(sym)
+            self._exact[key] = sym
         return self._exact[key]
 
     def _confirmed(self, name: str, sym: SymbolicPass, violated: z3.BoolRef,
@@ -346,8 +388,7 @@ class Checker:
         for _ in range(REPLAY_TRIES if self.replay is not None else 1):
             found = None
             for extra in ([exact_roots] if exact_roots else []) + [[]]:
-                found = small_model(sym, [violated, *excluded, *extra],
-                                    attrs.evolve(self.limits, timeout_ms=self.timeout_ms()))
+                found = small_model(sym, [violated, *excluded, *extra], self.limits)
                 if found is not None:
                     break
             if found is None and not excluded:
@@ -389,8 +430,7 @@ def least_clash(named: Sequence[tuple[str, z3.BoolRef]], limits: Limits) -> Vacu
     clash (a check each; made only where a proof is vacuous)."""
     names = list(dict.fromkeys(name for name, _ in named))
     solver = z3.Solver()
-    solver.set("rlimit", limits.rlimit)
-    solver.set("timeout", limits.timeout_ms)
+    solver.set("rlimit", limits.rlimit)  # the time limit is the property's (``Budget``)
     for i, name in enumerate(names):
         solver.add(z3.Implies(z3.Bool(f"vacuity_{i}"), z3.And(
             [f for n, f in named if n == name])))
@@ -398,11 +438,15 @@ def least_clash(named: Sequence[tuple[str, z3.BoolRef]], limits: Limits) -> Vacu
     if result == z3.sat:
         return Vacuity()
     if result == z3.unknown:
+        in_time()  # cut short by the time limit: the property's, not an answer to keep
         return Vacuity(unknown=solver.reason_unknown())
     core = sorted(int(str(t).split("_")[1]) for t in solver.unsat_core())
     for i in list(core):
         rest = [z3.Bool(f"vacuity_{j}") for j in core if j != i]
-        if solver.check(*rest) == z3.unsat:  # the others clash without it
+        outcome = solver.check(*rest)
+        if outcome == z3.unknown:
+            in_time()
+        if outcome == z3.unsat:  # the others clash without it
             core.remove(i)
     return Vacuity(clash=tuple(names[i] for i in core))
 

@@ -11,7 +11,6 @@ proving: it only reads a satisfiable solver's model, and the cross-pass check
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
@@ -19,6 +18,8 @@ from typing import Any
 import z3
 
 from schedc.dsl.number_text import json_number
+from schedc.dsl.verify.budget import add as add_in_time
+from schedc.dsl.verify.budget import running
 from schedc.dsl.verify.pass_encoding.record import SymbolicPass
 from schedc.dsl.verify.verdict import Limits
 
@@ -31,11 +32,11 @@ def small_model(sym: SymbolicPass, constraints: Sequence[z3.BoolRef],
     then the least ids to the first jobs (``_least``). None if no model is found (the
     caller keeps the solver's). Bounded by Z3's rlimit, not by the clock: a loaded machine
     must not turn the least counterexample into another one (a CI run under load did, with a
-    short clock; the --timeout is only a guard of last resort)."""
+    short clock; the --timeout, the property's CPU time, is only a guard of last resort)."""
     solver = z3.Solver()
     solver.set("rlimit", limits.rlimit)
-    solver.set("timeout", limits.timeout_ms)
-    solver.add(*(a.formula for a in sym.assumptions), *sym.definitions.all(), *constraints)
+    add_in_time(solver, [*(a.formula for a in sym.assumptions), *sym.definitions.all(),
+                         *constraints])
     objectives: list[z3.ArithRef] = []
     jobs = [*sym.running, *sym.queue]
     objectives.append(z3.Sum([z3.If(z3.And(j.present, j.moldable), 1, 0) for j in jobs]))
@@ -84,8 +85,8 @@ def _least(solver: z3.Solver, objectives: Sequence[z3.ArithRef],
     (galloping, then bisecting) and then held at its least value while the next is. Every
     check is bounded by the rlimit and there are at most MINIMISING_CHECKS, so the result
     is the same on any machine; if the budget runs out, the least model found so far."""
-    # the limit holds for all the checks together (the property's time left)
-    deadline = time.perf_counter() + limits.timeout_ms / 1000
+    # the time limit is the property's (``budget.py``: its watchdog interrupts a check)
+    budget = running()
     if solver.check() != z3.sat:
         return None
     model, checks = solver.model(), 1
@@ -97,12 +98,10 @@ def _least(solver: z3.Solver, objectives: Sequence[z3.ArithRef],
             target = best - step if infeasible is None else (infeasible + best) // 2
             if infeasible is not None and target <= infeasible:
                 break
-            left = int((deadline - time.perf_counter()) * 1000)
-            if left < 1:
+            if budget is not None and budget.expired():
                 break
             solver.push()
             solver.add(objective <= target)
-            solver.set("timeout", min(limits.timeout_ms, left))
             result = solver.check()
             checks += 1
             if result == z3.sat:

@@ -6,11 +6,12 @@ else is unknown with Z3's reason. Proofs use the pass's step facts (small lemmas
 over the steps: see ``dsl/verify/pass_encoding/``); counterexamples come from the exact
 pass, searched at growing bounds so that the first one found is small. Assumptions are tracked
 by name, so a proof reports which of them it used (the unsat core). Z3's ``rlimit`` bounds the
-work, so a verdict does not depend on the machine's speed (a wall-clock timeout is a second
-guard), and each verification has its own Z3 context (``dsl/verify/z3context.py``), so a
-verdict does not depend on what the process verified before. Nor on which other properties
-are asked: the lemmas learned as premises of later checks (``_learn_pass_facts``) are
-learned first, the same for every selection, and each property runs on a fresh solver.
+work, so a verdict does not depend on the machine's speed or load (a limit of CPU time,
+``budget.py``, is a second guard), and each verification has its own Z3 context
+(``dsl/verify/z3context.py``), so a verdict does not depend on what the process verified
+before. Nor on which other properties are asked: the lemmas learned as premises of later
+checks (``_learn_pass_facts``) are learned first, the same for every selection, and each
+property runs on a fresh solver.
 
 The parts apart from this module, each importing only those before it: ``verdict.py`` (what
 a verification gives), ``counterexample.py`` (the least model, decoded as a state file),
@@ -21,13 +22,13 @@ proof.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable
 
 import attrs
 import z3
 
 from schedc.dsl import ir
+from schedc.dsl.verify.budget import OutOfTime
 from schedc.dsl.verify.checker import Checker, Progress, Replay, context_work
 from schedc.dsl.verify.pass_encoding.encoder import encode_pass
 from schedc.dsl.verify.pass_encoding.record import SymbolicPass, Unsupported
@@ -124,38 +125,41 @@ def _verify(policy: ir.Policy, bounds: Bounds, limits: Limits, only: Iterable[st
         from schedc.dsl.verify.preemption.prover import verify_preemptive
 
         return verify_preemptive(policy, bounds, limits, wanted, replay, progress)
-    try:
-        sym = encode_pass(policy, bounds, exact=False, resized=resized, kept=kept)
-    except Unsupported as exc:
-        names = [*PROPERTIES, *(f"invariant `{i.text}`" for i in policy.invariants)]
-        return [Verdict(name, "unknown", 0.0, bound, reason=str(exc)) for name in names
-                if wanted is None or base(name) in wanted]
     checker = Checker(policy, bounds, limits, bound, replay, resized, progress, kept)
-
-    def want(name: str) -> bool:
-        return wanted is None or name in wanted
-
     # Evaluate invariants before well-defined is checked: they bring their own obligations
     # (on every exact pass too, as soon as it is encoded).
     invariants = [Invariant(inv) for inv in policy.invariants]
     checker.prepare = lambda s: [inv.whole(s) for inv in invariants]
-    checker.prepare(sym)
+    try:
+        # what every property reads: its CPU time is counted in each one's
+        with checker.sharing("while encoding the pass that every property reads"):
+            sym = encode_pass(policy, bounds, exact=False, resized=resized, kept=kept)
+            checker.prepare(sym)
+            # The facts every check on the pass may use, learned first and whatever
+            # properties are asked: a verdict must not depend on which others were asked
+            # (nor their order)
+            _learn_pass_facts(checker, sym)
+    except (Unsupported, OutOfTime) as exc:
+        names = [*PROPERTIES, *(f"invariant `{i.text}`" for i in policy.invariants)]
+        return [Verdict(name, "unknown", checker.shared, bound, reason=str(exc))
+                for name in names if wanted is None or base(name) in wanted]
+
+    def want(name: str) -> bool:
+        return wanted is None or name in wanted
+
     verdicts: list[Verdict] = []
 
-    def measured(name: str, verdict: Callable[[], Verdict], on: SymbolicPass | None = None
-                 ) -> None:
-        checker.start(name)  # the time limit is the property's, all its checks together
+    def measured(name: str, verdict: Callable[[], Verdict],
+                 on: Callable[[], SymbolicPass] | None = None) -> None:
         # Z3's resource count of the whole context (its own: the same on any machine)
-        spent, clock = context_work(), time.perf_counter()
-        # proved, unless the assumptions of its pass (``on``, default the step facts' pass)
-        # admit no state where a job waits: one check per pass, after the property's own
-        found = checker.unless_vacuous(verdict(), sym if on is None else on)
-        verdicts.append(attrs.evolve(found, work=context_work() - spent,
-                                     seconds=time.perf_counter() - clock))
+        spent = context_work()
+        # proved, unless the assumptions of its pass (``on()``, default the step facts'
+        # pass) admit no state where a job waits: one check per pass, after the property's
+        # own. The time limit is the property's, all it does together (``Checker.timed``).
+        found = checker.timed(name, lambda: checker.unless_vacuous(
+            verdict(), sym if on is None else on()))
+        verdicts.append(attrs.evolve(found, work=context_work() - spent))
 
-    # The facts every check on the pass may use, learned first and whatever properties are
-    # asked: a verdict must not depend on which others were asked (nor their order)
-    _learn_pass_facts(checker, sym)
     if want("capacity"):
         # by induction over the steps, as reservation-safety (its lemmas are learned facts
         # already, if they hold)
@@ -187,12 +191,19 @@ def _verify(policy: ir.Policy, bounds: Bounds, limits: Limits, only: Iterable[st
     if want("reservation-safety"):
         measured("reservation-safety", lambda: reservation_safety(checker, sym))
     if want("progress"):
-        # The step facts never force a start: progress is a fact of the exact decisions.
-        idle = encode_pass(policy, bounds, idle=True, earliest=False, resized=resized,
-                           kept=kept)
+        # The step facts never force a start: progress is a fact of the exact decisions
+        # (their pass encoded within the property's time)
+        idle: list[SymbolicPass] = []
+
+        def idle_pass() -> SymbolicPass:
+            if not idle:
+                idle.append(encode_pass(policy, bounds, idle=True, earliest=False,
+                                        resized=resized, kept=kept))
+            return idle[0]
+
         measured("progress", lambda: checker.prove(
-            idle, "progress", [("", None, after_the_pass(makes_progress))],
-            location=policy.backfill.span, idle=True), on=idle)
+            idle_pass(), "progress", [("", None, after_the_pass(makes_progress))],
+            location=policy.backfill.span, idle=True), on=idle_pass)
     for inv in invariants:
         if wanted is None or "invariant" in wanted:
             measured(f"invariant `{inv.inv.text}`", lambda inv=inv: checker.prove(

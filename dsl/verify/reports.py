@@ -48,6 +48,8 @@ def verdict_json(v: Verdict) -> dict[str, Any]:
     return {
         "property": v.property,
         "status": v.status,
+        # CPU seconds of the property's whole verification (the pass every property reads
+        # counted in each one's): what --timeout limits
         "seconds": round(v.seconds, 3),
         "z3_work": v.work,  # Z3's resource units: the same on any machine (cf. --rlimit)
         "bound": v.bound,
@@ -99,7 +101,7 @@ def to_markdown(reports: Sequence[PolicyReport]) -> str:
     lines = []
     for r in reports:
         lines += [f"### `{r.policy}` ({r.file})", "",
-                  "| property | verdict | time | bound | detail |", "|---|---|---|---|---|"]
+                  "| property | verdict | CPU time | bound | detail |", "|---|---|---|---|---|"]
         for v in r.verdicts:
             detail = (v.reason or "").replace("|", "\\|")
             if v.location:
@@ -235,7 +237,8 @@ def print_terminal(reports: Sequence[PolicyReport], console) -> None:
         # the verdict and the time stay whole; the other cells wrap, and fold a long word
         table.add_column("property", overflow="fold")
         table.add_column("verdict", no_wrap=True)
-        table.add_column("time", justify="right", no_wrap=True)
+        # CPU seconds (what --timeout limits), not wall time
+        table.add_column("CPU time", justify="right", no_wrap=True)
         if not shared:
             table.add_column("bound", overflow="fold")
         table.add_column("detail", overflow="fold")

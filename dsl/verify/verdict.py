@@ -18,6 +18,7 @@ from attrs import frozen
 
 from schedc.dsl import ir
 from schedc.dsl.diagnostics import Span
+from schedc.dsl.verify.budget import ran_out
 from schedc.dsl.verify.vocabulary import (
     MAX_PROCESSORS,
     MAX_RLIMIT,
@@ -91,7 +92,8 @@ class Limits:
     """What Z3 may spend on one property."""
 
     rlimit: int = RLIMIT  # Z3 resource units per property (deterministic)
-    timeout_ms: int = int(TIMEOUT_S * 1000)  # wall clock per property, its checks together
+    # CPU time per property, all it does together (``budget.py``), in milliseconds
+    timeout_ms: int = int(TIMEOUT_S * 1000)
 
     @classmethod
     def checked(cls, rlimit: int, timeout_s: float) -> Limits:
@@ -211,8 +213,7 @@ def unknown_reason(why: str, at: tuple[int, int], limits: Limits, seconds: float
     if why != "timeout" and spent >= limits.rlimit:
         return rlimit
     if why == "timeout" or seconds >= 0.98 * timeout_s:  # an Optimize says "canceled"
-        return (f"the time limit (--timeout {timeout_s:g} s) ran out {where}: raise --timeout "
-                f"(e.g. --timeout {4 * timeout_s:g}) {smaller}".rstrip())
+        return ran_out(timeout_s, where)
     if "resource" in why:
         return rlimit
     return f"Z3 gave up {where}: {why}"

@@ -165,8 +165,8 @@ T = TypeVar("T")
 class _Status:
     """One line rewritten in place on a terminal's stderr while Z3 works (a hard property
     takes minutes): the file, the property, how far its search got and the property's
-    elapsed time (the --timeout is per property). Nothing when stderr is not a terminal.
-    Called from the verifying thread: rich's updates take a lock."""
+    elapsed wall time (the --timeout, of CPU time, is per property). Nothing when stderr is
+    not a terminal. Called from the verifying thread: rich's updates take a lock."""
 
     def __init__(self, bounds: tuple[int, int]) -> None:
         self.file = ""
@@ -396,12 +396,18 @@ def add_parser(commands: Any) -> None:
                         help="check only this property (repeatable): "
                         f"{', '.join((*vocabulary.ALL_PROPERTIES, 'invariant', vocabulary.KEPT))}")
     verify.add_argument("--rlimit", type=int, default=vocabulary.RLIMIT,
-                        help="Z3 resource limit per property (machine-independent; "
-                        f"default {vocabulary.RLIMIT:,})")
+                        help="Z3's resource limit of each check: what decides a verdict, "
+                        "the same on any machine, quiet or busy (default "
+                        f"{vocabulary.RLIMIT:,}; a preemptive policy's: "
+                        f"{vocabulary.PREEMPTIVE_RLIMIT:,} per part of a property)")
     verify.add_argument("--timeout", type=float, default=vocabulary.TIMEOUT_S,
-                        metavar="SECONDS", help="wall-clock limit per property, all its "
-                        "checks together (a dynP policy: per property of each candidate; "
-                        f"default {vocabulary.TIMEOUT_S:g})")
+                        metavar="SECONDS", help="CPU-time limit per property, in seconds of "
+                        "the process's CPU time, not of the wall clock: all of the "
+                        "property's verification (encoding, Z3's checks, counterexamples "
+                        "and their replays; the pass every property reads counted in each "
+                        "one's); a guard: at the defaults the rlimit decides the verdicts "
+                        "of every shipped example (a dynP policy: per property of each "
+                        f"candidate; default {vocabulary.TIMEOUT_S:g})")
     verify.add_argument("--format", choices=["text", "json", "markdown", "sarif"],
                         default="text", help="report format (default: text)")
     verify.add_argument("-o", "--output", metavar="PATH", help="write the report to PATH")

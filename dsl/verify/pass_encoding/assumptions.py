@@ -14,6 +14,7 @@ import z3
 from schedc.dsl import ir
 from schedc.dsl.number_text import show
 from schedc.dsl.params import depth_param
+from schedc.dsl.verify.budget import check as in_time
 from schedc.dsl.verify.pass_encoding.order import OrderSteps
 from schedc.dsl.verify.pass_encoding.state import z3_sum
 from schedc.dsl.verify.symbolic import ParamTerms, QueueTail, SymJob
@@ -191,9 +192,12 @@ def _assume_jobs(running: Sequence[SymJob], queue: Sequence[SymJob], now, capaci
         assume("queued jobs were submitted by now",
                z3.Implies(q.present, z3.And(q.submit >= 0, q.submit <= now)))
     jobs = [*running, *queue]
-    assume("job ids are distinct",
-           [z3.Implies(z3.And(x.present, y.present), x.id != y.id)
-            for i, x in enumerate(jobs) for y in jobs[i + 1:]])
+    distinct: list[z3.BoolRef] = []
+    for i, x in enumerate(jobs):
+        in_time()  # pairs of slots: half a second of Python at N = R = 64
+        distinct += [z3.Implies(z3.And(x.present, y.present), x.id != y.id)
+                     for y in jobs[i + 1:]]
+    assume("job ids are distinct", distinct)
 
 
 def param_terms(policy: ir.Policy, assume) -> ParamTerms:

@@ -173,9 +173,9 @@ class PlanSteps(InputSteps):
         """Step s's update of the plan: the use at each checkpoint after it is the use before
         plus ``terms_at(point, resource)`` (a start's and a reservation's allocation where
         they hold it). Twin: `PassWalk.start` in runtime/engine/walk.py."""
-        in_time()  # the property's time limit (``budget.py``), between steps
         use = self.use
         for i in range(self.N + 1):
+            in_time()  # the property's time limit (``budget.py``), between steps
             for k in range(self.K):
                 self.definitions.add(use[s + 1][i][k] == use[s][i][k] + z3_sum(terms_at(i, k)))
 
@@ -256,6 +256,7 @@ class PlanSteps(InputSteps):
     def profile_ok(self, s: int) -> z3.BoolRef:
         """The plan after step s (running jobs, starts, reservations) never exceeds a
         capacity: use rises only at now and at reservation starts."""
+        in_time()  # one a step: quadratic in the slots
         use, capacity_t = self.use, self.capacity
         checks = []
         for k in range(self.K):
@@ -273,6 +274,7 @@ class PlanSteps(InputSteps):
     def holds(self, a: int) -> z3.BoolRef:
         """After the whole pass, reservation a still fits beside every start and every other
         reservation: no job started in the pass delayed it."""
+        in_time()  # one a slot: quadratic in the slots
         t, end = self.res_time[a], self.res_time[a] + self.est_walk[a]
         checks = []
         for k in range(self.K):

@@ -18,6 +18,9 @@ import z3
 
 from schedc.dsl import ir
 from schedc.dsl.number_text import json_number
+from schedc.dsl.verify.budget import Budget, OutOfTime, running
+from schedc.dsl.verify.budget import add as add_in_time
+from schedc.dsl.verify.budget import check as budget_check
 from schedc.dsl.verify.checker import (
     EQUATIONS,
     REPLAY_TRIES,
@@ -88,24 +91,41 @@ def verify_preemptive(policy: ir.Policy, bounds: Bounds, limits: Limits,
     ``progress`` is told each property as it starts."""
     wanted = [n for n in PREEMPTIVE_PROPERTIES if only is None or n in set(only)]
     bound = bound_text(bounds, policy)
+    location = policy.preemption.span  # type: ignore[union-attr]
+    # the time limit is each property's CPU time, all it does (``budget.py``), the pass that
+    # every property reads, encoded once, counted in each one's
+    seconds = limits.timeout_ms / 1000
+    shared = Budget(seconds, z3.main_ctx().interrupt)
     try:
-        sym = encode_preemptive(policy, *bounds.preemptive, bounds.processors,
-                                overrun=bounds.overrun)
+        with shared:
+            shared.doing = "while encoding the pass that every property reads"
+            sym = encode_preemptive(policy, *bounds.preemptive, bounds.processors,
+                                    overrun=bounds.overrun)
     except Unencodable as exc:
         reason = f"{exc}: nothing is proved of this policy's pass"
-        return [Verdict(n, "unknown", 0.0, bound, location=policy.preemption.span,  # type: ignore[union-attr]
-                        reason=reason) for n in wanted]
+        return [Verdict(n, "unknown", 0.0, bound, location=location, reason=reason)
+                for n in wanted]
+    except OutOfTime as exc:
+        return [Verdict(n, "unknown", shared.spent(), bound, location=location,
+                        reason=str(exc)) for n in wanted]
     verdicts = []
     vacuity: dict[bool, Vacuity] = {}  # by whether the proof assumed the pass runs through
     for name in wanted:
         if progress is not None:
             progress(name, None)
         before = context_work()
-        verdict = _check(sym, name, bound, limits, replay)
-        if verdict.status == "proved":
-            verdict = _unless_vacuous(sym, verdict, limits, vacuity)
-        # Z3's resource units the property took (the same on any machine)
-        verdicts.append(attrs.evolve(verdict, work=context_work() - before))
+        budget = Budget(seconds, z3.main_ctx().interrupt, shared.spent())
+        try:
+            with budget:
+                verdict = _check(sym, name, bound, limits, replay)
+                if verdict.status == "proved":
+                    verdict = _unless_vacuous(sym, verdict, limits, vacuity)
+        except OutOfTime as exc:
+            verdict = Verdict(name, "unknown", 0.0, bound, location=location,
+                              reason=str(exc))
+        # Z3's resource units the property took (the same on any machine); its CPU seconds
+        verdicts.append(attrs.evolve(verdict, work=context_work() - before,
+                                     seconds=budget.spent()))
     return verdicts
 
 
@@ -139,13 +159,13 @@ def _vacuity(sym: PreemptivePass, through: bool, limits: Limits) -> Vacuity:
         named.append((RUNS_THROUGH, runs_through(sym)))
     rlimit = PREEMPTIVE_RLIMIT if limits.rlimit == RLIMIT else limits.rlimit
     solver = _solver()
-    solver.set("rlimit", rlimit)
-    solver.set("timeout", limits.timeout_ms)
-    solver.add(*(f for _, f in named))
+    solver.set("rlimit", rlimit)  # the time limit is the property's (``budget.py``)
+    add_in_time(solver, [f for _, f in named])
     result = solver.check()
     if result == z3.sat:
         return Vacuity()
     if result == z3.unknown:
+        budget_check()  # cut short by the time limit: this property's, not cached
         return Vacuity(unknown=str(solver.reason_unknown()))
     return least_clash(named, attrs.evolve(limits, rlimit=rlimit))
 
@@ -160,40 +180,40 @@ def _check(sym: PreemptivePass, name: str, bound: str, limits: Limits,
            replay: Replay | None) -> Verdict:
     """One property: each of its parts (``properties.parts``) on a fresh solver of its
     own (an incremental one carries what earlier checks learned, and got slower), each check
-    within the rlimit, all of them within the timeout."""
-    started = time.perf_counter()
+    within the rlimit, all of them within the property's time limit (``budget.py``)."""
+    started = time.process_time()
     st = sym.state
-    deadline = started + limits.timeout_ms / 1000
     base = [*(f for _, f in st.assumptions), *st.definitions]
     if _runs_through_assumed(name):
         base.append(runs_through(sym))
     location = st.policy.preemption.span  # type: ignore[union-attr]
     rlimit = PREEMPTIVE_RLIMIT if limits.rlimit == RLIMIT else limits.rlimit
     for i, part in enumerate(parts(sym, name)):
+        budget_check()
         solver = _solver()
         solver.set("rlimit", rlimit)
-        solver.add(*base, z3.Not(part))
-        verdict = _refute(sym, solver, name, bound, rlimit, replay, started, deadline,
-                          location, i)
+        add_in_time(solver, [*base, z3.Not(part)])  # the time limit checked between
+        verdict = _refute(sym, solver, name, bound, rlimit, replay, started, location, i)
         if verdict is not None:
             return verdict
-    return Verdict(name, "proved", time.perf_counter() - started, bound, location=location,
+    return Verdict(name, "proved", time.process_time() - started, bound, location=location,
                    caveats=caveats(st))
 
 
 def _refute(sym: PreemptivePass, solver: z3.Solver, name: str, bound: str, rlimit: int,
-            replay: Replay | None, started: float, deadline: float, location: Any,
+            replay: Replay | None, started: float, location: Any,
             part: int) -> Verdict | None:
     """None if the solver's part holds; else the violated verdict of a counterexample that
     replays, or unknown."""
     last: str | None = None  # what the last replay said, of a state that did not replay
     replayable = sym.state.replayable()
     held_back = False  # a state no state file holds was found: only others are looked for
+    budget = running()
     for _ in range(REPLAY_TRIES):
-        left = int((deadline - time.perf_counter()) * 1000)
-        solver.set("timeout", max(1, left))
-        result = solver.check() if left > 0 else z3.unknown
-        seconds = time.perf_counter() - started
+        out = budget is not None and budget.expired()
+        result = z3.unknown if out else solver.check()  # the watchdog may interrupt it
+        out = budget is not None and budget.expired()
+        seconds = time.process_time() - started
         if result == z3.unsat:
             if held_back:
                 return Verdict(name, "unknown", seconds, bound, location=location,
@@ -202,9 +222,10 @@ def _refute(sym: PreemptivePass, solver: z3.Solver, name: str, bound: str, rlimi
                 return None
             break
         if result != z3.sat:
-            why = "timeout" if left <= 0 else str(solver.reason_unknown())
+            where = f"on part {part + 1} of the property"
             return Verdict(name, "unknown", seconds, bound, location=location,
-                           reason=_unknown(why, part, rlimit, seconds))
+                           reason=budget.reason(where) if out and budget is not None
+                           else _unknown(str(solver.reason_unknown()), part, rlimit, seconds))
         if not held_back and not z3.is_true(solver.model().eval(replayable,
                                                                 model_completion=True)):
             held_back = True
@@ -217,12 +238,12 @@ def _refute(sym: PreemptivePass, solver: z3.Solver, name: str, bound: str, rlimi
                            reason=_what(name), counterexample=cex)
         kind, message = replay(cex)
         if kind == name:
-            return Verdict(name, "violated", time.perf_counter() - started, bound,
+            return Verdict(name, "violated", time.process_time() - started, bound,
                            location=location, reason=f"{_what(name)}; the replay: {message}",
                            counterexample=cex)
         last = message
         solver.add(z3.Not(_same_state(sym, model)))
-    return Verdict(name, "unknown", time.perf_counter() - started, bound, location=location,
+    return Verdict(name, "unknown", time.process_time() - started, bound, location=location,
                    reason=(f"Z3 finds states that violate `{name}`, but the simulator's "
                            f"replay does not stop for it (the last: {last}): the encoding "
                            "and the simulator disagree, which is a bug of schedc; please "
@@ -241,10 +262,9 @@ def _unreplayable(name: str, last: str | None) -> str:
 
 def _unknown(why: str, part: int, rlimit: int, seconds: float) -> str:
     where = f"on part {part + 1} of the property (after {seconds:.1f} s)"
-    if why == "timeout" or "canceled" in why or "resource" in why:
-        return (f"Z3's limits ran out {where}: raise --rlimit (each part may spend {rlimit:,} "
-                "units) or --timeout (all parts together), or lower --queued, --running or "
-                "--processors")
+    if "canceled" in why or "resource" in why:  # out of time is the budget's to say
+        return (f"Z3's resource limit ran out {where}: raise --rlimit (each part may spend "
+                f"{rlimit:,} units), or lower --queued, --running or --processors")
     return f"Z3 gave up {where}: {why}"
 
 
@@ -271,13 +291,16 @@ def _what(name: str) -> str:
 
 def _fewest_jobs(solver: z3.Solver, sym: PreemptivePass) -> z3.ModelRef:
     """A model with as few jobs as the solver finds within its limits (a readable
-    counterexample)."""
+    counterexample; out of time, the least found so far)."""
     model = solver.model()
     slots = sym.state.slots
+    budget = running()
     for objective in (count([s.present for s in slots]),
                       count([z3.And(s.present, s.job.moldable) for s in slots])):
         best = model.eval(objective, model_completion=True).as_long()
         for target in range(best):
+            if budget is not None and budget.expired():
+                break
             solver.push()
             solver.add(objective <= target)
             found = solver.check() == z3.sat

@@ -53,12 +53,14 @@ def verify_page(reports: Sequence[PolicyReport], run: VerifyRun,
     names = ", ".join(r.policy for r in reports)
     page = Page(f"Verification of {names}")
     page.text(f"{len(statuses)} verdicts: {counts or 'none'}.", title="Summary")
-    page.table("Verdicts", ["policy", "file", "property", "verdict", "time (s)", "Z3 work"],
+    page.table("Verdicts", ["policy", "file", "property", "verdict", "CPU time (s)",
+                             "Z3 work"],
                [[r.policy, r.file, v.property,
                  f"{v.status} (expected)" if v.excused else v.status, round(v.seconds, 2),
                  v.work] for r in reports for v in r.verdicts],
-               note="Time is wall time on this machine; Z3 work (resource units) is the same "
-               "on any machine.")
+               note="CPU time is the process's on this machine, all of the property's "
+               "verification (what --timeout limits); Z3 work (resource units, what --rlimit "
+               "limits) is the same on any machine.")
     for i, r in enumerate(reports):
         entries = [_entry(r, v, state_files.get((i, j)), monitor.get((i, j)), policy_option)
                    for j, v in enumerate(r.verdicts)]

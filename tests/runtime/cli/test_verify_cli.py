@@ -128,7 +128,7 @@ def test_an_exhausted_time_limit_says_so_and_what_to_raise() -> None:
                                Limits(rlimit=10**9, timeout_ms=1), only=["reservation-safety"])
     assert verdict.status == "unknown"
     assert verdict.reason is not None
-    assert verdict.reason.startswith("the time limit (--timeout 0.001 s) ran out")
+    assert verdict.reason.startswith("the time limit (--timeout 0.001 s of CPU time) ran out")
     assert "raise --timeout" in verdict.reason and "rlimit" not in verdict.reason
 
 
@@ -146,10 +146,10 @@ def test_a_counterexample_through_log_is_unknown_and_says_why() -> None:
      "searching for a counterexample at N=3, R=3: raise --rlimit (e.g. --rlimit 400000000) "
      "or lower --queued/--running"),
     ("max. resource limit exceeded", 0.5, 0, "Z3's resource limit (--rlimit 50000000)"),
-    ("timeout", 60.0, 1_000, "the time limit (--timeout 60 s) ran out while searching for a "
-     "counterexample at N=3, R=3: raise --timeout (e.g. --timeout 240) or lower "
-     "--queued/--running"),
-    ("canceled", 60.0, 1_000, "the time limit (--timeout 60 s) ran out"),  # an Optimize's
+    ("timeout", 120.0, 1_000, "the time limit (--timeout 120 s of CPU time) ran out while "
+     "searching for a counterexample at N=3, R=3: raise --timeout (e.g. --timeout 480) or "
+     "lower --queued/--running"),
+    ("canceled", 120.0, 1_000, "the time limit (--timeout 120 s of CPU time) ran out"),
     ("(incomplete (theory arithmetic))", 0.1, 1_000, "Z3 cannot decide the pass at N=3, "
      "R=3 ((incomplete (theory arithmetic))): its arithmetic is incomplete here"),
     ("smt tactic failed to show goal to be sat/unsat", 0.1, 1_000, "raising the limits will "
@@ -374,7 +374,7 @@ def test_the_time_limit_holds_for_a_property_not_for_each_check() -> None:
     (verdict,) = verify_policy(compile_file(EXAMPLES / "robust-moldable.pol"), Bounds(12, 12),
                                Limits(rlimit=10**9, timeout_ms=500), only=["size-bounds"])
     assert verdict.status == "unknown"
-    assert verdict.reason.startswith("the time limit (--timeout 0.5 s) ran out")
+    assert verdict.reason.startswith("the time limit (--timeout 0.5 s of CPU time) ran out")
     assert verdict.seconds < 2.0
 
 
