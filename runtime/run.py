@@ -32,8 +32,8 @@ if TYPE_CHECKING:
 
 BUNDLED_TRACE = "KTH-SP2-1996-2.1-cln.swf.gz"
 # The passes after which a preemptive run stops (`--max-passes`'s default): far above any
-# example's, a few minutes of a run whose quantum makes a pass every second
-MAX_PASSES = 10_000_000
+# shipped example's, minutes of a run whose quantum makes a pass every second
+MAX_PASSES = 1_000_000
 
 # What `simulate` calls as jobs end: (jobs ended, jobs in all)
 Progress = Callable[[int, int], None]
