@@ -188,6 +188,8 @@ def _print(f: dict, results: list[PolicyResult]) -> None:
             f"{k} {n} (rate {rates[k]})" for k, n in pre["kinds"].items()))
         print("machines: " + ", ".join(f"P={p}: {n}" for p, n in pre["processors"].items()))
         _verdict_table("preemptive", pre["verdicts"])
+        for reason, n in pre["unknown_reasons"].items():
+            print(f"  unknown {n}x: {reason} ...")
     vac = f["vacuity"]
     print(f"\nvacuity check: {vac['policies_checked']} policies' verdicts, "
           f"{vac['proved_but_vacuous']} proved of no state (failures), "

@@ -90,7 +90,9 @@ def fuzz_preemptive(seed: int, config: HarnessConfig | None = None,
         ev = Evidence("verify_one", {}, f"{type(exc).__name__}: {exc}")
         return result(_verdicts(tally), (*found_bad, Disagreement("crash", "crash", "verify",
                                                                   ev)), tally["replays"])
-    verdicts = _verdicts(tally)
+    # with their reasons where verify_one kept them (an unknown's says why)
+    verdicts = tuple(VerdictRecord(v.property, v.status, round(v.seconds, 3), v.reason,
+                                   v.caveats) for v in verdicts_out) or _verdicts(tally)
     if found == "skip":
         return result(verdicts, tuple(found_bad), skipped="not encoded")
     found_bad += [_bad(v.property, p) for v in verdicts_out

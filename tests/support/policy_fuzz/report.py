@@ -171,6 +171,10 @@ def _preemptive_tally(results: Sequence[PolicyResult]) -> dict[str, Any]:
                                           if r.verify_flags).items())),
         "verdicts": verdicts,
         "unknown": sum(r.unknown for r in results),
+        # why: the first words of each unknown verdict's reason
+        "unknown_reasons": dict(Counter(" ".join((v.reason or "").split()[:12])
+                                        for r in results for v in r.verdicts
+                                        if v.status == "unknown").most_common()),
         # states replayed and workloads run (``preemptive.RUNS`` each)
         "replays": sum(r.simulations for r in results),
         "replay_stops_agreeing": sum(r.agreed_stops for r in results),
