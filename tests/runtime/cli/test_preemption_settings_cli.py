@@ -83,8 +83,8 @@ def test_a_job_cost_past_the_exact_range_is_a_monitor_stop(tmp_path: Path, capsy
     assert code == 0  # it reads the job: checked where the run evaluates it
     code, out, err = run_cli(capsys, "run", pol, "--workload", jobs(tmp_path))
     assert code == 1, err
-    assert ("t=0: policy las: `cost dispatch` is at least 10^302 s for job 1: its dispatch would end "
-            "past 10^15 s") in err
+    assert ("t=0: policy las: `cost dispatch` is at least 10^302 s for job 1: its dispatch "
+            "would end past 10^15 s") in err
 
 
 def test_a_dispatch_may_end_at_the_exact_range_not_past_it(tmp_path: Path, capsys) -> None:
