@@ -7,7 +7,9 @@ reports its first pass's actions; the encoding, its slots pinned to the state's 
 would be unsound), (2) give every job the simulator's action on the simulator's
 processors, and (3) give nothing else (no other outcome of the pass is satisfiable). A
 first pass the simulator stops (a formula fails, a `size` out of range) must be one the
-encoding says does not run through.
+encoding says does not run through. The proofs' encoding (``symmetric``: any free
+processors where the simulator takes the lowest) must (4) admit the simulator's pass,
+actions and processors, or its stop: it may allow more, never less.
 
 No pytest here: ``tests/dsl/verify/test_preemptive_agreement.py`` runs seeds and
 ``benchmarks/fuzz_preemptive_verify.py`` a campaign. Deterministic for a seed.
@@ -323,7 +325,30 @@ def agree_one(seed: int, states: int = 4, tally: Counter | None = None, *,
             if "leftover efficient" not in text and solver.check() != z3.unsat:
                 return Disagreement(seed, text, data, "the encoding allows another outcome: "
                                     f"{_symbolic(sym, solver.model())}")
+        if not admitted(policy_ir, data, state, (waiting, running), expected, stop,
+                        processors, overrun):
+            return Disagreement(seed, text, data, "the proofs' encoding (symmetric) does not "
+                                f"admit the simulator's pass {expected}, stop {stop}")
     return None
+
+
+def admitted(policy_ir: Any, data: dict[str, Any], state: Any, slots: tuple[int, int],
+             expected: dict[int, tuple], stop: str | None,
+             processors: int = PROCESSORS, overrun: str = OVERRUN) -> bool:
+    """Whether the proofs' encoding (``symmetric``, every numbering: not ``canonical``)
+    of ``data`` allows the simulator's first pass: its actions on its processors
+    (``expected``), or its ``stop``."""
+    with fresh_context():
+        sym = encode_preemptive(policy_ir, max(1, slots[0]), max(1, slots[1]), processors,
+                                overrun=overrun, symmetric=True, canonical=False)
+        solver = z3.Solver()
+        solver.set("timeout", 60_000)
+        solver.add(*(f for _, f in sym.state.assumptions), *sym.state.definitions,
+                   *sym.lemmas, *_pin(sym, policy_ir, data, state))
+        through = runs_through(sym)
+        solver.add(z3.Not(through) if stop is not None
+                   else z3.And(through, _same_actions(sym, expected)))
+        return solver.check() == z3.sat
 
 
 def verify_one(seed: int, states: int = 8, bounds: tuple[int, int] = (2, 2),

@@ -8,6 +8,19 @@ slots that way): the waiting slots, or every slot the selection orders, by the p
 (then submit time, then position); the running slots of `preempt when` that may be
 preempted, by the victims' key (then position). Loops that stop early in the simulator
 (`break`) carry a Bool "stopped" instead.
+
+Two encodings of the processors a job takes. ``exact`` (the agreement tests', and the
+counterexamples': each replays) takes the lowest free processors, as the simulator does.
+The proofs' (``symmetric``) takes any free processors (free before held, as many as the
+simulator would): every numbering's pass is one of its passes, and what it allows for a
+state it allows, renumbered, for every renumbering, while no property reads a processor's
+number. So it proves over one numbering of each state, the one that lists processors by
+what they hold (``canonical``: columns of the slots' processor bits in descending order),
+which cuts the P! numberings Z3 would otherwise search, and its takes have no count of the
+processors below each one. Its ``lemmas`` state counts the pass implies (each starter's
+take, the pool left after it, the selection's cpus within what is free), so that Z3 adds
+numbers instead of pairing up processors; ``tests/dsl/verify/test_preemptive_symmetry.py``
+proves each from the encoding's definitions.
 """
 
 from __future__ import annotations
@@ -53,15 +66,40 @@ class PreemptivePass:
     needed: tuple[tuple[z3.BoolRef, z3.BoolRef], ...]
     # `leftover`: per processor given out, which slot got it (``adaptive.give_leftover``)
     picks: tuple[tuple[z3.BoolRef, ...], ...] = ()
+    # facts the definitions imply, stated for Z3 (the module's doc)
+    lemmas: tuple[z3.BoolRef, ...] = ()
 
 
 def encode_preemptive(policy: ir.Policy, waiting: int, running: int, processors: int,
-                      fresh: FreshNames | None = None, overrun: str = OVERRUN
+                      fresh: FreshNames | None = None, overrun: str = OVERRUN,
+                      symmetric: bool = False, canonical: bool | None = None
                       ) -> PreemptivePass:
+    """The pass over ``waiting`` and ``running`` slots and at most ``processors``; with
+    ``symmetric``, any free processors taken where the simulator takes the lowest, and
+    (``canonical``, by default with it) one numbering of each state (the module's doc)."""
     st = PreemptiveState(policy, waiting, running, processors,
                          fresh if fresh is not None else FreshNames(), overrun)
+    if symmetric if canonical is None else canonical:
+        columns = [[s.procs[p] for s in st.slots] for p in range(processors)]
+        for p in range(processors - 1):
+            st.assume("the processors are numbered by what they hold (one numbering of "
+                      "each state: the proofs take any free processors)",
+                      lex_at_least(columns[p], columns[p + 1]))
     books = Books(st)
-    return (_OrderPass if st.select else _RulePass)(st, books).encode()
+    return (_OrderPass if st.select else _RulePass)(st, books, symmetric).encode()
+
+
+def lex_at_least(a: Sequence[z3.BoolRef], b: Sequence[z3.BoolRef]) -> z3.BoolRef:
+    """Bits ``a`` at least ``b`` lexicographically (true above false)."""
+    out: z3.BoolRef = z3.BoolVal(True)
+    for x, y in reversed(list(zip(a, b, strict=True))):
+        out = z3.Or(z3.And(x, z3.Not(y)), z3.And(x == y, out))
+    return out
+
+
+def at_most(n: z3.ArithRef, most: z3.ArithRef) -> z3.ArithRef:
+    """min(max(n, 0), most): how many of ``most`` processors a take of ``n`` gets."""
+    return z3.If(n <= 0, 0, z3.If(n <= most, n, most))
 
 
 def lex_less(a: Sequence[z3.ExprRef], b: Sequence[z3.ExprRef]) -> z3.BoolRef:
@@ -88,8 +126,10 @@ def lowest(avail: Sequence[z3.BoolRef], n: z3.ArithRef) -> tuple[z3.BoolRef, ...
 
 
 class _Pass:
-    def __init__(self, st: PreemptiveState, books: Books) -> None:
+    def __init__(self, st: PreemptiveState, books: Books, symmetric: bool = False) -> None:
         self.st, self.books = st, books
+        self.symmetric = symmetric  # any free processors, not the lowest (the module's doc)
+        self.lemmas: list[z3.BoolRef] = []
         self.rules = st.policy.preemption
         assert self.rules is not None
         slots = st.slots
@@ -153,6 +193,18 @@ class _Pass:
 
         return z3.If(migratable, s.size, n), evaluated
 
+    def lowest(self, avail: Sequence[z3.BoolRef], n: z3.ArithRef) -> tuple[z3.BoolRef, ...]:
+        """The ``n`` lowest processors of ``avail`` (all if fewer); ``symmetric``: any
+        so many of them, a fresh Bool each."""
+        if not self.symmetric:
+            return lowest(avail, n)
+        st = self.st
+        picks = tuple(st.fresh.const("take", "bool") for _ in avail)
+        st.definitions.append(z3.And(*(z3.Implies(b, a) for b, a in zip(picks, avail,
+                                                                        strict=True)),
+                                     count(picks) == at_most(n, count(avail))))
+        return picks
+
     def take_sorted(self, usable: Sequence[z3.BoolRef], n: z3.ArithRef,
                     owner: Sequence[z3.ArithRef] | None = None) -> tuple[z3.BoolRef, ...]:
         """The first ``n`` of ``usable`` sorted free processors first, then held ones, each
@@ -162,14 +214,14 @@ class _Pass:
         free = [z3.And(u, owner[p] == FREE) for p, u in enumerate(usable)]
         held = [z3.And(u, owner[p] != FREE) for p, u in enumerate(usable)]
         rest = n - count(free)
-        return tuple(z3.Or(a, b) for a, b in zip(lowest(free, n), lowest(held, rest),
-                                                  strict=True))
+        return tuple(z3.Or(a, b) for a, b in zip(self.lowest(free, n),
+                                                  self.lowest(held, rest), strict=True))
 
     def result(self, head: Sequence[z3.BoolRef],
                picks: Sequence[Sequence[z3.BoolRef]] = ()) -> PreemptivePass:
         return PreemptivePass(self.st, self.books, tuple(self.preemptible), tuple(head),
                               tuple(self.cpus), tuple(self.needed),
-                              tuple(tuple(p) for p in picks))
+                              tuple(tuple(p) for p in picks), tuple(self.lemmas))
 
 
 class _RulePass(_Pass):
@@ -197,7 +249,7 @@ class _RulePass(_Pass):
             fit = z3.And(count(free) >= n, *(s.job.request[k] <= books.free(k)
                                              for k in range(1, st.K)))
             go = z3.And(visit, fit)
-            procs = tuple(z3.And(go, b) for b in lowest(free, n))
+            procs = tuple(z3.And(go, b) for b in self.lowest(free, n))
             books.start(s, go, procs, n)
             free = [z3.And(f, z3.Not(b)) for f, b in zip(free, procs, strict=True)]
             if st.policy.backfill.kind == "none":
@@ -383,6 +435,8 @@ class _OrderPass(_Pass):
             avail = [z3.And(a, z3.Not(z3.And(mine, b))) for a, b in zip(avail, s.procs,
                                                                          strict=True)]
             used = st.name(used + z3.If(z3.And(ok, z3.Not(own)), n, 0))
+            # the cpus selected so far fit in what is left: each step checks it
+            self.lemmas.append(used <= count(avail))
             for k in range(1, st.K):
                 budget[k] = st.name(budget[k] - z3.If(ok, z3.If(own, need[k],
                                                                   s.job.request[k]), 0))
@@ -398,6 +452,9 @@ class _OrderPass(_Pass):
         books.settle()
         pool = [z3.And(books.exists(p), z3.Not(taken[p]), books.claim_of[p] == FREE,
                        books.usable(p)) for p in range(st.P)]
+        # counts follow processor by processor: the pool holds what the selection counted
+        self.lemmas.append(z3.Implies(z3.And([z3.Implies(a, b) for a, b in zip(
+            avail, pool, strict=True)]), count(pool) >= count(avail)))
         starting = [z3.And(ok, s.is_(PENDING, STOPPED)) for s, ok in zip(slots, selected,
                                                                         strict=True)]
         sizes = list(self.cpus)
@@ -414,7 +471,11 @@ class _OrderPass(_Pass):
             procs = bits_if(s.phase == SUSPENDED, s.procs, taken)
             books.claim_or_start(s, z3.And(ok, s.is_(PENDING, STOPPED, SUSPENDED)), procs,
                                  n)
-            pool = [z3.And(u, z3.Not(b)) for u, b in zip(pool, taken, strict=True)]
+            left = [z3.And(u, z3.Not(b)) for u, b in zip(pool, taken, strict=True)]
+            # a take gets as many as it asks of the pool, or all of it; the rest stays
+            self.lemmas += [count(taken) == z3.If(go, at_most(n, count(pool)), 0),
+                            count(left) == count(pool) - count(taken)]
+            pool = left
             books.settle()
         # the head: the first job of the order, if it waits (a running one runs on)
         head = []

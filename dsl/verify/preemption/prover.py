@@ -101,6 +101,10 @@ def verify_preemptive(policy: ir.Policy, bounds: Bounds, limits: Limits,
             shared.doing = "while encoding the pass that every property reads"
             sym = encode_preemptive(policy, *bounds.preemptive, bounds.processors,
                                     overrun=bounds.overrun)
+            # the proofs' encoding: any free processors, one numbering per state
+            # (``passes``' doc); the exact one finds and replays counterexamples
+            proof = encode_preemptive(policy, *bounds.preemptive, bounds.processors,
+                                      overrun=bounds.overrun, symmetric=True)
     except Unencodable as exc:
         reason = f"{exc}: nothing is proved of this policy's pass"
         return [Verdict(n, "unknown", 0.0, bound, location=location, reason=reason)
@@ -117,7 +121,7 @@ def verify_preemptive(policy: ir.Policy, bounds: Bounds, limits: Limits,
         budget = Budget(seconds, z3.main_ctx().interrupt, shared.spent())
         try:
             with budget:
-                verdict = _check(sym, name, bound, limits, replay)
+                verdict = _check(sym, name, bound, limits, replay, proof)
                 if verdict.status == "proved":
                     verdict = _unless_vacuous(sym, verdict, limits, vacuity)
         except OutOfTime as exc:
@@ -176,20 +180,42 @@ def _runs_through_assumed(name: str) -> bool:
     return name not in ("well-defined", "size-bounds")
 
 
-def _check(sym: PreemptivePass, name: str, bound: str, limits: Limits,
-           replay: Replay | None) -> Verdict:
-    """One property: each of its parts (``properties.parts``) on a fresh solver of its
-    own (an incremental one carries what earlier checks learned, and got slower), each check
-    within the rlimit, all of them within the property's time limit (``budget.py``)."""
-    started = time.process_time()
+def _base(sym: PreemptivePass, name: str) -> list[z3.BoolRef]:
+    """What a check of property ``name`` assumes: the state's assumptions, the pass's
+    definitions and lemmas, and (``_runs_through_assumed``) a pass that runs through."""
     st = sym.state
-    base = [*(f for _, f in st.assumptions), *st.definitions]
+    base = [*(f for _, f in st.assumptions), *st.definitions, *sym.lemmas]
     if _runs_through_assumed(name):
         base.append(runs_through(sym))
+    return base
+
+
+def _check(sym: PreemptivePass, name: str, bound: str, limits: Limits,
+           replay: Replay | None, proof: PreemptivePass | None = None) -> Verdict:
+    """One property: each of its parts (``properties.parts``) on a fresh solver of its
+    own (an incremental one carries what earlier checks learned, and got slower), each check
+    within the rlimit, all of them within the property's time limit (``budget.py``). A part
+    is first proved on ``proof`` (the symmetric encoding: ``passes``' doc), and only where
+    that fails (a state of any numbering, or out of limits) sought on ``sym``, whose states
+    replay."""
+    started = time.process_time()
+    st = sym.state
+    base = _base(sym, name)
     location = st.policy.preemption.span  # type: ignore[union-attr]
     rlimit = PREEMPTIVE_RLIMIT if limits.rlimit == RLIMIT else limits.rlimit
-    for i, part in enumerate(parts(sym, name)):
+    exact = parts(sym, name)
+    symmetric = parts(proof, name) if proof is not None else []
+    # the two encodings make the same checks in the same order (only the takes differ)
+    proof_base = _base(proof, name) if proof is not None and len(symmetric) == len(exact) \
+        else None
+    for i, part in enumerate(exact):
         budget_check()
+        if proof_base is not None:
+            solver = _solver()
+            solver.set("rlimit", rlimit)
+            add_in_time(solver, [*proof_base, z3.Not(symmetric[i])])
+            if solver.check() == z3.unsat:
+                continue
         solver = _solver()
         solver.set("rlimit", rlimit)
         add_in_time(solver, [*base, z3.Not(part)])  # the time limit checked between
