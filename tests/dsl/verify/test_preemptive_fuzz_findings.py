@@ -38,6 +38,34 @@ def test_a_moldable_job_running_below_its_request_is_a_replayable_counterexample
     assert replay_stop(policy, verdict.counterexample).kind == "well-defined"
 
 
+# campaign seed 81 (kinds progress, failing-mechanism), minimised: the same decoding, for
+# `progress` (seeds 7, 77, 130 give well-defined's)
+SLOW_MOLDABLE_PROGRESS = """machine m {
+  resource cpus = 8
+  resource memory = 20
+}
+policy fuzz {
+  mechanism requeue when sqrt(job.estimate - 3) > 1
+  mechanism suspend
+  preempt by order
+  resident 3
+  keep job.since_start / (job.progress * job.estimate) < 2
+}
+"""
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "dsl/verify/preemption/prover.py (counterexample): a running moldable job at a size other "
+    "than its request is written without `size`; every progress counterexample Z3 finds is "
+    "refused by the state reader, so progress is unknown ('the replay does not stop'); "
+    "with `size` each replays to a progress stop"))
+def test_a_progress_counterexample_with_a_resized_job_replays() -> None:
+    policy = compile_source(SLOW_MOLDABLE_PROGRESS, "seed81.pol")
+    (verdict,) = verify_policy(policy, Bounds(2, 2, 4, preemptive=(2, 2)), Limits(),
+                               only=["progress"], replay=replayer(policy))
+    assert verdict.status == "violated", verdict.reason
+
+
 def test_the_same_state_with_its_size_replays_to_the_stop() -> None:
     # the state the counterexample should be: with `size` it is valid and the run stops
     # where verify says (so the fix is in the decoding, not in the encoding or the run)
