@@ -36,7 +36,7 @@ def test_a_suspended_job_is_a_summary_and_its_parts(capsys, tmp_path) -> None:
     jobs.write_text("# capacity cpus=4\nid,submit,run_time,estimate,cpus\n"
                     "1,0,1000,1000,4\n2,100,10,10,4\n3,2000,5,5,1\n")
     policy = tmp_path / "ss.pol"
-    policy.write_text(SS.read_text().replace("keep ", "quantum   20s\n  keep "))
+    policy.write_text(SS.read_text().replace("  keep ", "  quantum   20s\n  keep ", 1))
     out = tmp_path / "s.swf"
     code, _, err = run_cli(capsys, "run", policy, "--workload", jobs, "--swf-out", out)
     assert code == 0, err
