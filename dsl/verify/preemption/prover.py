@@ -54,6 +54,8 @@ from schedc.dsl.verify.vocabulary import (
     RLIMIT,
 )
 
+# a part is first tried on the symmetric encoding with 1/SYMMETRIC_SHARE of its rlimit
+SYMMETRIC_SHARE = 4
 # what a proof of a property other than well-defined and size-bounds assumes (``_check``)
 RUNS_THROUGH = "the pass runs through (no formula fails, no size is out of range)"
 # what every verdict leaves out
@@ -102,9 +104,12 @@ def verify_preemptive(policy: ir.Policy, bounds: Bounds, limits: Limits,
             sym = encode_preemptive(policy, *bounds.preemptive, bounds.processors,
                                     overrun=bounds.overrun)
             # the proofs' encoding: any free processors, one numbering per state
-            # (``passes``' doc); the exact one finds and replays counterexamples
+            # (``passes``' doc); the exact one finds and replays counterexamples. Only
+            # for `preempt by order`: a rule's victims are counted on the books its
+            # starts leave, which any choice of processors makes harder, not easier
             proof = encode_preemptive(policy, *bounds.preemptive, bounds.processors,
-                                      overrun=bounds.overrun, symmetric=True)
+                                      overrun=bounds.overrun, symmetric=True) \
+                if sym.state.select else None
     except Unencodable as exc:
         reason = f"{exc}: nothing is proved of this policy's pass"
         return [Verdict(n, "unknown", 0.0, bound, location=location, reason=reason)
@@ -212,7 +217,9 @@ def _check(sym: PreemptivePass, name: str, bound: str, limits: Limits,
         budget_check()
         if proof_base is not None:
             solver = _solver()
-            solver.set("rlimit", rlimit)
+            # a share of the part's units: where the symmetric encoding does not help (a
+            # part that reads no take), the exact one still gets all of them
+            solver.set("rlimit", max(1, rlimit // SYMMETRIC_SHARE))
             add_in_time(solver, [*proof_base, z3.Not(symmetric[i])])
             if solver.check() == z3.unsat:
                 continue
