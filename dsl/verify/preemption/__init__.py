@@ -9,7 +9,9 @@ identities here as in the simulator). The pass is symbolic execution of the simu
 steps in the same order (resume, start, preempt by a rule; or the selection by the order),
 the machine's books (each processor's holder and claimer, its resident processes, every
 resource's use, claims and what checkpointing jobs hold) carried as Z3 terms from step to
-step.
+step. The proofs of a `preempt by order` pass use a second encoding of it, symmetric in the
+processors (``passes.py``'s doc): any free processors where the simulator takes the lowest,
+over one numbering of each state; counterexamples come from the exact one.
 
 Modules, each importing only the ones before it:
 

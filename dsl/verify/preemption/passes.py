@@ -11,16 +11,17 @@ preempted, by the victims' key (then position). Loops that stop early in the sim
 
 Two encodings of the processors a job takes. ``exact`` (the agreement tests', and the
 counterexamples': each replays) takes the lowest free processors, as the simulator does.
-The proofs' (``symmetric``) takes any free processors (free before held, as many as the
-simulator would): every numbering's pass is one of its passes, and what it allows for a
-state it allows, renumbered, for every renumbering, while no property reads a processor's
-number. So it proves over one numbering of each state, the one that lists processors by
-what they hold (``canonical``: columns of the slots' processor bits in descending order),
-which cuts the P! numberings Z3 would otherwise search, and its takes have no count of the
-processors below each one. Its ``lemmas`` state counts the pass implies (each starter's
-take, the pool left after it, the selection's cpus within what is free), so that Z3 adds
-numbers instead of pairing up processors; ``tests/dsl/verify/test_preemptive_symmetry.py``
-proves each from the encoding's definitions.
+The proofs' (``symmetric``; the prover uses it for `preempt by order`) takes any free
+processors (free before held, as many as the simulator would): every numbering's pass is
+one of its passes, and what it allows for a state it allows, renumbered, for every
+renumbering, while no property reads a processor's number. So it proves over one
+numbering of each state, the one that lists processors by what they hold (``canonical``:
+columns of the slots' processor bits in descending order), which cuts the P! numberings Z3
+would otherwise search, and its takes have no count of the processors below each one. Its
+``lemmas`` state counts the pass implies (each starter's take, the pool left after it, the
+selection's cpus within what is free), so that Z3 adds numbers instead of pairing up
+processors; ``tests/dsl/verify/test_preemptive_symmetry.py`` proves each from the
+encoding's definitions.
 """
 
 from __future__ import annotations
