@@ -385,7 +385,12 @@ def counterexample(sym: PreemptivePass, model: z3.ModelRef) -> dict[str, Any]:
         if progress:
             history["progress"] = json_number(progress)
         if phase == RUNNING:
-            history = {"start": value(s.last_start), "processors": procs, **history}
+            # a moldable job running at another size than its request says so (the state
+            # file reads a running job's size from its request otherwise)
+            resized = value(s.size) != value(j.request[0])
+            history = {"start": value(s.last_start),
+                       **({"size": value(s.size)} if resized else {}), "processors": procs,
+                       **history}
         elif phase == SUSPENDED:
             history = {"processors": procs, **history}
         elif phase == STOPPED:

@@ -25,12 +25,9 @@ policy fuzz {
 """
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "dsl/verify/preemption/prover.py (counterexample): a running moldable job at a size other "
-    "than its request is written without `size`, so the state file refuses it (`1 "
-    "processors for the 2 cpus it holds`) and well-defined comes back unknown ('the replay "
-    "does not stop') instead of violated"))
 def test_a_moldable_job_running_below_its_request_is_a_replayable_counterexample() -> None:
+    # a running moldable job at a size other than its request was written without `size`:
+    # the state file refused it and well-defined came back unknown instead of violated
     policy = compile_source(SLOW_MOLDABLE, "slow.pol")
     (verdict,) = verify_policy(policy, Bounds(1, 1, 4, preemptive=(1, 1)), Limits(),
                                only=["well-defined"], replay=replayer(policy))
@@ -54,12 +51,8 @@ policy fuzz {
 """
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "dsl/verify/preemption/prover.py (counterexample): a running moldable job at a size other "
-    "than its request is written without `size`; every progress counterexample Z3 finds is "
-    "refused by the state reader, so progress is unknown ('the replay does not stop'); "
-    "with `size` each replays to a progress stop"))
 def test_a_progress_counterexample_with_a_resized_job_replays() -> None:
+    # the same decoding for progress: every counterexample Z3 found was refused
     policy = compile_source(SLOW_MOLDABLE_PROGRESS, "seed81.pol")
     (verdict,) = verify_policy(policy, Bounds(2, 2, 4, preemptive=(2, 2)), Limits(),
                                only=["progress"], replay=replayer(policy))
