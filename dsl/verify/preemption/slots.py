@@ -183,6 +183,12 @@ class PreemptiveState:
         self.delta = self._constant(rules.subset, "`subset`")  # `subset DELTA`
         if self.delta is not None:
             self.assume("`subset` is at least 1 (`run` refuses less)", self.delta >= 1)
+        # rule 4 of dsl/params.py: `run` refuses any other value, so no state has one
+        if self.limit is not None:
+            self.assume("`limit` (preemptions) is at least 0 (`run` refuses less)",
+                        self.limit >= 0)
+        if self.resident is not None:
+            self.assume("`resident` is at least 1 (`run` refuses less)", self.resident >= 1)
         # `leftover efficient when COND`: efficient where COND holds (params only), else equal
         self.efficient: z3.BoolRef = z3.BoolVal(rules.leftover == "efficient")
         if rules.leftover == "efficient" and rules.leftover_when is not None:

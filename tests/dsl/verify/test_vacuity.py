@@ -85,16 +85,16 @@ def test_a_rigid_policy_whose_param_domain_is_empty_proves_nothing() -> None:
 
 
 def test_a_preemptive_limit_below_zero_proves_nothing_and_names_the_clause() -> None:
-    # `limit preemptions lim` with lim in [-10, -1]: every job has been preempted at
-    # least 0 times, so no job can be present, let alone wait
+    # `limit preemptions lim` with lim in [-10, -1]: `run` refuses a limit below 0, so the
+    # encoding assumes none, and no state is left
     policy = _with_domain(compile_source(PREEMPTIVE, "pre.pol"), "lim", -10, -1)
     got = verify_policy(policy, SMALL, replay=replayer(policy))
     assert {v.status for v in got} == {"vacuous"}
     for v in got:
         clash = _clashing(v)
         assert clash["param `lim` lies in [-10, -1]"] == "pre.pol:1:1"
-        assert clash["no job was preempted more than `limit` times"] == "pre.pol:8:21"
-        assert WAITING in clash
+        assert clash["`limit` (preemptions) is at least 0 (`run` refuses less)"] == (
+            "pre.pol:8:21")
         # the clause, not the param: the value to change is written there
         assert v.location is not None and v.location.location() == "pre.pol:8:21"
 
