@@ -124,7 +124,8 @@ def test_a_z3_check_of_minutes_stops_at_the_limit() -> None:
                                                                timeout_ms=1000),
                          only=["mechanism"])
     assert v.status == "unknown"
-    assert v.reason.startswith(f"the time limit (--timeout 1 s {CPU_TIME} on part ")
+    # on a part of the property, or in the symmetric encoding's proof attempt before them
+    assert v.reason.startswith(f"the time limit (--timeout 1 s {CPU_TIME}")
     assert 1.0 <= v.seconds < 1.0 + MARGIN
 
 

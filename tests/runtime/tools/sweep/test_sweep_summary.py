@@ -26,9 +26,11 @@ def _written(tmp_path: Path) -> Path:
     spec = write_spec(tmp_path, f'policies = ["{DEPTH2}"]\nseeds = [0]\n'
                       "[params]\ndepth = [0, 1]\n")
     runs = plan(read_spec(str(spec)))
+    # metrics by the run's depth, not its place: run keys (hence their order) hash the
+    # policy file's bytes
     records = {r.key: {"status": "ok", "metrics": {
         "mean_wait": 10.0 + i, "mean_bounded_slowdown": 2.0 - i, "max_wait": 50 - i,
-        "utilisation": 0.5}} for i, r in enumerate(runs.runs)}
+        "utilisation": 0.5}} for r in runs.runs for i in [dict(r.params)["depth"]]}
     out = tmp_path / "out"
     out.mkdir()
     write_tables(str(out), runs, records, str(spec))
