@@ -148,6 +148,6 @@ def test_the_rlimit_decides_the_same_verdict_twice() -> None:
     rigid = compile_file(EXAMPLES / "conservative.pol")
     a, b = (verify_policy(rigid, Bounds(3, 3), Limits(rlimit=1_000, timeout_ms=3_600_000))
             for _ in range(2))
-    assert [(v.property, v.status, v.reason, v.work) for v in a] == \
-        [(v.property, v.status, v.reason, v.work) for v in b]
+    assert [(v.property, v.status, _timeless(v.reason or ""), v.work) for v in a] == \
+        [(v.property, v.status, _timeless(v.reason or ""), v.work) for v in b]
     assert any("--rlimit 1000" in (v.reason or "") for v in a)
