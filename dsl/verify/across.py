@@ -76,15 +76,14 @@ from schedc.dsl.verify.checker import (
     Replay,
     context_work,
     least_clash,
-    located,
-    undecided,
+    settled,
 )
 from schedc.dsl.verify.counterexample import counterexample
 from schedc.dsl.verify.pass_encoding.encoder import PassEncoder
 from schedc.dsl.verify.pass_encoding.record import SymbolicPass, Unsupported
 from schedc.dsl.verify.properties import completes
 from schedc.dsl.verify.symbolic import FreshNames, SymJob, sym_eval
-from schedc.dsl.verify.verdict import Bounds, Limits, Verdict, vacuous
+from schedc.dsl.verify.verdict import Bounds, Limits, Verdict
 from schedc.dsl.verify.vocabulary import KEPT, PREEMPTION_RESERVES_NOTHING
 from schedc.dsl.verify.z3context import fresh_context
 
@@ -219,12 +218,7 @@ class _Run:
         first = self.first
         found = least_clash([*((a.name, a.formula) for a in first.assumptions),
                              (WAITING, first.queue[0].present)], self.limits)
-        if found.clash:
-            return vacuous(verdict, located(self.policy, found.clash))
-        if found.unknown is not None:
-            return attrs.evolve(verdict, status="unknown", caveats=(), core=(),
-                                reason=undecided(found.unknown))
-        return verdict
+        return settled(verdict, found, self.policy)
 
     # -- the proof ----------------------------------------------------------------------------
 

@@ -129,13 +129,7 @@ class Checker:
         encoder on the same bounds."""
         if verdict.status != "proved":
             return verdict
-        found = self.vacuity(sym)
-        if found.clash:
-            return vacuous(verdict, located(self.policy, found.clash))
-        if found.unknown is not None:
-            return attrs.evolve(verdict, status="unknown", caveats=(), core=(),
-                                reason=undecided(found.unknown))
-        return verdict
+        return settled(verdict, self.vacuity(sym), self.policy)
 
     def vacuity(self, sym: SymbolicPass) -> Vacuity:
         """Whether ``sym``'s assumptions and a waiting job admit a state: one check per pass,
@@ -502,3 +496,14 @@ def _rlimit_count(solver: z3.Solver) -> int:
         return int(solver.statistics().get_key_value("rlimit count"))
     except z3.Z3Exception:  # no such statistic: the reason string decides
         return 0
+
+
+def settled(verdict: Verdict, found: Vacuity, policy: ir.Policy) -> Verdict:
+    """A proved ``verdict`` once its vacuity check ``found`` is in: vacuous where the
+    assumptions clash (located in ``policy``), unknown where Z3 could not tell, else as is."""
+    if found.clash:
+        return vacuous(verdict, located(policy, found.clash))
+    if found.unknown is not None:
+        return attrs.evolve(verdict, status="unknown", caveats=(), core=(),
+                            reason=undecided(found.unknown))
+    return verdict
