@@ -18,14 +18,11 @@ EXAMPLES = sorted([*ROOT.glob("examples/*.pol"), *ROOT.glob("examples/preemption
 # a verdict that changed this session (issue 44), pinned until it is found: depth2's
 # reservations-kept was violated at the default rlimit (7 s) and now runs out of it (its
 # counterexample search needs about 1.1 billion units; violated with --rlimit 2000000000)
-_REGRESSED = {"depth2.pol": "reservations-kept of depth2 is unknown at the default rlimit "
-              "(it was violated before issue 44's changes): its two-pass search got costlier"}
-CASES = [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=_REGRESSED[p.name]))
-         if p.name in _REGRESSED else p for p in EXAMPLES]
+
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("path", CASES, ids=lambda p: str(p.relative_to(ROOT / "examples")))
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: str(p.relative_to(ROOT / "examples")))
 def test_an_example_waives_exactly_what_it_violates(path: Path, tmp_path: Path) -> None:
     out = tmp_path / "verdicts.json"
     # the resource limit decides every verdict, never a busy machine's clock
