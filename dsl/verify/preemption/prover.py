@@ -258,7 +258,7 @@ def _refute(sym: PreemptivePass, solver: z3.Solver, name: str, bound: str, rlimi
             where = f"on part {part + 1} of the property"
             return Verdict(name, "unknown", seconds, bound, location=location,
                            reason=budget.reason(where) if out and budget is not None
-                           else _unknown(str(solver.reason_unknown()), part, rlimit, seconds))
+                           else _unknown(str(solver.reason_unknown()), part, rlimit))
         if not held_back and not z3.is_true(solver.model().eval(replayable,
                                                                 model_completion=True)):
             held_back = True
@@ -293,8 +293,9 @@ def _unreplayable(name: str, last: str | None) -> str:
             f"its estimate), so none is replayed{tried}: the property is not proved")
 
 
-def _unknown(why: str, part: int, rlimit: int, seconds: float) -> str:
-    where = f"on part {part + 1} of the property (after {seconds:.1f} s)"
+def _unknown(why: str, part: int, rlimit: int) -> str:
+    # no time in it: the same inputs give the same report (the CPU seconds are the verdict's)
+    where = f"on part {part + 1} of the property"
     if "canceled" in why or "resource" in why:  # out of time is the budget's to say
         return (f"Z3's resource limit ran out {where}: raise --rlimit (each part may spend "
                 f"{rlimit:,} units), or lower --queued, --running or --processors")
