@@ -167,6 +167,14 @@ def _vacuity(sym: PreemptivePass, through: bool, limits: Limits) -> Vacuity:
     if through:
         named.append((RUNS_THROUGH, runs_through(sym)))
     rlimit = PREEMPTIVE_RLIMIT if limits.rlimit == RLIMIT else limits.rlimit
+    # first a state of one job, waiting (the other slots empty): a state of it is one of
+    # the whole, and Z3 finds it at once where the whole search can run out of its limit
+    # (a nonlinear `keep` ran out after capacity's checks had numbered the context)
+    lone = _solver()
+    lone.set("rlimit", max(1, rlimit // SYMMETRIC_SHARE))
+    add_in_time(lone, [*(f for _, f in named), *(z3.Not(s.present) for s in st.slots[1:])])
+    if lone.check() == z3.sat:
+        return Vacuity()
     solver = _solver()
     solver.set("rlimit", rlimit)  # the time limit is the property's (``budget.py``)
     add_in_time(solver, [f for _, f in named])
