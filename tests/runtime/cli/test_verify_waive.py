@@ -104,6 +104,8 @@ def test_a_waived_property_that_is_proved_is_a_warning(tmp_path: Path, capsys) -
     assert main(["verify", str(path), *BOUNDS, "--format", "markdown", "-o", str(md),
                  "--report", str(html)]) == 0
     assert f"Warning: {path}:5:3: `waive capacity` says" in md.read_text()
+    assert md.read_text().count("`waive capacity` says") == 1  # the table points to it
+    assert "waived, yet proved: see the warning below" in md.read_text()
     assert f"warning: {path}:5:3: <code>waive capacity</code> says" in html.read_text()
     capsys.readouterr()
     assert main(["verify", str(path), *BOUNDS]) == 0
