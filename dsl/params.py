@@ -8,7 +8,8 @@ proves over exactly the values they let through (docs/reference/language.md, "Pa
 3. A param named by `reserve` is a reservation depth: every value is at least 0 (a domain's
    lower bound too); without a domain `verify` assumes so, since `run` rejects less.
 4. A preemptive policy's constant settings (`limit preemptions`, `resident`, `quantum`,
-   `subset`, and a `cost` that reads no job: ``SETTINGS``) lie in their ranges for the values
+   `subset`, a `cost` that reads no job, and `leftover efficient when`'s condition, which
+   must only have a value: ``SETTINGS``) lie in their ranges for the values
    bound (`run`), and for every value the params' domains allow (`check`: a param without
    a domain, at its default). Each problem is located at the setting's formula.
 
@@ -85,6 +86,10 @@ SETTINGS = {s.name: s for s in (
     Setting("dispatch", "cost dispatch", 0, MAX_TIME, _SECONDS),
     Setting("resume", "cost resume", 0, MAX_TIME, _SECONDS),
     Setting("checkpoint", "cost checkpoint", 0, MAX_TIME, _SECONDS),
+    # a bool (0 or 1): only a formula that fails is out of its range
+    Setting("leftover_when", "leftover efficient when", 0, 1,
+            "the condition chooses how each pass gives out leftover processors: it must "
+            "have a value, true or false"),
 )}
 
 

@@ -461,6 +461,11 @@ class Compiler:
                                       "(params allowed)", "it chooses how a whole pass gives "
                                       "out processors: name a bool param, e.g. `leftover "
                                       "efficient when speedup`")
+                elif leftover_when is not None:  # rule 4 of dsl/params.py: it has a value
+                    problem = domain_problem(SETTINGS["leftover_when"], leftover_when,
+                                             self.params)
+                    if problem is not None:
+                        self.report.error(lc.when.span, *problem)
                 if lc.kind == "equal":
                     self.report.error(lc.when.span, "`leftover equal` takes no condition",
                                       "write `leftover efficient when COND`: where COND is "

@@ -1,5 +1,6 @@
 """Rule 4 of dsl/params.py: a preemptive policy's constant settings (`limit preemptions`,
-`resident`, `quantum`, `subset`, a `cost` that reads no job) lie in their ranges, at `check`
+`resident`, `quantum`, `subset`, a `cost` that reads no job, `leftover efficient when`'s
+condition) lie in their ranges, at `check`
 over every value the params' domains allow and at `run` for the values bound; each problem
 located at the setting's formula."""
 
@@ -131,3 +132,17 @@ def test_a_value_out_of_its_domain_is_said_before_the_settings() -> None:
         bind(pol, {"lim": "0"})
     assert [d.message for d in err.value.diagnostics] == [
         "value 0 for param `lim` is outside its domain [1, 10]"]
+
+
+def test_a_leftover_condition_that_fails_is_refused_where_written() -> None:
+    # `leftover efficient when` reads params only: `check` evaluates it over their domains
+    # as it does the other settings (the run stopped at its first pass instead)
+    src = policy("limit preemptions 1").replace(
+        "leftover equal", "leftover efficient when 1 / (lim - 4) > 0")
+    (e,) = [d for d in check_source(src).diagnostics if d.severity == "error"]
+    assert e.message.startswith("`leftover efficient when` has no value with `lim` = 4 "
+                                "(the domain [1, 10]"), e.message
+    assert (e.line, e.col) == (HEAD + 7, len("  leftover efficient when ") + 1)
+    assert "true or false" in e.help
+    ok = src.replace("1 / (lim - 4) > 0", "lim > 4")
+    assert [d for d in check_source(ok).diagnostics if d.severity == "error"] == []
