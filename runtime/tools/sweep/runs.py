@@ -297,15 +297,22 @@ class _Planner:
             values = bind(ir, {n: text(v) for n, v in params})
             self.raw[cache_key] = values
             self.bound[cache_key] = {n: json_value(v) for n, v in sorted(values.items())}
-        except DiagnosticError:
+        except DiagnosticError as together:
             self.bound[cache_key] = None
+            alone = False
             for name, value in params:  # find which value, and say it at the spec's
                 try:
                     bind(ir, {name: text(value)})
                 except DiagnosticError as error:
+                    alone = True
                     first = error.diagnostics[0]
                     self.fail((*where, name), f"{ref.text}: {first.message}", help=first.help,
                               literal=value)
+            if not alone:  # only the combination fails (a setting reading two params)
+                first = together.diagnostics[0]
+                given = ", ".join(f"{n} = {text(v)}" for n, v in params)
+                self.fail(where, f"{ref.text} with {given}: {first.message}",
+                          help=first.help)
         return self.bound[cache_key]
 
     def transform_combinations(self) -> list[Transforms]:

@@ -235,3 +235,28 @@ def test_the_docs_spec_is_a_working_example(tmp_path: Path, monkeypatch) -> None
     spec = write_spec(tmp_path, block.replace('"../', '"@EXAMPLES/'))  # as in examples/sweeps
     runs = plan(read_spec(str(spec)))
     assert len(runs.runs) == 2 * 5 * 2 * 3 * 3 + 1  # the product, and the [[run]]
+
+
+COMBINED = """param a: int = 5
+param b: int = 1
+policy two {
+  order job.acquired asc
+  reserve 0
+  backfill first_fit
+  mechanism suspend
+  preempt by order
+  resident a - b
+}
+"""
+
+
+def test_values_fine_alone_and_out_of_range_together_are_located(tmp_path: Path,
+                                                                 capsys) -> None:
+    # each value binds beside the other's default (resident 1, then 3); together `resident`
+    # is 0: the combination was dropped from the sweep without a word
+    (tmp_path / "two.pol").write_text(COMBINED)
+    spec = write_spec(tmp_path, 'policies = ["two.pol"]\n[params]\na = [2, 6]\nb = [2]\n')
+    code, out, err = run_cli(capsys, "sweep", spec, "--out", tmp_path / "out")
+    assert code == 2 and out == "" and "Traceback" not in err, err
+    assert "with a = 2, b = 2: `resident` is 0 with `a` = 2, `b` = 2" in err, err
+    assert f"{spec}:2:" in err and "must be at least 1" in err, err
