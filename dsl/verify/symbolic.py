@@ -47,6 +47,7 @@ from attrs import define, field, frozen
 from schedc.dsl import ir
 from schedc.dsl.number_text import number_text
 from schedc.dsl.verify import ranges
+from schedc.dsl.verify.budget import check as in_time
 from schedc.dsl.verify.ranges import Interval
 
 __all__ = [
@@ -749,6 +750,9 @@ class _Eval:
         ins: list[z3.BoolRef] = []
         values: list[z3.ExprRef] = []
         for binding, member in self._members(e.domain):
+            # one element's terms can take a good part of a second (a formula nesting
+            # aggregates over many slots): the time limit is read between elements
+            in_time()
             env_i = {**env, e.var: binding}
             g_member = _and(g, member)
             in_ = member

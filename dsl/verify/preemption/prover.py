@@ -53,11 +53,16 @@ from schedc.dsl.verify.vocabulary import (
     PREEMPTIVE_RLIMIT,
     RLIMIT,
 )
+from schedc.dsl.verify.z3context import fresh_context
 
 # a part is first tried on the symmetric encoding with 1/SYMMETRIC_SHARE of its rlimit
 SYMMETRIC_SHARE = 4
 # what a proof of a property other than well-defined and size-bounds assumes (``_check``)
 RUNS_THROUGH = "the pass runs through (no formula fails, no size is out of range)"
+# what a property was doing when its time ran out, encoding its pass (every property's: the
+# others are not tried again, ``_AGAIN``)
+ENCODING = "while encoding the pass"
+_AGAIN = " (not tried again for this property: its pass is the same)"
 # what every verdict leaves out
 SCOPE = ("states where no dispatch or checkpoint is in flight and no claim waits (the pass "
          "after such a state makes them: those are encoded)")
@@ -94,60 +99,69 @@ def verify_preemptive(policy: ir.Policy, bounds: Bounds, limits: Limits,
     wanted = [n for n in PREEMPTIVE_PROPERTIES if only is None or n in set(only)]
     bound = bound_text(bounds, policy)
     location = policy.preemption.span  # type: ignore[union-attr]
-    # the time limit is each property's CPU time, all it does (``budget.py``), the pass that
-    # every property reads, encoded once, counted in each one's
+    # the time limit is each property's CPU time, all it does (``budget.py``)
     seconds = limits.timeout_ms / 1000
-    shared = Budget(seconds, z3.main_ctx().interrupt)
-    try:
-        with shared:
-            shared.doing = "while encoding the pass that every property reads"
-            sym = encode_preemptive(policy, *bounds.preemptive, bounds.processors,
-                                    overrun=bounds.overrun)
-            # the proofs' encoding: any free processors, one numbering per state
-            # (``passes``' doc); the exact one finds and replays counterexamples. Only
-            # for `preempt by order`: a rule's victims are counted on the books its
-            # starts leave, which any choice of processors makes harder, not easier
-            proof = encode_preemptive(policy, *bounds.preemptive, bounds.processors,
-                                      overrun=bounds.overrun, symmetric=True) \
-                if sym.state.select else None
-    except Unencodable as exc:
-        reason = f"{exc}: nothing is proved of this policy's pass"
-        return [Verdict(n, "unknown", 0.0, bound, location=location, reason=reason)
-                for n in wanted]
-    except OutOfTime as exc:
-        return [Verdict(n, "unknown", shared.spent(), bound, location=location,
-                        reason=str(exc)) for n in wanted]
-    verdicts = []
-    vacuity: dict[bool, Vacuity] = {}  # by whether the proof assumed the pass runs through
+    verdicts: list[Verdict] = []
+    encoding_ran_out: Verdict | None = None  # every property's pass: it would run out again
     for name in wanted:
+        if encoding_ran_out is not None:
+            verdicts.append(attrs.evolve(encoding_ran_out, property=name, seconds=0.0,
+                                         work=0, reason=encoding_ran_out.reason + _AGAIN))
+            continue
         if progress is not None:
             progress(name, None)
-        before = context_work()
-        budget = Budget(seconds, z3.main_ctx().interrupt, shared.spent())
-        try:
-            with budget:
-                verdict = _check(sym, name, bound, limits, replay, proof)
-                if verdict.status == "proved":
-                    verdict = _unless_vacuous(sym, verdict, limits, vacuity)
-        except OutOfTime as exc:
-            verdict = Verdict(name, "unknown", 0.0, bound, location=location,
-                              reason=str(exc))
-        # Z3's resource units the property took (the same on any machine); its CPU seconds
-        verdicts.append(attrs.evolve(verdict, work=context_work() - before,
-                                     seconds=budget.spent()))
+        # each property in a Z3 context of its own, its pass encoded there: Z3's search
+        # follows the terms' numbering, which every check made before moves, and a verdict
+        # (a proof, or the counterexample found) depended on the properties asked before it
+        with fresh_context():
+            budget = Budget(seconds, z3.main_ctx().interrupt)
+            try:
+                with budget:
+                    verdict = _verify_one(policy, bounds, name, bound, limits, replay, budget)
+            except Unencodable as exc:
+                reason = f"{exc}: nothing is proved of this policy's pass"
+                return [Verdict(n, "unknown", 0.0, bound, location=location, reason=reason)
+                        for n in wanted]
+            except OutOfTime as exc:
+                verdict = Verdict(name, "unknown", 0.0, bound, location=location,
+                                  reason=str(exc))
+                if budget.doing == ENCODING:
+                    encoding_ran_out = verdict
+            # Z3's resource units the property took (the same on any machine: its context
+            # is fresh); its CPU seconds
+            verdicts.append(attrs.evolve(verdict, work=context_work(),
+                                         seconds=budget.spent()))
+            if encoding_ran_out is not None:
+                encoding_ran_out = verdicts[-1]
     return verdicts
 
 
-def _unless_vacuous(sym: PreemptivePass, verdict: Verdict, limits: Limits,
-                    done: dict[bool, Vacuity]) -> Verdict:
+def _verify_one(policy: ir.Policy, bounds: Bounds, name: str, bound: str, limits: Limits,
+                replay: Replay | None, budget: Budget) -> Verdict:
+    """Property ``name``, its pass encoded in the current context (``budget`` counts it)."""
+    budget.doing = ENCODING
+    sym = encode_preemptive(policy, *bounds.preemptive, bounds.processors,
+                            overrun=bounds.overrun)
+    # the proofs' encoding: any free processors, one numbering per state (``passes``'
+    # doc); the exact one finds and replays counterexamples. Only for `preempt by order`:
+    # a rule's victims are counted on the books its starts leave, which any choice of
+    # processors makes harder, not easier
+    proof = encode_preemptive(policy, *bounds.preemptive, bounds.processors,
+                              overrun=bounds.overrun, symmetric=True) \
+        if sym.state.select else None
+    budget.doing = ""
+    verdict = _check(sym, name, bound, limits, replay, proof)
+    if verdict.status == "proved":
+        verdict = _unless_vacuous(sym, verdict, limits)
+    return verdict
+
+
+def _unless_vacuous(sym: PreemptivePass, verdict: Verdict, limits: Limits) -> Verdict:
     """``verdict`` (proved), unless the assumptions its proof used (``_check``'s base), and
     a waiting job (the simulator passes only then: ``pass_runs``), admit no state: then
-    vacuous, naming the clash (or unknown if Z3 cannot tell). One check per set of
-    assumptions, shared by the properties that use it."""
-    through = _runs_through_assumed(verdict.property)
-    if through not in done:
-        done[through] = _vacuity(sym, through, limits)
-    found = done[through]
+    vacuous, naming the clash (or unknown if Z3 cannot tell). Checked for each property
+    in its own context, as its proof."""
+    found = _vacuity(sym, _runs_through_assumed(verdict.property), limits)
     if found.clash:
         return vacuous(verdict, located(sym.state.policy, found.clash), *(
             ["every pass where a job waits stops: see well-defined and size-bounds"]
