@@ -12,12 +12,14 @@ from __future__ import annotations
 import functools
 
 import attrs
+import pytest
 import z3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schedc.dsl.verify.pass_encoding.encoder import encode_pass
 from schedc.dsl.verify.verdict import Bounds
+from schedc.dsl.verify.z3context import fresh_context
 from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.engine.plan_metrics import METRICS, PlanContext
 from schedc.runtime.engine.planning import Planner
@@ -52,6 +54,17 @@ def encoded(name: str, N: int, R: int):
     solver = z3.Solver()
     solver.add(*(a.formula for a in sym.assumptions), *sym.definitions.all())
     return sym, solver
+
+
+@pytest.fixture(autouse=True)
+def _own_z3_context():
+    """Each test with a Z3 context and encoded passes of its own: a cached solver shared by
+    the tests a worker runs makes a check's search depend on the checks made before it
+    (test_dsl_agreement's doc)."""
+    encoded.cache_clear()
+    with fresh_context():
+        yield
+    encoded.cache_clear()
 
 
 @settings(max_examples=EXAMPLES * 2, deadline=None)
