@@ -125,13 +125,11 @@ def verify_preemptive(policy: ir.Policy, bounds: Bounds, limits: Limits,
             except OutOfTime as exc:
                 verdict = Verdict(name, "unknown", 0.0, bound, location=location,
                                   reason=str(exc))
-                if budget.doing == ENCODING:
-                    encoding_ran_out = verdict
             # Z3's resource units the property took (the same on any machine: its context
             # is fresh); its CPU seconds
             verdicts.append(attrs.evolve(verdict, work=context_work(),
                                          seconds=budget.spent()))
-            if encoding_ran_out is not None:
+            if budget.doing == ENCODING:  # its time ran out before the pass was encoded
                 encoding_ran_out = verdicts[-1]
     return verdicts
 

@@ -30,7 +30,6 @@ from schedc.dsl import compile_source
 from schedc.dsl.verify.pass_encoding.encoder import encode_pass
 from schedc.dsl.verify.properties import completes
 from schedc.dsl.verify.verdict import Bounds
-from schedc.dsl.verify.z3context import fresh_context
 from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.workloads.state_file import InitialState, param_text, state_from_data
 from tests.support.pass_agreement import (
@@ -47,6 +46,7 @@ from tests.support.pass_agreement import (
     symbolic_decisions,
     symbolic_invariants,
 )
+from tests.support.z3_isolation import own_z3_context
 
 RESOURCES = {1: ("cpus",), 2: ("cpus", "memory")}
 MAX_QUEUED, MAX_RUNNING = 4, 3
@@ -205,14 +205,9 @@ def encoded(name: str, K: int, N: int, R: int):
 
 @pytest.fixture(autouse=True)
 def _own_z3_context():
-    """Each test with a Z3 context and encoded passes of its own. The cached solver of a pass
-    was shared by every test an xdist worker ran, so its search depended on which checks the
-    worker had made before: `test_state_keys_params_and_invariants_agree[wfp]`, 0.6 s alone,
-    sat in one check for over 20 minutes after other tests."""
-    encoded.cache_clear()
-    with fresh_context():
+    """Each test with a Z3 context and encoded passes of its own (tests/support/z3_isolation)."""
+    with own_z3_context(encoded):
         yield
-    encoded.cache_clear()
 
 
 def check_agreement(name: str, state: InitialState, exact_bounds: bool = False) -> None:

@@ -19,7 +19,6 @@ from hypothesis import strategies as st
 
 from schedc.dsl.verify.pass_encoding.encoder import encode_pass
 from schedc.dsl.verify.verdict import Bounds
-from schedc.dsl.verify.z3context import fresh_context
 from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.engine.plan_metrics import METRICS, PlanContext
 from schedc.runtime.engine.planning import Planner
@@ -34,6 +33,7 @@ from tests.support.pass_agreement import (
 )
 from tests.support.planning_oracle import ORDERS, oracle_plan, states
 from tests.support.tuned import planning, tuned
+from tests.support.z3_isolation import own_z3_context
 
 NAMES = ("conservative", "conservative_sjf", "conservative_ljf")
 SMALL_STATES = states(max_running=2, max_queue=4)  # the symbolic pass stays quick
@@ -58,13 +58,9 @@ def encoded(name: str, N: int, R: int):
 
 @pytest.fixture(autouse=True)
 def _own_z3_context():
-    """Each test with a Z3 context and encoded passes of its own: a cached solver shared by
-    the tests a worker runs makes a check's search depend on the checks made before it
-    (test_dsl_agreement's doc)."""
-    encoded.cache_clear()
-    with fresh_context():
+    """Each test with a Z3 context and encoded passes of its own (tests/support/z3_isolation)."""
+    with own_z3_context(encoded):
         yield
-    encoded.cache_clear()
 
 
 @settings(max_examples=EXAMPLES * 2, deadline=None)
