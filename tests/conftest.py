@@ -4,7 +4,16 @@ new counterexamples (pin each one found with @example)."""
 
 import os
 
+import z3
 from hypothesis import settings
+
+# Z3's rlimit does not bound every check: nlsat's polynomial arithmetic (resultants of
+# growing integers) does not count it, and a test's check on a random policy's nonlinear
+# formula sat there for over 10 minutes (the vacuity check of fuzz seed 1029, in CI). The
+# verifier's own checks have its CPU watchdog (dsl/verify/budget.py); a test's raw solvers
+# get this wall-clock limit, far beyond what any of them needs, as every context inherits it.
+Z3_TEST_TIMEOUT_MS = 180_000
+z3.set_param("timeout", Z3_TEST_TIMEOUT_MS)
 
 settings.register_profile("ci", derandomize=True)
 settings.register_profile("explore", derandomize=False)
