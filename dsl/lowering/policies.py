@@ -42,10 +42,14 @@ MAX_SIZE_CHOICES = 32  # `size choose N`: the symbolic pass encodes one earliest
 
 @frozen
 class _Located:
-    """A clause and the file it is written in (an inherited clause keeps its own file)."""
+    """A clause and the file it is written in (an inherited clause keeps its own file);
+    whether the policy compiled states it (``own``, not inherited), and whether it replaces
+    a clause of its kind that a policy it extends states (``replaces``)."""
 
     clause: ast.Clause
     file: str
+    own: bool = True
+    replaces: bool = False
 
 
 class Compiler:
@@ -208,15 +212,18 @@ class Compiler:
         for pol, file in reversed(chain):
             mine: dict[str, list[_Located]] = {}
             for c in pol.clauses:
+                # `waive P` and `promise P` are one kind per property: a child's `promise`
+                # replaces the parent's `waive`
                 kind = (c.kind if isinstance(c, ast.TuningClause) else
                         c.name if isinstance(c, ast.PreemptSetting) else
-                        f"waive {c.property}" if isinstance(c, ast.WaiveClause)  # one each
+                        f"waive {c.property}"
+                        if isinstance(c, ast.WaiveClause | ast.PromiseClause)
                         else _CLAUSE_NAMES.get(type(c), "invariant"))
                 if kind not in _REPEATABLE and kind in mine:
-                    self.report.error(c.span, f"`{_SETTING_TEXT.get(kind, kind)}` is given "
-                                      f"twice in policy `{pol.name}`", "keep one")
+                    self.report.error(c.span, *_twice(kind, mine[kind][0].clause, c, pol.name))
                     continue
-                mine.setdefault(kind, []).append(_Located(c, file))
+                mine.setdefault(kind, []).append(_Located(
+                    c, file, own=pol is chain[0][0], replaces=kind in eff))
             eff.update(mine)
         return eff
 
@@ -368,8 +375,20 @@ class Compiler:
         for key, locs in eff.items():
             if not key.startswith("waive "):
                 continue
-            c: ast.WaiveClause = locs[0].clause
+            c = locs[0].clause
+            if isinstance(c, ast.PromiseClause):
+                if c.property not in _PROPERTY_NAMES:
+                    close = did_you_mean(c.property, _PROPERTY_NAMES)
+                    self.report.error(c.property_span or c.span,
+                                      f"unknown property `{c.property}`",
+                                      (f"{close} " if close else "") + "the properties are: "
+                                      + ", ".join(_PROPERTY_NAMES))
+                continue
             problem = _waive_problem(c.property, kind)
+            if problem is not None and not locs[0].own and c.property in _PROPERTY_NAMES:
+                # a parent's waiver of a property `verify` does not check of this policy
+                # (the child makes no reservations, or preempts): there is nothing to waive
+                continue
             if problem is not None:
                 self.report.error(c.property_span or c.span, *problem)
             elif not c.reason.strip():
@@ -380,6 +399,19 @@ class Compiler:
             else:
                 out.append(ir.Waiver(c.property, c.reason, span=c.span))
         return tuple(out)
+
+    def promise_warnings(self, eff: dict[str, list[_Located]]) -> list[Diagnostic]:
+        """`promise P` where no policy this one extends waives P: it changes nothing."""
+        out = []
+        for key, locs in eff.items():
+            c = locs[0].clause
+            if (key.startswith("waive ") and isinstance(c, ast.PromiseClause)
+                    and c.property in _PROPERTY_NAMES and not locs[0].replaces):
+                out.append(self.report.warning(
+                    c.span, f"`promise {c.property}` changes nothing: no policy this one "
+                    f"extends waives `{c.property}`",
+                    "drop it: a policy promises every property it does not waive"))
+        return out
 
     # -- preemption
     def preemption(self, eff: dict[str, list[_Located]], machine: ir.Machine
@@ -540,6 +572,7 @@ class Compiler:
                 "so no job is ever reserved",
                 "add `backfill first_fit` (with `reserve 1`: EASY backfilling), or write "
                 "`reserve 0` to mean strict order"))
+        out += self.promise_warnings(eff)
         catch_all = None  # a `mechanism` without `when` holds for every job
         for loc in eff.get("mechanism", []):
             c: ast.MechanismClause = loc.clause
@@ -620,6 +653,21 @@ _SETTING_TEXT = {"dispatch": "cost dispatch", "resume": "cost resume",
 # (a dynP policy's: the one-pass properties, which hold iff every candidate has them)
 _WAIVABLE = {"preemptive": PREEMPTIVE_PROPERTIES, "rigid": PROPERTIES,
              "reserving": (*PROPERTIES, KEPT), "tuned": PROPERTIES}
+
+
+_PROPERTY_NAMES = (*ALL_PROPERTIES, KEPT)
+
+
+def _twice(kind: str, first: ast.Clause, again: ast.Clause, policy: str) -> tuple[str, str]:
+    """The message and help of a clause kind given twice in one policy."""
+    if isinstance(first, ast.PromiseClause) != isinstance(again, ast.PromiseClause):
+        name = kind.removeprefix("waive ")
+        return (f"policy `{policy}` both waives and promises `{name}`",
+                "keep one: `waive` if the policy lets it fail, `promise` to drop the "
+                "`waive` of a policy it extends")
+    text = f"promise {kind.removeprefix('waive ')}" if isinstance(again, ast.PromiseClause) \
+        else _SETTING_TEXT.get(kind, kind)
+    return f"`{text}` is given twice in policy `{policy}`", "keep one"
 
 
 def _waive_problem(name: str, kind: str) -> tuple[str, str] | None:

@@ -94,6 +94,7 @@ def lower_tuned(c: Compiler, p: ast.Policy, file: str, eff: dict[str, list[_Loca
     waivers = c.waivers(eff, "tuned")
     if len(report.diagnostics) > n_errors:
         return None
+    warnings = tuple(c.promise_warnings(eff))
     used = {q.name: q for cand in candidates for q in cand.params}
     used |= {n.name: c.params[n.name] for i in invariants for n in ir.walk(i.expr)
              if isinstance(n, ir.ParamRef) and n.name in c.params}
@@ -101,7 +102,7 @@ def lower_tuned(c: Compiler, p: ast.Policy, file: str, eff: dict[str, list[_Loca
     span = eff["candidates"][0].clause.span
     tuning = ir.Tuning(candidates, words["metric"], words["decider"], words["step"], span=span)
     return evolve(first, name=p.name, file=file, params=params, invariants=tuple(invariants),
-                  tuning=tuning, warnings=(), waivers=waivers)
+                  tuning=tuning, warnings=warnings, waivers=waivers)
 
 
 def _candidates(c: Compiler, p: ast.Policy, file: str, locs: list[_Located]

@@ -292,9 +292,20 @@ class WaiveClause:
     property_span: Span | None = _span()
 
 
+@frozen
+class PromiseClause:
+    """`promise PROPERTY`: the policy promises PROPERTY, which a policy it extends waives
+    (that `waive` does not reach it)."""
+
+    property: str
+    span: Span | None = _span()
+    property_span: Span | None = _span()
+
+
 Clause = (MachineClause | OrderClause | ReserveClause | BackfillClause | SizeClause
           | InvariantClause | CandidatesClause | TuningClause | SlackClause | MechanismClause
-          | PreemptClause | VictimsClause | PreemptSetting | LeftoverClause | WaiveClause)
+          | PreemptClause | VictimsClause | PreemptSetting | LeftoverClause | WaiveClause
+          | PromiseClause)
 
 
 @frozen

@@ -45,7 +45,8 @@ _WORDS = {
     "LIMIT_WORD": "`limit`",
     "PREEMPTIONS_WORD": "`preemptions`", "SETTING_WORD": "`quantum`, `resident` or `subset`",
     "LEFTOVER_WORD": "`leftover`", "LEFTOVER_KIND": "`equal` or `efficient`",
-    "WAIVE_WORD": "`waive`", "PROPERTY_NAME": "a property name (e.g. `progress`)",
+    "WAIVE_WORD": "`waive`", "PROMISE_WORD": "`promise`",
+    "PROPERTY_NAME": "a property name (e.g. `progress`)",
     "$END": "the end of the file",
     "LPAR": "`(`", "RPAR": "`)`", "LSQB": "`[`", "RSQB": "`]`", "LBRACE": "`{`",
     "RBRACE": "`}`", "COMMA": "`,`", "COLON": "`:`", "DOT": "`.`", "EQUAL": "`=`",
@@ -242,6 +243,10 @@ class _ToAst(Transformer):
         reason = " ".join(str(t)[1:-1] for t in c[2:])
         return ast.WaiveClause(str(c[1]), reason, span=self._s(meta),
                                property_span=_tok_span(self.file, c[1]))
+
+    def promise_clause(self, meta, c):
+        return ast.PromiseClause(str(c[1]), span=self._s(meta),
+                                 property_span=_tok_span(self.file, c[1]))
 
     def setting_clause(self, meta, c):
         return ast.PreemptSetting(str(c[0]), c[1], span=self._s(meta))

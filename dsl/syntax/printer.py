@@ -118,6 +118,8 @@ def _clause(c: ast.Clause) -> str:
             return f"{_SETTING_WORDS.get(name, name)} {expr(x)}"
         case ast.WaiveClause(property=name, reason=reason):
             return f'waive {name} "{reason}"'
+        case ast.PromiseClause(property=name):
+            return f"promise {name}"
     raise AssertionError(c)
 
 

@@ -88,7 +88,8 @@ def stale_warning(v: Verdict, located: bool = False) -> str:
     (``located``: the clause's place first)."""
     at = f"{v.expected_at.location()}: " if located and v.expected_at else ""
     return (f"{at}`waive {v.property}` says the policy does not promise {v.property}, but it "
-            f"is proved: drop the clause (its reason: {v.expected})")
+            f"is proved: drop the clause, or state `promise {v.property}` in a policy that "
+            f"inherits it (its reason: {v.expected})")
 
 
 def to_json(reports: Sequence[PolicyReport]) -> str:

@@ -1,6 +1,7 @@
 """`waive PROPERTY "REASON"`: checked where it is written (a property `verify` checks of this
 policy, once, with a reason), carried in the IR and its JSON, inherited through `extends`
-as other clauses are, and a dynP policy's own (its candidates keep theirs)."""
+as other clauses are, and a dynP policy's own (its candidates keep theirs). `promise
+PROPERTY`: a child drops a waiver it inherits."""
 
 from __future__ import annotations
 
@@ -118,4 +119,85 @@ policy d { candidates a, b metric artww waive progress "the tuned one's" }
 
 def test_waive_is_a_name_inside_formulas() -> None:
     p = compile_source("param waive: int = 2\npolicy p { order job.procs - waive asc }")
+    assert p.waivers == () and isinstance(p.order[0].expr, ir.Binary)
+
+
+BASE = """
+policy base { order job.submit asc reserve all backfill first_fit
+  waive reservations-kept "re-planned at every pass"
+  waive progress "base's"
+}
+"""
+
+
+def test_a_child_promises_a_property_its_parent_waives() -> None:
+    child = compile_source(BASE + """
+policy child extends base {
+  reserve 1
+  promise reservations-kept
+}
+""", "t.pol", "child")
+    assert [w.property for w in child.waivers] == ["progress"]
+    assert child.warnings == ()
+    # a grandchild inherits the promise, and may waive the property again
+    source = BASE + """
+policy child extends base { promise progress }
+policy grandchild extends child { reserve 2 }
+policy again extends child { waive progress "the grandchild's own" }
+"""
+    assert [w.property for w in compile_source(source, "t.pol", "grandchild").waivers] == [
+        "reservations-kept"]
+    again = compile_source(source, "t.pol", "again")
+    assert [(w.property, w.reason) for w in again.waivers] == [
+        ("reservations-kept", "re-planned at every pass"), ("progress", "the grandchild's own")]
+
+
+@pytest.mark.parametrize("change", ["reserve 0", "backfill none", f"reserve 0 {PREEMPTIVE}"])
+def test_a_parent_s_waiver_of_a_property_the_child_is_not_checked_for_is_dropped(
+        change: str) -> None:
+    """A child of `conservative` that makes no reservations (or preempts) compiles: the
+    parent's `waive reservations-kept` has nothing left to waive, and the child could not
+    drop it (the error pointed at the parent's clause)."""
+    child = compile_source(BASE + f"policy child extends base {{ {change} }}", "t.pol", "child")
+    assert "reservations-kept" not in [w.property for w in child.waivers]
+    # the child's own waiver of such a property is still refused, at its place
+    d = _one_error(BASE + f'policy child extends base {{ {change}\n'
+                   '  waive reservations-kept "x" }')
+    assert d.line == 7 and d.message.startswith("`waive reservations-kept`: "), d.message
+
+
+@pytest.mark.parametrize(("body", "line", "col", "message", "help_"), [
+    ('promise progres', 3, 11, "unknown property `progres`", "did you mean `progress`?"),
+    ('promise speed', 3, 11, "unknown property `speed`", "the properties are: capacity"),
+    ('waive progress "x"\n  promise progress', 4, 3,
+     "policy `child` both waives and promises `progress`", "keep one"),
+    ('promise progress\n  waive progress "x"', 4, 3,
+     "policy `child` both waives and promises `progress`", "keep one"),
+    ('promise progress\n  promise progress', 4, 3,
+     "`promise progress` is given twice in policy `child`", "keep one"),
+])
+def test_a_faulty_promise_is_a_located_error(body: str, line: int, col: int, message: str,
+                                             help_: str) -> None:
+    d = _one_error(f"policy base {{ {EASY} }}\npolicy child extends base {{\n  {body}\n}}\n")
+    assert (d.line, d.col) == (line, col) and d.message == message, render_diagnostics([d])
+    assert help_ in d.help
+
+
+def test_a_promise_of_a_property_no_parent_waives_is_a_warning() -> None:
+    (d,) = check_source(f"policy p {{ {EASY}\n  promise progress }}", "t.pol").diagnostics
+    assert d.severity == "warning" and (d.line, d.col) == (2, 3)
+    assert d.message == ("`promise progress` changes nothing: no policy this one extends "
+                         "waives `progress`")
+    assert compile_source(f"policy p {{ {EASY}\n  promise progress }}").waivers == ()
+    # the warning is the tuned policy's too
+    dynp = "policy a { order job.submit asc reserve all backfill first_fit }\n" \
+           "policy b extends a { order job.estimate asc }\n" \
+           "policy d { candidates a, b metric artww\n" \
+           "  promise capacity }"
+    (d,) = check_source(dynp, "t.pol").diagnostics
+    assert d.severity == "warning" and d.line == 4
+
+
+def test_promise_is_a_name_inside_formulas() -> None:
+    p = compile_source("param promise: int = 2\npolicy p { order job.procs - promise asc }")
     assert p.waivers == () and isinstance(p.order[0].expr, ir.Binary)

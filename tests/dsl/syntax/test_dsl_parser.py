@@ -239,13 +239,14 @@ PROPERTY_NAMES = st.sampled_from(["progress", "reservations-kept", "no-superfluo
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(PROPERTY_NAMES, REASONS), max_size=4), exprs())
-def test_waive_clauses_round_trip(waivers, e):
-    # names with hyphens (checked when lowering, so a typo gets a did-you-mean), any reason,
-    # beside formulas that subtract: `a - b` stays a subtraction
+@given(st.lists(st.tuples(PROPERTY_NAMES, REASONS | st.none()), max_size=4), exprs())
+def test_waive_and_promise_clauses_round_trip(waivers, e):
+    # names with hyphens (checked when lowering, so a typo gets a did-you-mean), any reason
+    # (none: `promise NAME`), beside formulas that subtract: `a - b` stays a subtraction
     m = ast.Module((ast.Policy("p", None, (
         ast.OrderClause((ast.OrderKey(ast.Binary("-", e, e), False),)),
-        *(ast.WaiveClause(name, reason) for name, reason in waivers),
+        *(ast.PromiseClause(name) if reason is None else ast.WaiveClause(name, reason)
+          for name, reason in waivers),
         ast.InvariantClause(e))),))
     text = module(m)
     assert parse(text, "x.pol") == m, text

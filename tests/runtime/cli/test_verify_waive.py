@@ -92,7 +92,8 @@ def test_a_waived_property_that_is_proved_is_a_warning(tmp_path: Path, capsys) -
     err = capsys.readouterr().err
     # on stderr, located at the clause, as `check`'s warnings are
     assert f"warning: `waive capacity` says the policy does not promise capacity, but it is " \
-           f"proved: drop the clause (its reason: stale)\n  --> {path}:5:3" in err
+           "proved: drop the clause, or state `promise capacity` in a policy that inherits " \
+           f"it (its reason: stale)\n  --> {path}:5:3" in err
     v = _verdicts(out)["capacity"]
     assert v["status"] == "proved" and v["expected"] == "stale"
     assert v["warning"].startswith("`waive capacity` says")
@@ -132,3 +133,21 @@ def test_a_waiver_excuses_its_property_only(tmp_path: Path) -> None:
     out = tmp_path / "v.json"
     assert main(["verify", str(mine), *BOUNDS, "--format", "json", "-o", str(out)]) == 1
     assert _verdicts(out)["size-bounds"]["status"] == "violated"
+
+
+def test_a_child_that_promises_what_its_parent_waives_fails_on_its_violation(
+        tmp_path: Path, capsys) -> None:
+    """The parent's violation is expected (exit 0); the child's `promise` makes it a
+    failure again (exit 1), with no expected mark."""
+    path = tmp_path / "family.pol"
+    path.write_text("policy parent {\n  " + KEY + f'  waive well-defined "{REASON}"\n}}\n'
+                    "policy child extends parent {\n  promise well-defined\n}\n")
+    out = tmp_path / "v.json"
+    assert main(["verify", str(path), "--policy", "parent", *BOUNDS, "--property",
+                 "well-defined", "--format", "json", "-o", str(out)]) == 0
+    assert _verdicts(out)["well-defined"]["expected"] == REASON
+    assert main(["verify", str(path), "--policy", "child", *BOUNDS, "--property",
+                 "well-defined", "--format", "json", "-o", str(out)]) == 1
+    v = _verdicts(out)["well-defined"]
+    assert v["status"] == "violated" and v.get("expected") is None
+    capsys.readouterr()
