@@ -43,13 +43,13 @@ MAX_SIZE_CHOICES = 32  # `size choose N`: the symbolic pass encodes one earliest
 @frozen
 class _Located:
     """A clause and the file it is written in (an inherited clause keeps its own file);
-    whether the policy compiled states it (``own``, not inherited), and whether it replaces
-    a clause of its kind that a policy it extends states (``replaces``)."""
+    whether the policy compiled states it (``own``, not inherited), and the clause of its
+    kind that it replaces, stated by a policy it extends (``replaces``)."""
 
     clause: ast.Clause
     file: str
     own: bool = True
-    replaces: bool = False
+    replaces: ast.Clause | None = None
 
 
 class Compiler:
@@ -223,7 +223,8 @@ class Compiler:
                     self.report.error(c.span, *_twice(kind, mine[kind][0].clause, c, pol.name))
                     continue
                 mine.setdefault(kind, []).append(_Located(
-                    c, file, own=pol is chain[0][0], replaces=kind in eff))
+                    c, file, own=pol is chain[0][0],
+                    replaces=eff[kind][0].clause if kind in eff else None))
             eff.update(mine)
         return eff
 
@@ -401,12 +402,14 @@ class Compiler:
         return tuple(out)
 
     def promise_warnings(self, eff: dict[str, list[_Located]]) -> list[Diagnostic]:
-        """`promise P` where no policy this one extends waives P: it changes nothing."""
+        """`promise P` where no policy this one extends waives P (none does, or the nearest
+        that states either promises it already): it changes nothing."""
         out = []
         for key, locs in eff.items():
             c = locs[0].clause
-            if (key.startswith("waive ") and isinstance(c, ast.PromiseClause)
-                    and c.property in _PROPERTY_NAMES and not locs[0].replaces):
+            if (key.startswith("waive ") and isinstance(c, ast.PromiseClause) and locs[0].own
+                    and c.property in _PROPERTY_NAMES
+                    and not isinstance(locs[0].replaces, ast.WaiveClause)):
                 out.append(self.report.warning(
                     c.span, f"`promise {c.property}` changes nothing: no policy this one "
                     f"extends waives `{c.property}`",

@@ -189,6 +189,11 @@ def test_a_promise_of_a_property_no_parent_waives_is_a_warning() -> None:
     assert d.message == ("`promise progress` changes nothing: no policy this one extends "
                          "waives `progress`")
     assert compile_source(f"policy p {{ {EASY}\n  promise progress }}").waivers == ()
+    # a child's promise of what its parent already promises, once, at the child's
+    family = BASE + "policy child extends base { promise progress }\n" \
+        "policy grandchild extends child {\n  promise progress }"
+    warnings = [d for d in check_source(family, "t.pol").diagnostics]
+    assert [(d.severity, d.line) for d in warnings] == [("warning", 8)], warnings
     # the warning is the tuned policy's too
     dynp = "policy a { order job.submit asc reserve all backfill first_fit }\n" \
            "policy b extends a { order job.estimate asc }\n" \
