@@ -6,6 +6,7 @@ out at once; policies are lowered with their effective machine after `extends` i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from fractions import Fraction
 
 from attrs import frozen
@@ -379,11 +380,9 @@ class Compiler:
             c = locs[0].clause
             if isinstance(c, ast.PromiseClause):
                 if c.property not in _PROPERTY_NAMES:
-                    close = did_you_mean(c.property, _PROPERTY_NAMES)
-                    self.report.error(c.property_span or c.span,
-                                      f"unknown property `{c.property}`",
-                                      (f"{close} " if close else "") + "the properties are: "
-                                      + ", ".join(_PROPERTY_NAMES))
+                    self.report.error(c.property_span or c.span, *_unknown_property(
+                        c.property, _PROPERTY_NAMES,
+                        f"the properties are: {', '.join(_PROPERTY_NAMES)}"))
                 continue
             problem = _waive_problem(c.property, kind)
             if problem is not None and not locs[0].own and c.property in _PROPERTY_NAMES:
@@ -678,7 +677,7 @@ def _waive_problem(name: str, kind: str) -> tuple[str, str] | None:
     if name in _WAIVABLE[kind]:
         return None
     listed = f"the properties `verify` checks here are: {', '.join(_WAIVABLE[kind])}"
-    if name in (*ALL_PROPERTIES, KEPT):
+    if name in _PROPERTY_NAMES:
         why = ("a preemptive pass makes no reservations"
                if kind == "preemptive" else
                "a dynP policy may switch candidates between two passes (waive it in a "
@@ -691,7 +690,13 @@ def _waive_problem(name: str, kind: str) -> tuple[str, str] | None:
     if name == "invariant" or name.startswith("invariant"):
         return ("an invariant cannot be waived: it is the policy's own promise",
                 "drop the `invariant` clause instead")
-    close = did_you_mean(name, _WAIVABLE[kind]) or did_you_mean(name, (*ALL_PROPERTIES, KEPT))
+    return _unknown_property(name, _WAIVABLE[kind], listed)
+
+
+def _unknown_property(name: str, here: Sequence[str], listed: str) -> tuple[str, str]:
+    """The message and help of a name that is no property: the closest of ``here`` (else
+    of every property), then ``listed``."""
+    close = did_you_mean(name, here) or did_you_mean(name, _PROPERTY_NAMES)
     return f"unknown property `{name}`", (f"{close} " if close else "") + listed
 
 
