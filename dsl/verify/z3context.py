@@ -27,3 +27,15 @@ def fresh_context() -> Iterator[z3.Context]:
         yield _core._main_ctx
     finally:
         _core._main_ctx = saved
+
+
+@contextmanager
+def entered(context: z3.Context) -> Iterator[z3.Context]:
+    """``context`` as the main one for the block: terms made inside (a constant, ``True``)
+    belong to it, beside terms made there before."""
+    saved = _core._main_ctx
+    _core._main_ctx = context
+    try:
+        yield context
+    finally:
+        _core._main_ctx = saved

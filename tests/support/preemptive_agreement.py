@@ -28,6 +28,7 @@ from attrs import frozen
 from schedc.dsl import compile_source
 from schedc.dsl.semantics.numbers import EvaluationError
 from schedc.dsl.verify.preemption.books import ACTIONS
+from schedc.dsl.verify.preemption.groups import processor_groups
 from schedc.dsl.verify.preemption.passes import PreemptivePass, encode_preemptive
 from schedc.dsl.verify.preemption.properties import runs_through
 from schedc.dsl.verify.preemption.slots import (
@@ -48,6 +49,7 @@ from schedc.runtime.jobs import Job
 from tests.support.preemption_fuzz import CPUS, MACHINE, MEMORY, _Gen
 
 PROCESSORS = CPUS  # the encoding's processor bound: the fuzz machine's cpus
+GROUPS_CHECKED = 160  # ``admitted_grouped``'s most groups
 
 
 @frozen
@@ -219,7 +221,9 @@ def _pin(sym: PreemptivePass, policy_ir: Any, data: dict[str, Any], state: Any
                       j.max_size == job.get("max_size", job["request"]["cpus"]),
                       *([j.work == work[job["id"]]] if moldable else []),
                       s.index == index, s.phase == phase,
-                      *(b == (p in procs) for p, b in enumerate(s.procs)),
+                      # grouped: the groups' lengths say it (``_pin_groups``)
+                      *(b == (p in procs) for p, b in enumerate(s.procs)
+                        if not st.grouped),
                       s.acquired == job.get("acquired", 0),
                       s.preemptions == job.get("preemptions", 0), s.ran == ran]
             if phase in (RUNNING, SUSPENDED):
@@ -329,7 +333,79 @@ def agree_one(seed: int, states: int = 4, tally: Counter | None = None, *,
                         processors, overrun):
             return Disagreement(seed, text, data, "the proofs' encoding (symmetric) does not "
                                 f"admit the simulator's pass {expected}, stop {stop}")
+        if not admitted_grouped(policy_ir, data, state, (waiting, running), expected, stop,
+                                overrun):
+            return Disagreement(seed, text, data, "the proofs' encoding over groups of "
+                                f"processors does not admit the simulator's pass {expected}, "
+                                f"stop {stop}")
     return None
+
+
+def admitted_grouped(policy_ir: Any, data: dict[str, Any], state: Any,
+                     slots: tuple[int, int], expected: dict[int, tuple], stop: str | None,
+                     overrun: str = OVERRUN) -> bool:
+    """Whether the encoding over groups of processors (``groups.py``: the proofs for every
+    machine size) allows the simulator's first pass: each group as long as the processors
+    of its kind in ``data`` and the pass (held by its column's jobs, taken by its taker),
+    every job's action (``expected``) on as many processors, or its ``stop``. True
+    without a check where the groups are too many to encode quickly (``GROUPS_CHECKED``:
+    by-order suspension over many slots; smaller states of the same policies check it)."""
+    if len(processor_groups(policy_ir, max(1, slots[0]), max(1, slots[1]))) > GROUPS_CHECKED:
+        return True
+    with fresh_context():
+        sym = encode_preemptive(policy_ir, max(1, slots[0]), max(1, slots[1]), 0,
+                                overrun=overrun, grouped=True)
+        solver = z3.Solver()
+        solver.set("timeout", 60_000)
+        solver.add(*(f for _, f in sym.state.assumptions), *sym.state.definitions,
+                   *sym.lemmas, *_pin(sym, policy_ir, data, state),
+                   *_pin_groups(sym, data, expected))
+        through = runs_through(sym)
+        if stop is not None:
+            solver.add(z3.Not(through))
+        else:
+            solver.add(through)
+            books, st = sym.books, sym.state
+            for s in st.slots:
+                for jid, (kind, procs) in expected.items():
+                    solver.add(z3.Implies(z3.And(s.present, s.job.id == jid), z3.And(
+                        books.action[s.n] == ACTIONS.index(kind),
+                        st.weigh(books.action_procs[s.n]) == len(procs))))
+                solver.add(z3.Implies(z3.And(s.present, *(s.job.id != j for j in expected)),
+                                      books.action[s.n] == 0))
+        return solver.check() == z3.sat
+
+
+def _pin_groups(sym: PreemptivePass, data: dict[str, Any], expected: dict[int, tuple]
+                ) -> list[z3.BoolRef]:
+    """Each group's length: the processors whose holders (by the slots their jobs are in)
+    are its column and whose taker in the pass (a job started or claiming there, not
+    suspended before) is its taker."""
+    st = sym.state
+    holders: dict[int, set[int]] = {p: set() for p in range(data["capacity"]["cpus"])}
+    for job in [*data["running"], *data.get("suspended", [])]:
+        for p in job.get("processors", []):
+            holders[p].add(job["id"])
+    suspended = {job["id"] for job in data.get("suspended", [])}
+    taker: dict[int, int] = {}
+    for jid, (kind, procs) in expected.items():
+        if kind in ("start", "claim") and jid not in suspended:
+            taker |= {p: jid for p in procs}
+
+    def is_job(s: Any, ids: set[int]) -> z3.BoolRef:
+        return z3.And(s.present, z3.Or([s.job.id == j for j in ids] or [z3.BoolVal(False)]))
+
+    out = []
+    for g, group in enumerate(st.groups):
+        kinds = []
+        for p, ids in holders.items():
+            column = z3.And([is_job(s, ids) == (s.n in group.column) for s in st.slots])
+            took = (z3.BoolVal(p not in taker) if group.taker is None
+                    else is_job(st.slots[group.taker], {taker[p]}) if p in taker
+                    else z3.BoolVal(False))
+            kinds.append(z3.If(z3.And(column, took), 1, 0))
+        out.append(st.lengths[g] == z3.Sum(kinds))
+    return out
 
 
 def admitted(policy_ir: Any, data: dict[str, Any], state: Any, slots: tuple[int, int],

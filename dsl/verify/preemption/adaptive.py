@@ -10,6 +10,7 @@ fresh constant defined as its term), so that no term nests the whole loop.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import combinations
 
 import z3
 
@@ -31,7 +32,10 @@ def fill(st: PreemptiveState, members: Sequence[z3.BoolRef], sizes: Sequence[z3.
     """Which of the ``members`` ``adaptive.fill`` chooses: a subset whose sum of ``sizes``
     is the largest at most ``capacity``; of those, the one that leaves out each later item
     whenever the earlier ones reach the sum. The simulator's bit sets, one Bool per sum
-    0 .. P (``capacity`` is at most the processor bound P)."""
+    0 .. P (``capacity`` is at most the processor bound P); over groups of processors, the
+    members' subsets (``_fill_subsets``)."""
+    if st.grouped:
+        return _fill_subsets(st, members, sizes, capacity)
     sums = range(st.P + 1)
     # reach[j][t]: the members among the first j slots have a subset of sum t
     reach = [[z3.BoolVal(t == 0) for t in sums]]
@@ -62,7 +66,10 @@ def give_leftover(st: PreemptiveState, resizable: Sequence[z3.BoolRef],
     ``leftover equal`` (``efficient`` false) exactly as ``adaptive.give_leftover``: the
     smallest allocation, ties to the earlier job. ``leftover efficient`` reads the jobs'
     speedups, which the encoding does not model: any eligible slot may get the step (a
-    free choice), so a proof covers every speedup."""
+    free choice), so a proof covers every speedup. Over groups of processors (no bound on
+    ``leftover``), the same outcomes in closed form (``_water``), no picks."""
+    if st.grouped:
+        return _water(st, resizable, sizes, maxima, leftover, efficient), []
     sizes = list(sizes)
     picks: list[list[z3.BoolRef]] = []
     for t in range(steps):
@@ -81,3 +88,63 @@ def give_leftover(st: PreemptiveState, resizable: Sequence[z3.BoolRef],
         sizes = [st.name(n + z3.If(p, 1, 0)) for n, p in zip(sizes, step, strict=True)]
         picks.append(step)
     return sizes, picks
+
+
+def _subsets(n: int) -> list[tuple[int, ...]]:
+    return [c for k in range(n + 1) for c in combinations(range(n), k)]
+
+
+def _fill_subsets(st: PreemptiveState, members: Sequence[z3.BoolRef],
+                  sizes: Sequence[z3.ArithRef], capacity: z3.ArithRef) -> list[z3.BoolRef]:
+    """``fill`` over the subsets of the members (sums unbounded): the target is the largest
+    sum at most ``capacity`` a subset of members makes; then, last slot first, a member is
+    chosen where the slots before it cannot make what is left of the target."""
+    n = len(members)
+
+    def makes(subset: tuple[int, ...]) -> tuple[z3.BoolRef, z3.ArithRef]:
+        return (z3.And([members[i] for i in subset] or [z3.BoolVal(True)]),
+                z3_sum([sizes[i] for i in subset]))
+
+    every = [makes(c) for c in _subsets(n)]
+    target = st.fresh.const("fill_target", "int")
+    st.definitions.append(z3.And(
+        z3.Or([z3.And(m, total == target, total <= capacity) for m, total in every]),
+        *(z3.Implies(z3.And(m, total <= capacity), total <= target) for m, total in every)))
+    chosen: list[z3.BoolRef] = [z3.BoolVal(False)] * n
+    left: z3.ArithRef = target
+    for i in reversed(range(n)):
+        reached = z3.Or([z3.And(m, total == left) for m, total in map(makes, _subsets(i))])
+        chosen[i] = z3.And(capacity > 0, members[i], z3.Not(reached))
+        left = st.name(left - z3.If(chosen[i], sizes[i], 0))
+    return chosen
+
+
+def _water(st: PreemptiveState, resizable: Sequence[z3.BoolRef],
+           sizes: Sequence[z3.ArithRef], maxima: Sequence[z3.ArithRef],
+           leftover: z3.ArithRef, efficient: z3.BoolRef) -> list[z3.ArithRef]:
+    """The sizes after ``give_leftover``'s steps, unrolled no more: G = min(leftover, the
+    room below the maxima) processors given out. `leftover equal` fills levels: every
+    resizable size below a level L rises to it (or its maximum), and the R processors left
+    go one each to the earliest slots at L with room (R below their number: else the level
+    would be L + 1). `leftover efficient`: any split of G within the rooms (the step's free
+    choice, over every order)."""
+    n = len(sizes)
+    room = [z3.If(r, m - z, 0) for r, z, m in zip(resizable, sizes, maxima, strict=True)]
+    total_room = st.name(z3_sum(room))
+    given = st.name(z3.If(leftover <= 0, 0, z3.If(leftover < total_room, leftover,
+                                                   total_room)))
+    level = st.fresh.const("leftover_level", "int")
+    raised = [z3.If(z3.And(r, z < level), z3.If(level < m, level, m) - z, 0)
+              for r, z, m in zip(resizable, sizes, maxima, strict=True)]
+    rest = st.name(given - z3_sum(raised))
+    at_level = [z3.And(r, z <= level, level < m)
+                for r, z, m in zip(resizable, sizes, maxima, strict=True)]
+    extra = [z3.And(a, count(at_level[:i]) < rest) for i, a in enumerate(at_level)]
+    free = [st.fresh.const("leftover_share", "int") for _ in range(n)]
+    st.definitions.append(z3.Implies(z3.Not(efficient), z3.And(
+        level >= 0, rest >= 0, z3.Or(rest == 0, rest < count(at_level)))))
+    st.definitions.append(z3.Implies(efficient, z3.And(
+        *(z3.And(f >= 0, f <= r) for f, r in zip(free, room, strict=True)),
+        z3_sum(free) == given)))
+    return [st.name(z + z3.If(efficient, f, x + z3.If(e, 1, 0)))
+            for z, f, x, e in zip(sizes, free, raised, extra, strict=True)]

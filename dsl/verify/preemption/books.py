@@ -78,6 +78,7 @@ class Books:
         self.mechanism_checks: list[tuple[z3.BoolRef, z3.BoolRef, str]] = []
         self.size_checks: list[tuple[z3.BoolRef, z3.BoolRef]] = []  # `size` within range
         self.preempted: list[z3.BoolRef] = [z3.BoolVal(False)] * len(slots)
+        self._owned: dict[tuple[int, int], z3.BoolRef] = {}
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -86,7 +87,16 @@ class Books:
         return self.st.capacity[k] - self.used[k] - self.claimed[k]
 
     def exists(self, p: int) -> z3.BoolRef:
-        return self.st.capacity[0] > p
+        return self.st.exists(p)
+
+    def owned_by(self, p: int, n: int) -> z3.BoolRef:
+        """Processor ``p``'s holder is slot ``n`` (``FREE``: nobody), one term per holder
+        term (the passes ask it of every processor, candidate after candidate)."""
+        key = (self.owner[p].get_id(), n)
+        term = self._owned.get(key)
+        if term is None:
+            term = self._owned[key] = self.owner[p] == n
+        return term
 
     def usable(self, p: int, leaving: Sequence[z3.BoolRef] | None = None) -> z3.BoolRef:
         """Processor ``p`` takes one more job's processes (after the slots ``leaving`` go:
@@ -96,9 +106,9 @@ class Books:
             return z3.BoolVal(True)
         r = self.resident[p]
         if leaving is not None:
-            r = r - z3.If(z3.Or([z3.And(go, self.owner[p] == s.n)
-                                 for go, s in zip(leaving, self.st.slots, strict=True)]
-                                or [z3.BoolVal(False)]), 1, 0)
+            r = r - z3.If(z3.Or([z3.And(go, self.owned_by(p, s.n))
+                                 for go, s in zip(leaving, self.st.slots, strict=True)
+                                 if not z3.is_false(go)] or [z3.BoolVal(False)]), 1, 0)
         return r < limit
 
     def settle(self) -> None:
@@ -148,7 +158,7 @@ class Books:
         self.seconds(st.policy.preemption.dispatch, cond, s)  # type: ignore[union-attr]
         n, job = size, s.job
         # counted once here, so that the checks of its size need not count again
-        self.mechanism_checks.append((cond, count(procs) == size,
+        self.mechanism_checks.append((cond, st.weigh(procs) == size,
                                       "a job starts on as many processors as its size"))
         migratable = z3.And(s.phase == STOPPED, s.mech == CHECKPOINT)
         self.mechanism_checks.append((z3.And(cond, migratable), n == s.size,

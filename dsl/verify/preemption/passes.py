@@ -73,14 +73,19 @@ class PreemptivePass:
 
 def encode_preemptive(policy: ir.Policy, waiting: int, running: int, processors: int,
                       fresh: FreshNames | None = None, overrun: str = OVERRUN,
-                      symmetric: bool = False, canonical: bool | None = None
-                      ) -> PreemptivePass:
+                      symmetric: bool = False, canonical: bool | None = None,
+                      grouped: bool = False) -> PreemptivePass:
     """The pass over ``waiting`` and ``running`` slots and at most ``processors``; with
     ``symmetric``, any free processors taken where the simulator takes the lowest, and
-    (``canonical``, by default with it) one numbering of each state (the module's doc)."""
+    (``canonical``, by default with it) one numbering of each state (the module's doc);
+    with ``grouped``, the takes of ``symmetric`` over groups of processors of any machine
+    size (``groups.py``), ``processors`` unused."""
     st = PreemptiveState(policy, waiting, running, processors,
-                         fresh if fresh is not None else FreshNames(), overrun)
-    if symmetric if canonical is None else canonical:
+                         fresh if fresh is not None else FreshNames(), overrun, grouped)
+    symmetric = symmetric or grouped
+    rules = policy.preemption
+    assert rules is not None
+    if not grouped and (symmetric if canonical is None else canonical):
         columns = [[s.procs[p] for s in st.slots] for p in range(processors)]
         for p in range(processors - 1):
             st.assume("the processors are numbered by what they hold (one numbering of "
@@ -130,6 +135,8 @@ class _Pass:
     def __init__(self, st: PreemptiveState, books: Books, symmetric: bool = False) -> None:
         self.st, self.books = st, books
         self.symmetric = symmetric  # any free processors, not the lowest (the module's doc)
+        # grouped: each slot's takes, the groups each marks (``groups.py``)
+        self.takes: dict[int, list[tuple[z3.BoolRef, ...]]] = {}
         self.lemmas: list[z3.BoolRef] = []
         self.rules = st.policy.preemption
         assert self.rules is not None
@@ -194,32 +201,61 @@ class _Pass:
 
         return z3.If(migratable, s.size, n), evaluated
 
-    def lowest(self, avail: Sequence[z3.BoolRef], n: z3.ArithRef) -> tuple[z3.BoolRef, ...]:
+    def lowest(self, avail: Sequence[z3.BoolRef], n: z3.ArithRef, taker: Slot,
+               go: z3.BoolRef) -> tuple[z3.BoolRef, ...]:
         """The ``n`` lowest processors of ``avail`` (all if fewer); ``symmetric``: any
-        so many of them, a fresh Bool each."""
+        so many of them, a fresh Bool each; grouped: ``taker``'s groups among them, as
+        many processors, where ``go`` (it takes) holds."""
+        st = self.st
+        if st.grouped:
+            bits = self.group_take(taker, go, avail)
+            st.definitions.append(st.weigh(bits) == z3.If(go, at_most(n, st.weigh(avail)), 0))
+            return bits
         if not self.symmetric:
             return lowest(avail, n)
-        st = self.st
         picks = tuple(st.fresh.const("take", "bool") for _ in avail)
         st.definitions.append(z3.And(*(z3.Implies(b, a) for b, a in zip(picks, avail,
                                                                         strict=True)),
                                      count(picks) == at_most(n, count(avail))))
         return picks
 
-    def take_sorted(self, usable: Sequence[z3.BoolRef], n: z3.ArithRef,
-                    owner: Sequence[z3.ArithRef] | None = None) -> tuple[z3.BoolRef, ...]:
+    def take_sorted(self, usable: Sequence[z3.BoolRef], n: z3.ArithRef, taker: Slot,
+                    go: z3.BoolRef, owner: Sequence[z3.ArithRef] | None = None
+                    ) -> tuple[z3.BoolRef, ...]:
         """The first ``n`` of ``usable`` sorted free processors first, then held ones, each
         by number (held as ``owner`` says: the books now, or when the simulator sorted
-        them): the lowest free ones, then the lowest held ones for the rest."""
+        them): the lowest free ones, then the lowest held ones for the rest (``taker``'s
+        take where ``go`` holds: the grouped encoding's)."""
         owner = self.books.owner if owner is None else owner
         free = [z3.And(u, owner[p] == FREE) for p, u in enumerate(usable)]
         held = [z3.And(u, owner[p] != FREE) for p, u in enumerate(usable)]
-        rest = n - count(free)
-        return tuple(z3.Or(a, b) for a, b in zip(self.lowest(free, n),
-                                                  self.lowest(held, rest), strict=True))
+        rest = n - self.st.weigh(free)
+        return tuple(z3.Or(a, b) for a, b in zip(self.lowest(free, n, taker, go),
+                                                  self.lowest(held, rest, taker, go),
+                                                  strict=True))
+
+    def group_take(self, taker: Slot, go: z3.BoolRef, avail: Sequence[z3.BoolRef]
+                   ) -> tuple[z3.BoolRef, ...]:
+        """The groups of ``avail`` that ``taker`` takes where ``go`` holds: those it is the
+        taker of (``finish_takes`` says that each of them it took somewhere, or is empty)."""
+        bits = tuple(z3.And(go, a) if g.taker == taker.n else z3.BoolVal(False)
+                     for g, a in zip(self.st.groups, avail, strict=True))
+        self.takes.setdefault(taker.n, []).append(bits)
+        return bits
+
+    def finish_takes(self) -> None:
+        """A group's taker took it in one of its takes, or the group is empty."""
+        st = self.st
+        for g, group in enumerate(st.groups):
+            if group.taker is None:
+                continue
+            sites = [bits[g] for bits in self.takes.get(group.taker, [])]
+            st.definitions.append(z3.Implies(st.exists(g), z3.Or(sites or [z3.BoolVal(False)])))
 
     def result(self, head: Sequence[z3.BoolRef],
                picks: Sequence[Sequence[z3.BoolRef]] = ()) -> PreemptivePass:
+        if self.st.grouped:
+            self.finish_takes()
         return PreemptivePass(self.st, self.books, tuple(self.preemptible), tuple(head),
                               tuple(self.cpus), tuple(self.needed),
                               tuple(tuple(p) for p in picks), tuple(self.lemmas))
@@ -247,10 +283,10 @@ class _RulePass(_Pass):
         for s in waiting:  # 2. start
             visit = z3.And(s.is_(PENDING, STOPPED), z3.Not(strict))
             n = self.cpus[s.n] = self.sized(s, visit)
-            fit = z3.And(count(free) >= n, *(s.job.request[k] <= books.free(k)
+            fit = z3.And(st.weigh(free) >= n, *(s.job.request[k] <= books.free(k)
                                              for k in range(1, st.K)))
             go = z3.And(visit, fit)
-            procs = tuple(z3.And(go, b) for b in self.lowest(free, n))
+            procs = tuple(z3.And(go, b) for b in self.lowest(free, n, s, go))
             books.start(s, go, procs, n)
             free = [z3.And(f, z3.Not(b)) for f, b in zip(free, procs, strict=True)]
             if st.policy.backfill.kind == "none":
@@ -295,7 +331,7 @@ class _RulePass(_Pass):
                 books.owner[p] == FREE, *(z3.And(c, books.owner[p] == v.n)
                                           for v, c in zip(running, victims, strict=True))),
                 books.usable(p, self.over_all(running, busy))) for p in range(st.P)]
-            taken = self.take_sorted(usable, self.cpus[s.n])
+            taken = self.take_sorted(usable, self.cpus[s.n], s, success_p)
             procs = bits_if(s.phase == SUSPENDED, s.procs, taken)
             books.claim_or_start(s, z3.Or(success_s, success_p), procs, self.cpus[s.n])
             open_ = [z3.And(o, z3.Not(books.touched[v.n]))
@@ -346,7 +382,8 @@ class _RulePass(_Pass):
         assert rule is not None
         cand = z3.And(active, s.is_(PENDING, STOPPED))
         n = self.cpus[s.n]
-        pre = self.fits_after(s, n, running, open_)
+        rooms = self.rooms(running)
+        pre = self.fits_after(s, n, running, open_, rooms)
         done: z3.BoolRef = z3.BoolVal(False)
         chosen: list[z3.BoolRef] = []
         for r, v in enumerate(running):
@@ -355,30 +392,49 @@ class _RulePass(_Pass):
             pick = z3.And(ask, st.evaluate(rule, ask, cand=s, victim=v))
             chosen.append(pick)
             done = z3.Or(done, z3.And(pick, self.fits_after(s, n, running, chosen + [
-                z3.BoolVal(False)] * (len(running) - r - 1))))
+                z3.BoolVal(False)] * (len(running) - r - 1), rooms)))
         success = z3.And(cand, pre, done)
         for r in reversed(range(len(running))):
             in_time()
             without = [z3.BoolVal(False) if q == r else c for q, c in enumerate(chosen)]
-            drop = z3.And(success, chosen[r], self.fits_after(s, n, running, without))
+            drop = z3.And(success, chosen[r], self.fits_after(s, n, running, without, rooms))
             chosen[r] = z3.And(chosen[r], z3.Not(drop))
         out = [z3.And(success, c) for c in chosen]
         for r in range(len(running)):
             in_time()
             without = [z3.BoolVal(False) if q == r else c for q, c in enumerate(out)]
-            self.needed.append((out[r], z3.Not(self.fits_after(s, n, running, without))))
+            self.needed.append((out[r], z3.Not(self.fits_after(s, n, running, without,
+                                                               rooms))))
         return out, success
 
+    def rooms(self, running: list[Slot]) -> list[z3.ArithRef]:
+        """The processors a candidate may take, on the books now: the free ones, then for
+        each running slot those it holds, each usable once it leaves (if preempted; a
+        suspended victim's processes stay)."""
+        st, books = self.st, self.books
+        open_ = [z3.And(books.exists(p), books.claim_of[p] == FREE) for p in range(st.P)]
+        out = [st.name(st.weigh([z3.And(o, books.owned_by(p, FREE), books.usable(p))
+                                 for p, o in enumerate(open_)]))]
+        for v in running:
+            leaves = self.over_all(running, [z3.BoolVal(u is v) for u in running])
+            gone = [z3.And(o, books.owned_by(p, v.n), z3.If(
+                v.mech != SUSPEND, books.usable(p, leaves), books.usable(p)))
+                for p, o in enumerate(open_)]
+            out.append(st.name(st.weigh(gone)))
+        return out
+
     def fits_after(self, s: Slot, n: z3.ArithRef, running: list[Slot],
-                   victims: Sequence[z3.BoolRef]) -> z3.BoolRef:
-        """``s`` fits once ``victims`` are preempted (``preemptive._fits_after``)."""
+                   victims: Sequence[z3.BoolRef],
+                   rooms: Sequence[z3.ArithRef] | None = None) -> z3.BoolRef:
+        """``s`` fits once ``victims`` are preempted (``preemptive._fits_after``), its
+        room the ``rooms`` (``rooms``: made once for the books of a candidate) of the free
+        processors and the victims'."""
         st, books = self.st, self.books
         leaving = [z3.And(c, v.mech != SUSPEND) for v, c in zip(running, victims, strict=True)]
-        everyone = self.over_all(running, leaving)
-        room = count([z3.And(books.exists(p), books.claim_of[p] == FREE, z3.Or(
-            books.owner[p] == FREE, *(z3.And(c, books.owner[p] == v.n)
-                                      for v, c in zip(running, victims, strict=True))),
-            books.usable(p, everyone)) for p in range(st.P)])
+        rooms = self.rooms(running) if rooms is None else rooms
+        room = rooms[0] + z3_sum([z3.If(c, r, 0) for c, r in zip(victims, rooms[1:],
+                                                                  strict=True)
+                                  if not z3.is_false(c)])
         others = [s.job.request[k] <= books.free(k) + z3_sum(
             [z3.If(go, v.job.request[k], 0) for v, go in zip(running, leaving, strict=True)])
                   for k in range(1, st.K)]
@@ -423,12 +479,12 @@ class _OrderPass(_Pass):
             need = [z3.IntVal(0)] + [z3.If(keeps, 0, s.job.request[k]) for k in range(1, st.K)]
             ok_own = z3.And(
                 *(z3.Not(z3.And(b, t)) for b, t in zip(s.procs, taken, strict=True)),
-                used <= count([z3.And(a, z3.Not(b)) for a, b in zip(avail, s.procs,
+                used <= st.weigh([z3.And(a, z3.Not(b)) for a, b in zip(avail, s.procs,
                                                                      strict=True)]),
                 *(need[k] <= budget[k] for k in range(1, st.K)))
             n = self.cpus[s.n]
             self.ask_size(s, z3.And(visit, z3.Not(own)))
-            ok_new = z3.And(used + n <= count(avail),
+            ok_new = z3.And(used + n <= st.weigh(avail),
                             *(s.job.request[k] <= budget[k] for k in range(1, st.K)))
             ok = z3.And(visit, z3.If(own, ok_own, ok_new))
             mine = z3.And(ok, own)
@@ -437,7 +493,7 @@ class _OrderPass(_Pass):
                                                                          strict=True)]
             used = st.name(used + z3.If(z3.And(ok, z3.Not(own)), n, 0))
             # the cpus selected so far fit in what is left: each step checks it
-            self.lemmas.append(used <= count(avail))
+            self.lemmas.append(used <= st.weigh(avail))
             for k in range(1, st.K):
                 budget[k] = st.name(budget[k] - z3.If(ok, z3.If(own, need[k],
                                                                   s.job.request[k]), 0))
@@ -447,7 +503,7 @@ class _OrderPass(_Pass):
             self.needed.append((z3.And(self.preemptible[s.n], z3.Not(ok)),
                                 z3.Not(z3.And(m, ok_own))))
         if st.delta is not None:
-            selected = self.subset(selected, member, count(avail), budget)
+            selected = self.subset(selected, member, st.weigh(avail), budget)
         for s, o, ok in zip(slots, self.preemptible, selected, strict=True):
             books.preempt(s, z3.And(o, z3.Not(ok)))
         books.settle()
@@ -455,7 +511,7 @@ class _OrderPass(_Pass):
                        books.usable(p)) for p in range(st.P)]
         # counts follow processor by processor: the pool holds what the selection counted
         self.lemmas.append(z3.Implies(z3.And([z3.Implies(a, b) for a, b in zip(
-            avail, pool, strict=True)]), count(pool) >= count(avail)))
+            avail, pool, strict=True)]), st.weigh(pool) >= st.weigh(avail)))
         starting = [z3.And(ok, s.is_(PENDING, STOPPED)) for s, ok in zip(slots, selected,
                                                                         strict=True)]
         sizes = list(self.cpus)
@@ -468,14 +524,14 @@ class _OrderPass(_Pass):
         # simulator's slices of the pool, sorted once before the starts)
         sorted_by = list(books.owner)
         for s, ok, go, n in zip(slots, selected, starting, sizes, strict=True):
-            taken = tuple(z3.And(go, b) for b in self.take_sorted(pool, n, sorted_by))
+            taken = tuple(z3.And(go, b) for b in self.take_sorted(pool, n, s, go, sorted_by))
             procs = bits_if(s.phase == SUSPENDED, s.procs, taken)
             books.claim_or_start(s, z3.And(ok, s.is_(PENDING, STOPPED, SUSPENDED)), procs,
                                  n)
             left = [z3.And(u, z3.Not(b)) for u, b in zip(pool, taken, strict=True)]
             # a take gets as many as it asks of the pool, or all of it; the rest stays
-            self.lemmas += [count(taken) == z3.If(go, at_most(n, count(pool)), 0),
-                            count(left) == count(pool) - count(taken)]
+            self.lemmas += [st.weigh(taken) == z3.If(go, at_most(n, st.weigh(pool)), 0),
+                            st.weigh(left) == st.weigh(pool) - st.weigh(taken)]
             pool = left
             books.settle()
         # the head: the first job of the order, if it waits (a running one runs on)
@@ -531,7 +587,7 @@ class _OrderPass(_Pass):
         that no starter takes go to the starters whose size may change (pending ones,
         stopped malleable ones), up to their maximum."""
         st, books, slots = self.st, self.books, self.st.slots
-        free_now = count([z3.And(u, books.owner[p] == FREE) for p, u in enumerate(pool)])
+        free_now = st.weigh([z3.And(u, books.owner[p] == FREE) for p, u in enumerate(pool)])
         left = st.name(free_now - z3_sum([z3.If(go, self.cpus[s.n], 0)
                                           for s, go in zip(slots, starting, strict=True)]))
         resizable = [z3.And(go, z3.Or(s.phase == PENDING, s.mech == MALLEABLE))
@@ -540,4 +596,7 @@ class _OrderPass(_Pass):
         maxima = [z3.If(s.job.max_size < cap, s.job.max_size, cap) for s in slots]
         sizes, self.picks = give_leftover(st, resizable, self.cpus, maxima, left,
                                           st.efficient, st.P)
+        # what is given out is at most what is left, which is in the pool
+        self.lemmas += [z3_sum(sizes) - z3_sum(self.cpus) <= z3.If(left > 0, left, 0),
+                        free_now <= st.weigh(pool)]
         return sizes

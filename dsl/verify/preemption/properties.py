@@ -81,7 +81,7 @@ def _parts(sym: PreemptivePass, name: str) -> list[z3.BoolRef]:
         for p in range(st.P):
             on = [z3.And(c, books.procs_after[s.n][p]) for c, s in zip(cpu, slots, strict=True)]
             out.append(count(on) <= 1)
-            out.append(z3.Implies(z3.Or(on), st.capacity[0] > p))
+            out.append(z3.Implies(z3.Or(on), st.exists(p)))
             if st.resident is not None:
                 out.append(count([z3.And(h, books.procs_after[s.n][p])
                                   for h, s in zip(others, slots, strict=True)])
@@ -135,7 +135,7 @@ def could_fit(sym: PreemptivePass, n: int) -> z3.BoolRef:
     own = z3.And([z3.Implies(b, z3.Not(x)) for b, x in zip(s.procs, blocked, strict=True)])
     usable = []
     for p in range(st.P):
-        ok = z3.And(st.capacity[0] > p, z3.Not(blocked[p]))
+        ok = z3.And(st.exists(p), z3.Not(blocked[p]))
         if st.resident is not None:
             ok = z3.And(ok, count([z3.And(k, v.procs[p]) for k, v in zip(keeps, slots,
                                                                            strict=True)])
@@ -144,5 +144,5 @@ def could_fit(sym: PreemptivePass, n: int) -> z3.BoolRef:
     others = [s.job.request[k] + z3_sum([z3.If(k_, v.job.request[k], 0)
                                          for k_, v in zip(keeps, slots, strict=True)])
               <= st.capacity[k] for k in range(1, st.K)]
-    new = z3.And(count(usable) >= sym.cpus[n], *others)
+    new = z3.And(st.weigh(usable) >= sym.cpus[n], *others)
     return z3.If(s.phase == SUSPENDED, own, new)

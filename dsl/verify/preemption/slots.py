@@ -33,6 +33,7 @@ from schedc.dsl import ir
 from schedc.dsl.verify.budget import check as in_time
 from schedc.dsl.verify.pass_encoding.assumptions import param_terms
 from schedc.dsl.verify.pass_encoding.record import Unsupported
+from schedc.dsl.verify.preemption.groups import Group, processor_groups
 from schedc.dsl.verify.symbolic import (
     ActiveTerms,
     FreshNames,
@@ -138,7 +139,7 @@ class PreemptiveState:
     their obligations (``evaluate``)."""
 
     def __init__(self, policy: ir.Policy, waiting: int, running: int, processors: int,
-                 fresh: FreshNames, overrun: str = OVERRUN) -> None:
+                 fresh: FreshNames, overrun: str = OVERRUN, grouped: bool = False) -> None:
         check_encodable(policy)
         if overrun not in OVERRUN_MODES:
             raise ValueError(f"unknown overrun mode {overrun!r}")
@@ -149,7 +150,14 @@ class PreemptiveState:
         rules = policy.preemption
         assert rules is not None
         self.select = rules.rule is None
-        self.P = processors
+        # the processor units the books keep: processors (each of weight 1, at most
+        # ``processors`` of them), or with ``grouped`` groups of any length (``groups.py``)
+        self.grouped = grouped
+        self.groups: tuple[Group, ...] = ()
+        if grouped:
+            self.groups = processor_groups(policy, waiting, running)
+        self.P = len(self.groups) if grouped else processors
+        self.lengths: tuple[z3.ArithRef, ...] = ()
         self.K = len(policy.machine.resources)
         self.assumptions: list[tuple[str, z3.BoolRef]] = []
         self.definitions: list[z3.BoolRef] = []
@@ -168,10 +176,18 @@ class PreemptiveState:
                 self.assume(f"capacity of `{res.name}` is at least 1", c >= 1)
         self.capacity = tuple(capacity)
         cpus = policy.machine.resources[0].capacity
-        if cpus is not None and cpus > processors:
-            raise Unencodable(f"the machine has {cpus} cpus, more than the processor bound "
-                              f"P={processors} (--processors): each processor is a term")
-        self.assume(f"at most P={processors} processors", self.capacity[0] <= processors)
+        if grouped:
+            self.lengths = tuple(z3.Int(f"group{g}_length") for g in range(self.P))
+            self.assume("the processors fall into groups by what they hold and who takes "
+                        "them in the pass (any number in each)",
+                        [*(n >= 0 for n in self.lengths),
+                         z3_sum(self.lengths) == self.capacity[0]])
+        else:
+            if cpus is not None and cpus > processors:
+                raise Unencodable(f"the machine has {cpus} cpus, more than the processor "
+                                  f"bound P={processors} (--processors): each processor is a "
+                                  "term")
+            self.assume(f"at most P={processors} processors", self.capacity[0] <= processors)
         self.params = param_terms(policy, self.assume)
         self.view = SymState(now=self.now, capacity=self.capacity, used=self.capacity,
                              queue=(), running=())
@@ -206,6 +222,20 @@ class PreemptiveState:
         self.regions = ((range(total),) if self.select
                         else (range(waiting), range(waiting, total)))
         self._assume_slots()
+
+    # -- processor units -----------------------------------------------------------------------
+
+    def weigh(self, bits: Sequence[z3.BoolRef]) -> z3.ArithRef:
+        """The processors of the units ``bits`` marks: a count, or the groups' lengths."""
+        if not self.grouped:
+            return count(bits)
+        return z3_sum([z3.If(b, n, 0) for b, n in zip(bits, self.lengths, strict=True)])
+
+    def exists(self, unit: int) -> z3.BoolRef:
+        """Unit ``unit`` is a processor of the machine (a group: not empty)."""
+        if self.grouped:
+            return self.lengths[unit] >= 1
+        return self.capacity[0] > unit
 
     # -- formulas ------------------------------------------------------------------------------
 
@@ -279,7 +309,11 @@ class PreemptiveState:
 
     def _slot(self, n: int, labels: Sequence[str]) -> Slot:
         name = f"s{n}"
-        procs = tuple(z3.Bool(f"{name}_p{p}") for p in range(self.P))
+        if self.grouped:  # a group's holders are its column: all its processors or none
+            procs = tuple(self.exists(g) if n in group.column else z3.BoolVal(False)
+                          for g, group in enumerate(self.groups))
+        else:
+            procs = tuple(z3.Bool(f"{name}_p{p}") for p in range(self.P))
         phase, ran = z3.Int(f"{name}_phase"), z3.Bool(f"{name}_ran")
         acquired, last_start = z3.Int(f"{name}_acquired"), z3.Int(f"{name}_last_start")
         preemptions = z3.Int(f"{name}_preemptions")
@@ -289,8 +323,12 @@ class PreemptiveState:
         # size, which the state leaves free (its run time there); see ``_assume_slots``
         progress_now = z3.If(run, z3.Real(f"{name}_progress_now"), progress)
         # its service to now: a running job's current run counted on each processor
-        acquired_now = acquired + z3.If(run, z3_sum([z3.If(b, self.now - last_start, 0)
-                                                     for b in procs]), 0)
+        if self.grouped:  # its size, as many processors as it holds (``_assume_slots``)
+            acquired_now = acquired + z3.If(run, z3.Int(f"{name}_size")
+                                            * (self.now - last_start), 0)
+        else:
+            acquired_now = acquired + z3.If(run, z3_sum([z3.If(b, self.now - last_start, 0)
+                                                         for b in procs]), 0)
         active = ActiveTerms(acquired=acquired_now,
                              since_start=z3.If(ran, self.now - last_start, 0),
                              preemptions=preemptions, suspended=phase == SUSPENDED,
@@ -352,10 +390,10 @@ class PreemptiveState:
                   s.phase >= PENDING, s.phase <= STOPPED,
                   s.acquired >= 0, s.preemptions >= 0, s.progress >= 0, s.progress < 1,
                   z3.Implies(s.ran, z3.And(s.last_start >= j.submit, s.last_start <= now)),
-                  *(z3.Implies(b, cap[0] > p) for p, b in enumerate(s.procs))]
+                  *(z3.Implies(b, self.exists(p)) for p, b in enumerate(s.procs))]
             assume("each job is a job of the machine (as a state file's)",
                    z3.Implies(present, z3.And(ok)))
-            held = count(s.procs)
+            held = self.weigh(s.procs)
             in_range = z3.And(s.size >= j.min_size, s.size <= j.max_size)
             assume("a running job runs on its processors at a size in its range since its "
                    "last start",

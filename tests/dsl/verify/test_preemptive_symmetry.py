@@ -20,11 +20,14 @@ EXAMPLES = ("srpt", "mig-ad", "mall-adsubset")
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
-@pytest.mark.parametrize("symmetric", [False, True])
-def test_each_lemma_follows_from_the_definitions(name: str, symmetric: bool) -> None:
+@pytest.mark.parametrize("mode", ["exact", "symmetric", "grouped"])
+def test_each_lemma_follows_from_the_definitions(name: str, mode: str) -> None:
+    """Over groups of processors (``groups.py``) too: there a lemma holds on every
+    machine size."""
     policy = compile_file(ROOT / "examples" / "preemption" / f"{name}.pol")
     with fresh_context():
-        sym = encode_preemptive(policy, 2, 2, 4, symmetric=symmetric)
+        sym = encode_preemptive(policy, 2, 2, 4, symmetric=mode == "symmetric",
+                                grouped=mode == "grouped")
         assert sym.lemmas, "the order pass states its counts"
         st = sym.state
         for lemma in sym.lemmas:

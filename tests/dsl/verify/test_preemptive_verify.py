@@ -34,7 +34,7 @@ def test_examples_prove_the_pass_properties(name: str) -> None:
                  "no-superfluous-preemption"):
         assert got[prop].status == "proved", (prop, got[prop].reason)
         assert "no dispatch or checkpoint is in flight" in got[prop].caveats[0]
-    assert "P=4 processors" in got["capacity"].bound
+    assert "any number of processors" in got["capacity"].bound  # groups of processors
 
 
 def test_order_policies_place_the_head() -> None:
