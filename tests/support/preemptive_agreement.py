@@ -28,7 +28,7 @@ from attrs import frozen
 from schedc.dsl import compile_source
 from schedc.dsl.semantics.numbers import EvaluationError
 from schedc.dsl.verify.preemption.books import ACTIONS
-from schedc.dsl.verify.preemption.groups import processor_groups
+from schedc.dsl.verify.preemption.groups import group_count
 from schedc.dsl.verify.preemption.passes import PreemptivePass, encode_preemptive
 from schedc.dsl.verify.preemption.properties import runs_through
 from schedc.dsl.verify.preemption.slots import (
@@ -350,7 +350,7 @@ def admitted_grouped(policy_ir: Any, data: dict[str, Any], state: Any,
     every job's action (``expected``) on as many processors, or its ``stop``. True
     without a check where the groups are too many to encode quickly (``GROUPS_CHECKED``:
     by-order suspension over many slots; smaller states of the same policies check it)."""
-    if len(processor_groups(policy_ir, max(1, slots[0]), max(1, slots[1]))) > GROUPS_CHECKED:
+    if group_count(policy_ir, max(1, slots[0]), max(1, slots[1])) > GROUPS_CHECKED:
         return True
     with fresh_context():
         sym = encode_preemptive(policy_ir, max(1, slots[0]), max(1, slots[1]), 0,

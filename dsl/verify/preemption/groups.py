@@ -53,6 +53,20 @@ def processor_groups(policy: ir.Policy, waiting: int, running: int) -> tuple[Gro
             *(Group(c, t) for c in columns for t in takers if t not in c))
 
 
+def group_count(policy: ir.Policy, waiting: int, running: int) -> int:
+    """How many groups ``processor_groups`` makes, counted without making them (by
+    order: a column of k slots of T has T - k takers; by a rule, the waiting ones)."""
+    rules = policy.preemption
+    assert rules is not None
+    stacked = any(m.kind == "suspend" for m in rules.mechanisms)
+    if rules.rule is None:
+        t = waiting + running
+        return 2 ** t + t * 2 ** (t - 1) if stacked else 1 + t + t * t
+    w = waiting
+    per_running = (2 ** w + w * 2 ** (w - 1)) if stacked else 1 + w
+    return (1 + running) * per_running
+
+
 def _sets(items: range, most: int) -> list[frozenset[int]]:
     """The subsets of ``items`` of at most ``most`` elements."""
     return [frozenset(c) for k in range(most + 1) for c in combinations(items, k)]

@@ -36,7 +36,7 @@ from schedc.dsl.verify.checker import (
 )
 from schedc.dsl.verify.counterexample import model_value
 from schedc.dsl.verify.preemption.books import ACTIONS, NO_ACTION
-from schedc.dsl.verify.preemption.groups import processor_groups
+from schedc.dsl.verify.preemption.groups import group_count
 from schedc.dsl.verify.preemption.passes import PreemptivePass, encode_preemptive
 from schedc.dsl.verify.preemption.properties import parts, runs_through
 from schedc.dsl.verify.preemption.slots import (
@@ -65,6 +65,8 @@ RUNS_THROUGH = "the pass runs through (no formula fails, no size is out of range
 # others are not tried again, ``_AGAIN``)
 ENCODING = "while encoding the pass"
 _AGAIN = " (not tried again for this property: its pass is the same)"
+# the same, of the pass over groups of processors (the others then skip it)
+GROUPING = "while encoding the pass over groups of processors"
 # what every verdict leaves out
 SCOPE = ("states where no dispatch or checkpoint is in flight and no claim waits (the pass "
          "after such a state makes them: those are encoded)")
@@ -185,25 +187,29 @@ class GroupedPass:
 
     @classmethod
     def covers(cls, policy: ir.Policy, bounds: Bounds) -> bool:
-        return len(processor_groups(policy, *bounds.preemptive)) <= cls.MOST
+        return group_count(policy, *bounds.preemptive) <= cls.MOST
 
     def encoded(self) -> PreemptivePass | None:
+        """The grouped pass, or None where it cannot be had: not encodable, or the time
+        of the property that encodes it ran out (then the others use the per-processor
+        encodings, each in its own time)."""
         if self.sym is None and not self.refused:
+            self.refused = True  # until it is made
             with fresh_context() as context:
                 try:
                     self.sym = encode_preemptive(self.policy, *self.bounds.preemptive,
                                                  self.bounds.processors,
                                                  overrun=self.bounds.overrun, grouped=True)
-                    self.context = context
+                    self.context, self.refused = context, False
                 except Unencodable:
-                    self.refused = True
+                    pass
         return self.sym
 
     def prove(self, name: str, limits: Limits, budget: Budget) -> Verdict | None:
         """Property ``name`` proved for every machine size (or vacuous), or None: not
         proved so (the caller tries the per-processor encodings)."""
         started = time.process_time()
-        budget.doing = ENCODING
+        budget.doing = GROUPING
         sym = self.encoded()
         budget.doing = ""
         if sym is None:

@@ -12,13 +12,15 @@ import random
 
 import pytest
 
-from schedc.dsl import compile_source
-from schedc.dsl.verify.preemption.groups import Group, processor_groups
+from schedc.dsl import compile_file, compile_source
+from schedc.dsl.verify.preemption.groups import Group, group_count, processor_groups
+from schedc.dsl.verify.preemption.prover import GroupedPass
 from schedc.dsl.verify.prover import verify_policy
 from schedc.dsl.verify.verdict import Bounds
 from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.replay import replay_stop, replayer
 from tests.support.preemptive_agreement import random_state
+from tests.support.repo import ROOT
 
 SMALL = Bounds(2, 2, 4, preemptive=(2, 2))
 EVERY_SIZE = "any number of processors"
@@ -64,6 +66,17 @@ def test_the_groups_of_a_pass_are_its_kinds_of_processor() -> None:
     # with `suspend`, a processor holds any set of slots
     stacked = compile_source(LARGE.replace("checkpoint", "suspend"), "las.pol")
     assert Group(frozenset({0, 1}), None) in processor_groups(stacked, 1, 1)
+
+
+@pytest.mark.parametrize("name", ["srpt", "mlf", "slurm-suspend", "slurm-requeue"])
+def test_the_groups_are_counted_without_making_them(name: str) -> None:
+    """``group_count`` (which decides whether the groups are tried, at any bounds: 2^T
+    columns over T slots with `suspend`) is the number ``processor_groups`` makes."""
+    policy = compile_file(ROOT / "examples" / "preemption" / f"{name}.pol")
+    for waiting, running in ((1, 1), (2, 3), (3, 3), (4, 2)):
+        assert group_count(policy, waiting, running) == len(
+            processor_groups(policy, waiting, running))
+    assert group_count(policy, 64, 64) > GroupedPass.MOST
 
 
 def test_a_machine_larger_than_the_bound_is_proved_and_its_runs_agree() -> None:
