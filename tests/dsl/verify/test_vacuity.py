@@ -201,7 +201,7 @@ def _without_the_guard(monkeypatch) -> None:
     from schedc.dsl.verify.preemption import prover
 
     monkeypatch.setattr(checker.Checker, "unless_vacuous", lambda self, v, sym: v)
-    monkeypatch.setattr(prover, "_unless_vacuous", lambda sym, v, limits: v)
+    monkeypatch.setattr(prover, "_unless_vacuous", lambda sym, v, limits, *moved: v)
 
 
 def test_the_campaign_check_catches_a_proof_of_no_state(monkeypatch, fails_file: Path) -> None:
