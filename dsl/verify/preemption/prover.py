@@ -280,8 +280,8 @@ def _vacuity(sym: PreemptivePass, through: bool, limits: Limits,
             named.append((RUNS_THROUGH, runs_through(sym)))
         alone = [z3.Not(s.present) for s in st.slots[1:]]
     formulas = move([f for _, f in named] + alone)
-    alone = formulas[len(named):]
-    named = [(n, f) for (n, _), f in zip(named, formulas, strict=False)]
+    named, alone = ([(n, f) for (n, _), f in zip(named, formulas[:len(named)], strict=True)],
+                    formulas[len(named):])
     rlimit = PREEMPTIVE_RLIMIT if limits.rlimit == RLIMIT else limits.rlimit
     # first a state of one job, waiting (the other slots empty): a state of it is one of
     # the whole, and Z3 finds it at once where the whole search can run out of its limit

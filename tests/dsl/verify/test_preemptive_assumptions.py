@@ -17,9 +17,9 @@ from schedc.dsl.verify.preemption.prover import SCOPE, WITHIN_ESTIMATES
 from schedc.dsl.verify.prover import verify_policy
 from schedc.dsl.verify.verdict import Bounds
 from schedc.runtime.replay import replay_stop, replayer
+from tests.support.processor_bound import BOUND, BY_EIGHT, SMALL_ONLY, TOO_SMALL
 
 SMALL = Bounds(2, 2, 4, preemptive=(2, 2))
-BOUND = "proved for machines of at most 4 processors: raise --processors"
 
 # a protection that divides by the time a job has left before its estimate: defined while
 # every running job has run less than its estimate (`--overrun estimate`, `kill`), not under
@@ -33,37 +33,6 @@ policy outrun {
   preempt   by order
 }
 """
-# three policies right on machines of at most 4 cpus only (issue 44): an order key that
-# divides by zero for a job of 8 cpus, a rule that lets only jobs of at most 4 cpus
-# preempt (the head of 5 cpus or more waits; requeued, no suspended job resumes before it),
-# a size out of range from 5 cpus up
-BY_EIGHT = """
-policy by_eight {
-  order     1 / (job.procs % 8) asc
-  reserve   0
-  mechanism suspend
-  preempt   by order
-}
-"""
-SMALL_ONLY = """
-policy small_only {
-  order     job.submit asc
-  reserve   0
-  mechanism requeue
-  preempt   when cand.procs <= 4
-}
-"""
-TOO_SMALL = """
-policy too_small {
-  order     job.acquired asc
-  reserve   0
-  mechanism checkpoint
-  preempt   by order
-  size      if job.procs >= 5 then job.min_size - 1 else job.procs
-}
-"""
-
-
 def verdict(text: str, name: str, prop: str, bounds: Bounds = SMALL):
     policy = compile_source(text, f"{name}.pol")
     (v,) = verify_policy(policy, bounds, only=[prop], replay=replayer(policy))

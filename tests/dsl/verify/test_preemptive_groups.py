@@ -20,11 +20,11 @@ from schedc.dsl.verify.verdict import Bounds
 from schedc.runtime.engine.from_ir import to_runtime
 from schedc.runtime.replay import replay_stop, replayer
 from tests.support.preemptive_agreement import random_state
+from tests.support.processor_bound import BOUND, TOO_SMALL
 from tests.support.repo import ROOT
 
 SMALL = Bounds(2, 2, 4, preemptive=(2, 2))
 EVERY_SIZE = "any number of processors"
-BOUND = "proved for machines of at most 4 processors: raise --processors"
 
 # least attained service, checkpointed, on a machine of 32 cpus: more than the per-processor
 # encodings' bound P = 4 (each processor a term), which refuse it
@@ -41,18 +41,7 @@ policy las {
   preempt   by order
 }
 """
-# a job of 5 cpus or more gets a size out of its range: the groups find it (any size),
-# cannot report it (their takes are any processors, not the simulator's), and the proof
-# within P = 4 stands, with its caveat
-TOO_SMALL = """
-policy too_small {
-  order     job.acquired asc
-  reserve   0
-  mechanism checkpoint
-  preempt   by order
-  size      if job.procs >= 5 then job.min_size - 1 else job.procs
-}
-"""
+
 
 
 def test_the_groups_of_a_pass_are_its_kinds_of_processor() -> None:
@@ -104,8 +93,9 @@ def test_a_machine_larger_than_the_bound_is_proved_and_its_runs_agree() -> None:
 
 @pytest.mark.parametrize("prop", ["size-bounds", "capacity"])
 def test_what_the_groups_cannot_prove_keeps_its_bound(prop: str) -> None:
-    """size-bounds fails from 5 cpus: not proved for every size, proved within P = 4 and
-    says so; capacity holds on every machine: proved for any number of processors."""
+    """size-bounds fails from 5 cpus: the groups find it (any size) but cannot report it
+    (their takes are any processors, not the simulator's), so it is proved within P = 4
+    and says so; capacity holds on every machine: proved for any number of processors."""
     policy = compile_source(TOO_SMALL, "too_small.pol")
     (v,) = verify_policy(policy, SMALL, only=[prop], replay=replayer(policy))
     assert v.status == "proved", v.reason
