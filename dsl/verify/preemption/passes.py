@@ -202,14 +202,16 @@ class _Pass:
         return z3.If(migratable, s.size, n), evaluated
 
     def lowest(self, avail: Sequence[z3.BoolRef], n: z3.ArithRef, taker: Slot,
-               go: z3.BoolRef) -> tuple[z3.BoolRef, ...]:
+               go: z3.BoolRef, size: z3.ArithRef | None = None) -> tuple[z3.BoolRef, ...]:
         """The ``n`` lowest processors of ``avail`` (all if fewer); ``symmetric``: any
         so many of them, a fresh Bool each; grouped: ``taker``'s groups among them, as
-        many processors, where ``go`` (it takes) holds."""
+        many processors, where ``go`` (it takes) holds (``size``: how many ``avail``
+        holds, if not its weight)."""
         st = self.st
         if st.grouped:
             bits = self.group_take(taker, go, avail)
-            st.definitions.append(st.weigh(bits) == z3.If(go, at_most(n, st.weigh(avail)), 0))
+            size = st.weigh(avail) if size is None else size
+            st.definitions.append(st.weigh(bits) == z3.If(go, at_most(n, size), 0))
             return bits
         if not self.symmetric:
             return lowest(avail, n)
@@ -229,10 +231,17 @@ class _Pass:
         owner = self.books.owner if owner is None else owner
         free = [z3.And(u, owner[p] == FREE) for p, u in enumerate(usable)]
         held = [z3.And(u, owner[p] != FREE) for p, u in enumerate(usable)]
-        rest = n - self.st.weigh(free)
-        return tuple(z3.Or(a, b) for a, b in zip(self.lowest(free, n, taker, go),
-                                                  self.lowest(held, rest, taker, go),
-                                                  strict=True))
+        st = self.st
+        rest = n - st.weigh(free)
+        # over groups, the held ones counted as the usable ones less the free ones (the
+        # same number, by which Z3 adds up a take without pairing the groups off)
+        first = self.lowest(free, n, taker, go)
+        then = self.lowest(held, rest, taker, go,
+                           st.weigh(usable) - st.weigh(free) if st.grouped else None)
+        taken = tuple(z3.Or(a, b) for a, b in zip(first, then, strict=True))
+        if st.grouped:  # the free and the held processors taken are apart
+            self.lemmas.append(st.weigh(taken) == st.weigh(first) + st.weigh(then))
+        return taken
 
     def group_take(self, taker: Slot, go: z3.BoolRef, avail: Sequence[z3.BoolRef]
                    ) -> tuple[z3.BoolRef, ...]:
@@ -266,6 +275,8 @@ class _RulePass(_Pass):
 
     def encode(self) -> PreemptivePass:
         st, books = self.st, self.books
+        # each candidate's rooms (``rooms``), by its slot
+        self.rooms_of: dict[int, list[z3.ArithRef]] = {}
         wait_region, run_region = st.regions
         waiting = [st.slots[i] for i in wait_region]
         running = [st.slots[i] for i in run_region]
@@ -331,6 +342,9 @@ class _RulePass(_Pass):
                 books.owner[p] == FREE, *(z3.And(c, books.owner[p] == v.n)
                                           for v, c in zip(running, victims, strict=True))),
                 books.usable(p, self.over_all(running, busy))) for p in range(st.P)]
+            if st.grouped:  # what is usable now is the room the candidate was fitted to
+                self.lemmas.append(z3.Implies(success_p, st.weigh(usable) == self.room(
+                    by_waiting, self.rooms_of[s.n])))
             taken = self.take_sorted(usable, self.cpus[s.n], s, success_p)
             procs = bits_if(s.phase == SUSPENDED, s.procs, taken)
             books.claim_or_start(s, z3.Or(success_s, success_p), procs, self.cpus[s.n])
@@ -382,7 +396,7 @@ class _RulePass(_Pass):
         assert rule is not None
         cand = z3.And(active, s.is_(PENDING, STOPPED))
         n = self.cpus[s.n]
-        rooms = self.rooms(running)
+        rooms = self.rooms_of[s.n] = self.rooms(running)
         pre = self.fits_after(s, n, running, open_, rooms)
         done: z3.BoolRef = z3.BoolVal(False)
         chosen: list[z3.BoolRef] = []
@@ -423,6 +437,13 @@ class _RulePass(_Pass):
             out.append(st.name(st.weigh(gone)))
         return out
 
+    @staticmethod
+    def room(victims: Sequence[z3.BoolRef], rooms: Sequence[z3.ArithRef]) -> z3.ArithRef:
+        """The free processors' room and that of each of ``victims`` (``rooms``)."""
+        return rooms[0] + z3_sum([z3.If(c, r, 0) for c, r in zip(victims, rooms[1:],
+                                                                  strict=True)
+                                  if not z3.is_false(c)])
+
     def fits_after(self, s: Slot, n: z3.ArithRef, running: list[Slot],
                    victims: Sequence[z3.BoolRef],
                    rooms: Sequence[z3.ArithRef] | None = None) -> z3.BoolRef:
@@ -431,10 +452,7 @@ class _RulePass(_Pass):
         processors and the victims'."""
         st, books = self.st, self.books
         leaving = [z3.And(c, v.mech != SUSPEND) for v, c in zip(running, victims, strict=True)]
-        rooms = self.rooms(running) if rooms is None else rooms
-        room = rooms[0] + z3_sum([z3.If(c, r, 0) for c, r in zip(victims, rooms[1:],
-                                                                  strict=True)
-                                  if not z3.is_false(c)])
+        room = self.room(victims, self.rooms(running) if rooms is None else rooms)
         others = [s.job.request[k] <= books.free(k) + z3_sum(
             [z3.If(go, v.job.request[k], 0) for v, go in zip(running, leaving, strict=True)])
                   for k in range(1, st.K)]
