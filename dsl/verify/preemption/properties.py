@@ -81,7 +81,9 @@ def _parts(sym: PreemptivePass, name: str) -> list[z3.BoolRef]:
         for p in range(st.P):
             on = [z3.And(c, books.procs_after[s.n][p]) for c, s in zip(cpu, slots, strict=True)]
             out.append(count(on) <= 1)
-            out.append(z3.Implies(z3.Or(on), st.exists(p)))
+            if not st.grouped:  # a group's processors are the machine's: its lengths sum
+                # to the capacity, and an empty group holds no processor
+                out.append(z3.Implies(z3.Or(on), st.exists(p)))
             if st.resident is not None:
                 out.append(count([z3.And(h, books.procs_after[s.n][p])
                                   for h, s in zip(others, slots, strict=True)])
