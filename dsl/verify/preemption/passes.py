@@ -541,7 +541,13 @@ class _OrderPass(_Pass):
         # the starters take the pool in order, each the first of what is left (the
         # simulator's slices of the pool, sorted once before the starts)
         sorted_by = list(books.owner)
-        for s, ok, go, n in zip(slots, selected, starting, sizes, strict=True):
+        # what the starters from each one on ask for (a size below 1 takes none)
+        asks = [z3.If(go, z3.If(n > 0, n, 0), 0) for go, n in zip(starting, sizes,
+                                                                   strict=True)]
+        for i, (s, ok, go, n) in enumerate(zip(slots, selected, starting, sizes,
+                                                strict=True)):
+            if st.grouped:  # the pool left holds what the starters from here on ask for
+                self.lemmas.append(z3_sum(asks[i:]) <= st.weigh(pool))
             taken = tuple(z3.And(go, b) for b in self.take_sorted(pool, n, s, go, sorted_by))
             procs = bits_if(s.phase == SUSPENDED, s.procs, taken)
             books.claim_or_start(s, z3.And(ok, s.is_(PENDING, STOPPED, SUSPENDED)), procs,
