@@ -541,9 +541,11 @@ class _OrderPass(_Pass):
         # the starters take the pool in order, each the first of what is left (the
         # simulator's slices of the pool, sorted once before the starts)
         sorted_by = list(books.owner)
-        # what the starters from each one on ask for (a size below 1 takes none)
+        # over groups, what the starters from each one on ask for (a size below 1 takes
+        # none); the other encodings make no term for it
         asks = [z3.If(go, z3.If(n > 0, n, 0), 0) for go, n in zip(starting, sizes,
-                                                                   strict=True)]
+                                                                   strict=True)] \
+            if st.grouped else []
         for i, (s, ok, go, n) in enumerate(zip(slots, selected, starting, sizes,
                                                 strict=True)):
             if st.grouped:  # the pool left holds what the starters from here on ask for
