@@ -31,6 +31,7 @@ from schedc.dsl.verify.preemption.slots import (
     count,
     z3_sum,
 )
+from schedc.dsl.verify.terms import conj, disj, ite
 
 CHECKPOINTING = 4  # a phase after the pass: its processors busy while it is written out
 # what the pass did to each job
@@ -41,7 +42,7 @@ FREE = -1  # ``owner`` and ``claim_of`` of a processor nobody holds or claims
 
 def bits_if(cond: z3.BoolRef, then: Sequence[z3.BoolRef], other: Sequence[z3.BoolRef]
             ) -> tuple[z3.BoolRef, ...]:
-    return tuple(z3.If(cond, a, b) for a, b in zip(then, other, strict=True))
+    return tuple(ite(cond, a, b) for a, b in zip(then, other, strict=True))
 
 
 class Books:
@@ -141,11 +142,13 @@ class Books:
 
     def _own(self, s: Slot, cond: z3.BoolRef, procs: Sequence[z3.BoolRef]) -> None:
         """``s`` takes the cpus of ``procs`` (free, or claimed by ``s``: checked)."""
-        self.handovers.append((cond, z3.And([z3.Implies(b, z3.And(
-            self.owner[p] == FREE, z3.Or(self.claim_of[p] == FREE, self.claim_of[p] == s.n)))
+        self.handovers.append((cond, conj([z3.Implies(b, conj([
+            self.owned_by(p, FREE), disj([self.claim_of[p] == FREE,
+                                          self.claim_of[p] == s.n])]))
             for p, b in enumerate(procs)])))
-        self.owner = [z3.If(z3.And(cond, b), s.n, o) for b, o in zip(procs, self.owner,
-                                                                     strict=True)]
+        n = z3.IntVal(s.n)
+        self.owner = [ite(conj([cond, b]), n, o) for b, o in zip(procs, self.owner,
+                                                                 strict=True)]
 
     # -- transitions ---------------------------------------------------------------------------
 
@@ -198,10 +201,10 @@ class Books:
             booked = z3.If(req < free, req, free)
             self.claimed[k] = self.claimed[k] + z3.If(books, booked, 0)
             self.outstanding[k] = self.outstanding[k] + z3.If(books, req - booked, 0)
-        self.mechanism_checks.append((claim, z3.And([z3.Implies(b, z3.Or(
-            self.owner[p] == FREE, z3.Or([z3.And(self.owner[p] == v.n,
-                                                 self.phase_after[v.n] == CHECKPOINTING)
-                                          for v in st.slots])))
+        saving = [self.phase_after[v.n] == CHECKPOINTING for v in st.slots]
+        self.mechanism_checks.append((claim, conj([z3.Implies(b, disj([
+            self.owned_by(p, FREE), disj([conj([self.owned_by(p, v.n), c])
+                                          for v, c in zip(st.slots, saving, strict=True)])]))
             for p, b in enumerate(procs)]),
             "a claim waits only for processors being checkpointed"))
         self.handovers.append((claim, z3.And([z3.Implies(b, self.claim_of[p] == FREE)

@@ -243,6 +243,16 @@ class _Pass:
             self.lemmas.append(st.weigh(taken) == st.weigh(first) + st.weigh(then))
         return taken
 
+    def placed_on(self, s: Slot, taken: Sequence[z3.BoolRef]) -> tuple[z3.BoolRef, ...]:
+        """Where ``s`` is placed: a suspended job on its own processors, another on its
+        take ``taken``. Over groups, with the lemma that a start's processors count as its
+        take (Z3 then reads a start's size off the take's count, not group by group)."""
+        procs = bits_if(s.phase == SUSPENDED, s.procs, taken)
+        if self.st.grouped:
+            self.lemmas.append(z3.Implies(s.phase != SUSPENDED,
+                                          self.st.weigh(procs) == self.st.weigh(taken)))
+        return procs
+
     def group_take(self, taker: Slot, go: z3.BoolRef, avail: Sequence[z3.BoolRef]
                    ) -> tuple[z3.BoolRef, ...]:
         """The groups of ``avail`` that ``taker`` takes where ``go`` holds: those it is the
@@ -299,7 +309,11 @@ class _RulePass(_Pass):
             go = z3.And(visit, fit)
             procs = tuple(z3.And(go, b) for b in self.lowest(free, n, s, go))
             books.start(s, go, procs, n)
-            free = [z3.And(f, z3.Not(b)) for f, b in zip(free, procs, strict=True)]
+            left = [z3.And(f, z3.Not(b)) for f, b in zip(free, procs, strict=True)]
+            if st.grouped:  # a start takes its size of the free processors, the rest stay
+                self.lemmas += [st.weigh(procs) == z3.If(go, at_most(n, st.weigh(free)), 0),
+                                st.weigh(left) == st.weigh(free) - st.weigh(procs)]
+            free = left
             if st.policy.backfill.kind == "none":
                 strict = z3.Or(strict, z3.And(visit, z3.Not(fit)))
             books.settle()
@@ -346,8 +360,8 @@ class _RulePass(_Pass):
                 self.lemmas.append(z3.Implies(success_p, st.weigh(usable) == self.room(
                     by_waiting, self.rooms_of[s.n])))
             taken = self.take_sorted(usable, self.cpus[s.n], s, success_p)
-            procs = bits_if(s.phase == SUSPENDED, s.procs, taken)
-            books.claim_or_start(s, z3.Or(success_s, success_p), procs, self.cpus[s.n])
+            books.claim_or_start(s, z3.Or(success_s, success_p), self.placed_on(s, taken),
+                                 self.cpus[s.n])
             open_ = [z3.And(o, z3.Not(books.touched[v.n]))
                      for o, v in zip(open_, running, strict=True)]
             books.settle()
@@ -414,6 +428,8 @@ class _RulePass(_Pass):
             drop = z3.And(success, chosen[r], self.fits_after(s, n, running, without, rooms))
             chosen[r] = z3.And(chosen[r], z3.Not(drop))
         out = [z3.And(success, c) for c in chosen]
+        if st.grouped:  # the victims kept after the drops still make room for it
+            self.lemmas.append(z3.Implies(success, self.room(out, rooms) >= n))
         for r in range(len(running)):
             in_time()
             without = [z3.BoolVal(False) if q == r else c for q, c in enumerate(out)]
@@ -551,9 +567,8 @@ class _OrderPass(_Pass):
             if st.grouped:  # the pool left holds what the starters from here on ask for
                 self.lemmas.append(z3_sum(asks[i:]) <= st.weigh(pool))
             taken = tuple(z3.And(go, b) for b in self.take_sorted(pool, n, s, go, sorted_by))
-            procs = bits_if(s.phase == SUSPENDED, s.procs, taken)
-            books.claim_or_start(s, z3.And(ok, s.is_(PENDING, STOPPED, SUSPENDED)), procs,
-                                 n)
+            books.claim_or_start(s, z3.And(ok, s.is_(PENDING, STOPPED, SUSPENDED)),
+                                 self.placed_on(s, taken), n)
             left = [z3.And(u, z3.Not(b)) for u, b in zip(pool, taken, strict=True)]
             # a take gets as many as it asks of the pool, or all of it; the rest stays
             self.lemmas += [st.weigh(taken) == z3.If(go, at_most(n, st.weigh(pool)), 0),
@@ -625,4 +640,8 @@ class _OrderPass(_Pass):
         # what is given out is at most what is left, which is in the pool
         self.lemmas += [z3_sum(sizes) - z3_sum(self.cpus) <= z3.If(left > 0, left, 0),
                         free_now <= st.weigh(pool)]
+        if st.grouped:  # a resized job grows towards its maximum, no further; others keep
+            self.lemmas += [z3.If(r, z3.Implies(z <= m, z3.And(z <= new, new <= m)), new == z)
+                            for r, z, m, new in zip(resizable, self.cpus, maxima, sizes,
+                                                    strict=True)]
         return sizes

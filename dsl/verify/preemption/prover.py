@@ -53,12 +53,16 @@ from schedc.dsl.verify.vocabulary import (
     PREEMPTIVE_PASS,
     PREEMPTIVE_PROPERTIES,
     PREEMPTIVE_RLIMIT,
+    PROCESSORS,
     RLIMIT,
 )
 from schedc.dsl.verify.z3context import entered, fresh_context
 
 # a part is first tried on the symmetric encoding with 1/SYMMETRIC_SHARE of its rlimit
 SYMMETRIC_SHARE = 4
+# where the groups find a violation, a counterexample is first sought on a machine of at
+# most this many processors (``_violated_on_small_machine``): the default processor bound
+SMALL_MACHINE = PROCESSORS
 # what a proof of a property other than well-defined and size-bounds assumes (``_check``)
 RUNS_THROUGH = "the pass runs through (no formula fails, no size is out of range)"
 # what a property was doing when its time ran out, encoding its pass (every property's: the
@@ -151,6 +155,11 @@ def _verify_one(policy: ir.Policy, bounds: Bounds, name: str, bound: str, limits
         verdict = grouped.prove(name, limits, budget)
         if verdict is not None:
             return verdict
+        if name in grouped.refuted and bounds.processors > SMALL_MACHINE:
+            verdict = _violated_on_small_machine(policy, bounds, name, bound, limits, replay,
+                                                 budget)
+            if verdict is not None:
+                return verdict
     budget.doing = ENCODING
     sym = encode_preemptive(policy, *bounds.preemptive, bounds.processors,
                             overrun=bounds.overrun)
@@ -166,6 +175,25 @@ def _verify_one(policy: ir.Policy, bounds: Bounds, name: str, bound: str, limits
     if verdict.status == "proved":
         verdict = _unless_vacuous(sym, verdict, limits)
     return verdict
+
+
+def _violated_on_small_machine(policy: ir.Policy, bounds: Bounds, name: str, bound: str,
+                               limits: Limits, replay: Replay | None, budget: Budget
+                               ) -> Verdict | None:
+    """Property ``name`` violated by a state of at most ``SMALL_MACHINE`` processors (one of
+    the states within the bounds, found sooner than over P: most violations need few
+    processors, and such a counterexample is smaller to read), or None: none found there,
+    or the machine is larger."""
+    budget.doing = ENCODING
+    try:
+        sym = encode_preemptive(policy, *bounds.preemptive, SMALL_MACHINE,
+                                overrun=bounds.overrun)
+    except Unencodable:  # the machine's cpus are fixed above it
+        return None
+    finally:
+        budget.doing = ""
+    verdict = _check(sym, name, bound, limits, replay)
+    return verdict if verdict.status == "violated" else None
 
 
 class GroupedPass:
@@ -184,6 +212,12 @@ class GroupedPass:
         self.sym: PreemptivePass | None = None
         self.context: z3.Context | None = None
         self.refused = False
+        # whether its assumptions, a waiting job and a pass that runs through admit a state
+        # (``admits_a_state``; None: not asked yet)
+        self.admits: bool | None = None
+        # the properties a state of the groups violates (the per-processor encodings then
+        # look for a state that replays, first on a small machine)
+        self.refuted: set[str] = set()
 
     @classmethod
     def covers(cls, policy: ir.Policy, bounds: Bounds) -> bool:
@@ -215,25 +249,46 @@ class GroupedPass:
         if sym is None:
             return None
 
-        def inside() -> Any:
-            assert self.context is not None
-            return entered(self.context)
-
+        inside = self.inside
         with inside():  # all of its parts at once: over groups, faster than one by one
             made = [*_base(sym, name), z3.Not(z3.And(parts(sym, name)))]
         rlimit = PREEMPTIVE_RLIMIT if limits.rlimit == RLIMIT else limits.rlimit
         solver = _solver()
         solver.set("rlimit", rlimit)
         add_in_time(solver, moved(made))
-        if solver.check() != z3.unsat:
+        result = solver.check()
+        if result != z3.unsat:
             budget_check()  # cut short by the time limit: this property's
+            if result == z3.sat:
+                self.refuted.add(name)
             return None
         st = sym.state
         verdict = Verdict(name, "proved", time.process_time() - started,
                           bound_text(self.bounds, self.policy, every_size=True),
                           location=self.policy.preemption.span,  # type: ignore[union-attr]
                           caveats=caveats(st))
+        if self.admits_a_state(limits):
+            return verdict
         return _unless_vacuous(sym, verdict, limits, moved, inside)
+
+    def inside(self) -> Any:
+        """The grouped pass's context entered (its terms are made there)."""
+        assert self.context is not None
+        return entered(self.context)
+
+    def admits_a_state(self, limits: Limits) -> bool:
+        """Whether the grouped pass's assumptions, its equations, a waiting job and a pass
+        that runs through admit a state: then every property's do (a state of them is one
+        of each property's: ``_unless_vacuous``), and no proof is vacuous. Asked once, in a
+        context of its own, so that a property's search (its units counted) is the same
+        whether it is verified alone or after others; where no state is found, each proof
+        is checked on its own (``_unless_vacuous``: the clash, or unknown)."""
+        if self.admits is None:
+            assert self.sym is not None
+            with fresh_context():
+                found = _vacuity(self.sym, True, limits, moved, self.inside)
+            self.admits = not found.clash and found.unknown is None
+        return self.admits
 
 
 def moved(formulas: list[z3.BoolRef]) -> list[z3.BoolRef]:

@@ -45,6 +45,7 @@ from schedc.dsl.verify.symbolic import (
     describe,
     sym_eval,
 )
+from schedc.dsl.verify.terms import counted, weighed
 from schedc.dsl.verify.vocabulary import OVERRUN, OVERRUN_MODES
 
 PENDING, RUNNING, SUSPENDED, STOPPED = 0, 1, 2, 3
@@ -69,7 +70,7 @@ def z3_sum(terms: Sequence[Any]) -> z3.ArithRef:
 
 
 def count(bits: Sequence[z3.BoolRef]) -> z3.ArithRef:
-    return z3_sum([z3.If(b, 1, 0) for b in bits])
+    return counted(bits)
 
 
 @frozen(eq=False)
@@ -229,7 +230,7 @@ class PreemptiveState:
         """The processors of the units ``bits`` marks: a count, or the groups' lengths."""
         if not self.grouped:
             return count(bits)
-        return z3_sum([z3.If(b, n, 0) for b, n in zip(bits, self.lengths, strict=True)])
+        return weighed(bits, self.lengths)
 
     def exists(self, unit: int) -> z3.BoolRef:
         """Unit ``unit`` is a processor of the machine (a group: not empty)."""
