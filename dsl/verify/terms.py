@@ -4,8 +4,8 @@
 cast Python values and check them before they call Z3's API; over groups of processors a
 preemptive pass makes tens of thousands of such terms and those checks took most of its
 encoding's time. These builders take terms of the right sort already (the callers' own)
-and call the same API functions with the same arguments, so the terms are the very ones
-z3py would make (Z3 shares equal terms): no proof or search changes, only the Python work.
+and call the same API functions with the same arguments, in the same order, so the terms
+are the very ones z3py would make (Z3 shares equal terms): only the Python work changes.
 """
 
 from __future__ import annotations

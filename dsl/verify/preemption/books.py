@@ -201,10 +201,10 @@ class Books:
             booked = z3.If(req < free, req, free)
             self.claimed[k] = self.claimed[k] + z3.If(books, booked, 0)
             self.outstanding[k] = self.outstanding[k] + z3.If(books, req - booked, 0)
-        saving = [self.phase_after[v.n] == CHECKPOINTING for v in st.slots]
         self.mechanism_checks.append((claim, conj([z3.Implies(b, disj([
-            self.owned_by(p, FREE), disj([conj([self.owned_by(p, v.n), c])
-                                          for v, c in zip(st.slots, saving, strict=True)])]))
+            self.owned_by(p, FREE), disj([conj([self.owned_by(p, v.n),
+                                                self.phase_after[v.n] == CHECKPOINTING])
+                                          for v in st.slots])]))
             for p, b in enumerate(procs)]),
             "a claim waits only for processors being checkpointed"))
         self.handovers.append((claim, z3.And([z3.Implies(b, self.claim_of[p] == FREE)

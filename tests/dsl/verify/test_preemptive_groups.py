@@ -14,7 +14,7 @@ import pytest
 
 from schedc.dsl import compile_file, compile_source
 from schedc.dsl.verify.preemption.groups import Group, group_count, processor_groups
-from schedc.dsl.verify.preemption.prover import GroupedPass
+from schedc.dsl.verify.preemption.prover import SMALL_MACHINE, GroupedPass
 from schedc.dsl.verify.prover import verify_policy
 from schedc.dsl.verify.verdict import Bounds
 from schedc.runtime.engine.from_ir import to_runtime
@@ -103,3 +103,25 @@ def test_what_the_groups_cannot_prove_keeps_its_bound(prop: str) -> None:
         assert BOUND in v.caveats and EVERY_SIZE not in v.bound
     else:
         assert BOUND not in v.caveats and EVERY_SIZE in v.bound
+
+
+def test_a_violation_the_groups_find_is_shown_on_a_small_machine_first() -> None:
+    """SLURM-REQUEUE's `progress` (a scavenger head waits for scavengers: expected) at
+    --processors 8: the groups find a violating state, and the counterexample replayed comes
+    from a machine of at most 4 processors (``SMALL_MACHINE``), searched first."""
+    policy = compile_file(ROOT / "examples" / "preemption" / "slurm-requeue.pol")
+    (v,) = verify_policy(policy, Bounds(processors=8), only=["progress"],
+                         replay=replayer(policy))
+    assert v.status == "violated" and "the replay" in (v.reason or "")
+    assert "P=8 processors" in v.bound
+    assert v.counterexample["capacity"]["cpus"] <= SMALL_MACHINE
+
+
+def test_a_violation_only_larger_machines_have_is_sought_over_the_whole_bound() -> None:
+    """TOO_SMALL's `size` is out of range from 5 cpus up: the groups find it, a machine of
+    4 processors has none, and the search over P = 8 reports one of at least 5 cpus."""
+    policy = compile_source(TOO_SMALL, "too_small.pol")
+    (v,) = verify_policy(policy, Bounds(2, 2, 8, preemptive=(2, 2)), only=["size-bounds"],
+                         replay=replayer(policy))
+    assert v.status == "violated", v.reason
+    assert v.counterexample["capacity"]["cpus"] > SMALL_MACHINE
