@@ -122,6 +122,11 @@ def _real(v: z3.ExprRef) -> z3.ArithRef:
     return z3.ToReal(v) if z3.is_int(v) else v
 
 
+def in_range(s: Slot, n: z3.ArithRef, cpus: z3.ArithRef) -> z3.BoolRef:
+    """``n`` cpus lie in ``s``'s range and within the machine's ``cpus``."""
+    return z3.And(n >= s.job.min_size, n <= s.job.max_size, n <= cpus)
+
+
 def lowest(avail: Sequence[z3.BoolRef], n: z3.ArithRef) -> tuple[z3.BoolRef, ...]:
     """The ``n`` lowest processors of ``avail``."""
     out, before = [], z3.IntVal(0)
@@ -192,12 +197,12 @@ class _Pass:
             return z3.If(migratable, s.size, s.job.request[0]), lambda guard: None
         v, made = st.evaluate_later(st.policy.size, s)
         n = v if z3.is_int(v) else z3.ToInt(v)
-        in_range = z3.And(n >= s.job.min_size, n <= s.job.max_size, n <= st.capacity[0])
+        within = in_range(s, n, st.capacity[0])
 
         def evaluated(guard: z3.BoolRef) -> None:
             g = z3.And(guard, z3.Not(migratable), st.pass_runs)
             st.oblige(made, g)
-            books.size_checks.append((g, in_range))
+            books.size_checks.append((g, within))
 
         return z3.If(migratable, s.size, n), evaluated
 
@@ -641,7 +646,10 @@ class _OrderPass(_Pass):
         self.lemmas += [z3_sum(sizes) - z3_sum(self.cpus) <= z3.If(left > 0, left, 0),
                         free_now <= st.weigh(pool)]
         if st.grouped:  # a resized job grows towards its maximum, no further; others keep
+            # their size; so a size in the job's range stays in it
             self.lemmas += [z3.If(r, z3.Implies(z <= m, z3.And(z <= new, new <= m)), new == z)
                             for r, z, m, new in zip(resizable, self.cpus, maxima, sizes,
                                                     strict=True)]
+            self.lemmas += [z3.Implies(in_range(s, z, cap), in_range(s, new, cap))
+                            for s, z, new in zip(slots, self.cpus, sizes, strict=True)]
         return sizes
