@@ -29,6 +29,7 @@ from schedc.dsl.verify.preemption.slots import (
     PreemptiveState,
     Slot,
     count,
+    in_range,
     z3_sum,
 )
 from schedc.dsl.verify.terms import conj, disj, ite
@@ -166,9 +167,9 @@ class Books:
         migratable = z3.And(s.phase == STOPPED, s.mech == CHECKPOINT)
         self.mechanism_checks.append((z3.And(cond, migratable), n == s.size,
                                       "a migratable job restarts at its size"))
-        self.mechanism_checks.append((z3.And(cond, z3.Not(migratable)), z3.And(
-            n >= job.min_size, n <= job.max_size, n <= st.capacity[0]),
-            "a job starts at a size in its range"))
+        self.mechanism_checks.append((z3.And(cond, z3.Not(migratable)),
+                                      in_range(s, n, st.capacity[0]),
+                                      "a job starts at a size in its range"))
         self._own(s, cond, procs)
         self.resident = [r + z3.If(z3.And(cond, b), 1, 0)
                          for r, b in zip(self.resident, procs, strict=True)]

@@ -46,6 +46,7 @@ from schedc.dsl.verify.preemption.slots import (
     PreemptiveState,
     Slot,
     count,
+    in_range,
     z3_sum,
 )
 from schedc.dsl.verify.symbolic import FreshNames
@@ -120,11 +121,6 @@ def lex_less(a: Sequence[z3.ExprRef], b: Sequence[z3.ExprRef]) -> z3.BoolRef:
 
 def _real(v: z3.ExprRef) -> z3.ArithRef:
     return z3.ToReal(v) if z3.is_int(v) else v
-
-
-def in_range(s: Slot, n: z3.ArithRef, cpus: z3.ArithRef) -> z3.BoolRef:
-    """``n`` cpus lie in ``s``'s range and within the machine's ``cpus``."""
-    return z3.And(n >= s.job.min_size, n <= s.job.max_size, n <= cpus)
 
 
 def lowest(avail: Sequence[z3.BoolRef], n: z3.ArithRef) -> tuple[z3.BoolRef, ...]:

@@ -73,6 +73,11 @@ def count(bits: Sequence[z3.BoolRef]) -> z3.ArithRef:
     return counted(bits)
 
 
+def in_range(s: Slot, n: z3.ArithRef, cpus: z3.ArithRef) -> z3.BoolRef:
+    """``n`` cpus lie in ``s``'s range and within the machine's ``cpus``."""
+    return z3.And(n >= s.job.min_size, n <= s.job.max_size, n <= cpus)
+
+
 @frozen(eq=False)
 class Slot:
     """One job slot: the job (``job.active``: what formulas read of its history) and its
